@@ -1,0 +1,40 @@
+import Depot
+
+/// How SQLite spells placeholders, column types and transactions.
+///
+/// Column types are the ones STRICT tables accept: `INTEGER`, `REAL`, `TEXT`, `BLOB`.
+public struct SQLiteDialect: SQLDialect {
+    public let capabilities: Capabilities
+
+    /// The dialect of a store; an in-memory store cannot read during a write.
+    public init(capabilities: Capabilities) {
+        self.capabilities = capabilities
+    }
+
+    public var engineName: String { "SQLite" }
+
+    /// `?1`, `?2`...: numbered, so a statement may reuse a value.
+    public func placeholder(_ index: Int) -> String { "?\(index)" }
+
+    /// SQLite's default limit since 3.32 (SQLITE_MAX_VARIABLE_NUMBER).
+    public var maxBoundValues: Int { 32_766 }
+
+    public func typeName(_ type: ColumnType) -> String {
+        switch type {
+        case .bool, .integer: "INTEGER"
+        case .double: "REAL"
+        case .text, .date, .uuid, .json, .decimal: "TEXT"
+        case .blob: "BLOB"
+        case .autoIncrementingPrimaryKey: "INTEGER PRIMARY KEY"
+        }
+    }
+
+    /// `BEGIN IMMEDIATE` for writes, so the write lock is taken up front and a
+    /// busy database fails at BEGIN, not halfway through.
+    public func beginTransaction(_ kind: TransactionKind) -> String {
+        switch kind {
+        case .read: "BEGIN DEFERRED"
+        case .write: "BEGIN IMMEDIATE"
+        }
+    }
+}

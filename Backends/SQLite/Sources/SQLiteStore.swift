@@ -1,0 +1,76 @@
+import CSQLite
+import Depot
+import Foundation
+
+/// Settings of an embedded SQLite store.
+public struct SQLiteConfiguration: Sendable {
+    /// How long a statement waits for a lock held by another connection or
+    /// process before failing with a `busy` ``DatabaseError``. Default: 5 seconds.
+    public var busyTimeout: Duration = .seconds(5)
+    /// The most reader connections of a file store. Default: 4.
+    public var maxReaders = 4
+    /// The settings every store has: coders, error verbosity, checkout timeout.
+    public var store = Store.Configuration()
+
+    /// The default settings.
+    public init() {}
+}
+
+extension Store {
+    /// Opens (or creates) an SQLite database file.
+    ///
+    /// ```swift
+    /// let store = try Store.sqlite(at: "/path/to/reminders.sqlite")
+    /// ```
+    ///
+    /// The database runs in WAL mode with one writer connection and up to
+    /// ``SQLiteConfiguration/maxReaders`` readers, so reads never wait for a
+    /// write. Foreign keys are enforced on every connection. Caveat: open one
+    /// store per file in a process; two stores on one file compete for the write
+    /// lock and may wait up to the busy timeout.
+    ///
+    /// - Throws: a `connection` ``DatabaseError`` when the file cannot be opened or is not a database.
+    public static func sqlite(at path: String, _ configuration: SQLiteConfiguration = SQLiteConfiguration()) throws -> Store {
+        let driver = SQLiteDriver(path: path, isMemory: false, configuration: configuration)
+        // Open the writer once now: a bad path fails here, and the file is in WAL mode before any reader opens it.
+        let probe = try driver.openConnection(.writer)
+        defer { probe.close() }
+        do {
+            try probe.execute(script: "SELECT count(*) FROM sqlite_schema")
+        } catch let error as DatabaseError {
+            throw DatabaseError(.connection, "cannot use the SQLite database at \(path): \(error.message)", engineCode: error.engineCode)
+        }
+        return Store(driver: driver, configuration: configuration.store)
+    }
+
+    /// A new, empty in-memory SQLite database that lives as long as the store.
+    ///
+    /// Caveat: one connection serves all its accesses in turn, so a read waits
+    /// while a write is in progress (the dialect's capabilities say so).
+    public static func sqliteInMemory(_ configuration: SQLiteConfiguration = SQLiteConfiguration()) -> Store {
+        Store(driver: SQLiteDriver(path: ":memory:", isMemory: true, configuration: configuration),
+              configuration: configuration.store)
+    }
+
+    /// The version of the SQLite library Depot runs on, such as `3.40.1`.
+    public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
+}
+
+/// Opens SQLite connections for a store.
+struct SQLiteDriver: DatabaseDriver {
+    let path: String
+    let isMemory: Bool
+    let configuration: SQLiteConfiguration
+
+    var dialect: any SQLDialect {
+        SQLiteDialect(capabilities: Capabilities(concurrentReadsDuringWrite: !isMemory))
+    }
+
+    var poolLayout: PoolLayout {
+        isMemory ? .single : .oneWriter(readers: configuration.maxReaders)
+    }
+
+    func openConnection(_ role: ConnectionRole) throws -> any DriverConnection {
+        try SQLiteConnection(path: path, role: role, configuration: configuration, isMemory: isMemory)
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+
+extension Database {
+    /// Fetches every row, decoded.
+    ///
+    /// ```swift
+    /// let titles = try db.fetchAll(String.self, "SELECT title FROM lists ORDER BY position, id")
+    /// let lists = try db.fetchAll(RemindersList.self, "SELECT * FROM lists WHERE id IN \(list: ids)")
+    /// let rows = try db.fetchAll(Row.self, "SELECT * FROM lists")  // raw values
+    /// ```
+    ///
+    /// A single-value type (`Int`, `String`, `Date`...) reads the only column of
+    /// each row; a type with properties reads columns by name.
+    ///
+    /// - Throws: a ``DatabaseError``: a `decoding` one names the column, the
+    ///   Swift type and the value that did not fit.
+    public func fetchAll<T: Decodable>(_ type: T.Type, _ sql: SQL) throws -> [T] {
+        try withStatement(sql) { statement, _ in
+            var results: [T] = []
+            guard try statement.step() else { return results }
+            let plan = DecodePlan(columns: statement.columns, options: configuration.decoder.options)
+            let decoder = configuration.decoder
+            repeat {
+                results.append(try decoder.decode(type, from: statement, plan: plan))
+            } while try statement.step()
+            return results
+        }
+    }
+
+    /// Fetches at most one row, decoded: nil when there is none.
+    ///
+    /// ```swift
+    /// let count = try db.fetchOne(Int.self, "SELECT count(*) FROM reminders") ?? 0
+    /// let latest = try db.fetchOne(Date?.self, "SELECT max(\(ident: "createdAt")) FROM reminders")
+    /// ```
+    ///
+    /// - Throws: a `tooManyRows` ``DatabaseError`` when the query returns more
+    ///   than one row: add `LIMIT 1` if the first row is what you want.
+    public func fetchOne<T: Decodable>(_ type: T.Type, _ sql: SQL) throws -> T? {
+        try withStatement(sql) { statement, text in
+            guard try statement.step() else { return nil }
+            let plan = DecodePlan(columns: statement.columns, options: configuration.decoder.options)
+            let result = try configuration.decoder.decode(type, from: statement, plan: plan)
+            if try statement.step() {
+                throw DatabaseError(.tooManyRows, "fetchOne found more than one row; add LIMIT 1 or use fetchAll")
+            }
+            return result
+        }
+    }
+
+    /// Decodes each row in turn without keeping them: memory stays flat however
+    /// many rows the query returns.
+    ///
+    /// ```swift
+    /// try db.forEach(Reminder.self, "SELECT * FROM reminders") { reminder in
+    ///     export(reminder)
+    /// }
+    /// ```
+    public func forEach<T: Decodable>(_ type: T.Type, _ sql: SQL, _ body: (T) throws -> Void) throws {
+        let cursor = try self.cursor(type, sql)
+        defer { cursor.close() }
+        while let element = try cursor.next() {
+            try body(element)
+        }
+    }
+
+    /// A cursor that decodes one row per call to `next()`, without loading the rest.
+    ///
+    /// ```swift
+    /// let cursor = try db.cursor(Reminder.self, "SELECT * FROM reminders ORDER BY id")
+    /// while let reminder = try cursor.next() { ... }
+    /// ```
+    ///
+    /// Caveat: the cursor lives as long as the access that opened it; it is
+    /// closed when the closure returns, and `next()` then throws.
+    public func cursor<T: Decodable>(_ type: T.Type, _ sql: SQL) throws -> Cursor<T> {
+        try checkUsable()
+        let (text, values) = try sql.rendered(for: dialect)
+        let (statement, cached) = try prepare(text)
+        connection.markBusy(statement)
+        let cursor = Cursor<T>(database: self, statement: statement, cached: cached, sql: text,
+                               values: configuration.showsBoundValues ? values : nil)
+        do {
+            try statement.bind(values)
+        } catch let error as DatabaseError {
+            cursor.close()
+            throw error.with(sql: text, values: configuration.showsBoundValues ? values : nil)
+        }
+        openCursors.removeAll { $0.cursor == nil }
+        openCursors.append(WeakCursor(cursor: cursor))
+        return cursor
+    }
+}
+
+/// What an access needs of a cursor to close it when the access ends.
+protocol ClosableCursor: AnyObject {
+    func close()
+}
+
+struct WeakCursor {
+    weak var cursor: (any ClosableCursor)?
+}
+
+/// Rows of a query, decoded one at a time. See ``Database/cursor(_:_:)``.
+public final class Cursor<Element: Decodable>: ClosableCursor {
+    private weak var database: Database?
+    private var statement: (any DriverStatement)?
+    private let cached: Bool
+    private let sql: String
+    private let values: [Value]?
+    private var plan: DecodePlan?
+
+    init(database: Database, statement: any DriverStatement, cached: Bool, sql: String, values: [Value]?) {
+        self.database = database
+        self.statement = statement
+        self.cached = cached
+        self.sql = sql
+        self.values = values
+    }
+
+    /// The next row, decoded; nil when there are no more.
+    public func next() throws -> Element? {
+        guard let statement, let database else {
+            throw DatabaseError.misuse("this cursor is closed: it was used after the access that opened it ended").with(sql: sql, values: nil)
+        }
+        do {
+            try database.checkUsable()
+            guard try statement.step() else {
+                close()
+                return nil
+            }
+            let plan = self.plan ?? DecodePlan(columns: statement.columns, options: database.configuration.decoder.options)
+            self.plan = plan
+            return try database.configuration.decoder.decode(Element.self, from: statement, plan: plan)
+        } catch let error as DatabaseError {
+            close()
+            throw error.with(sql: sql, values: values)
+        } catch let error as DecodingError {
+            close()
+            throw DatabaseError(decoding: error, sql: sql, values: values)
+        }
+    }
+
+    /// Releases the statement early. Called for you when the rows run out, on error, and when the access ends.
+    public func close() {
+        guard let statement else { return }
+        statement.reset()
+        if cached { database?.connection.markFree(statement) }
+        self.statement = nil
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+
+extension Database {
+    /// Inserts a record and returns it as stored, with generated values such as its id.
+    ///
+    /// Primary-key columns whose value is nil are left out so the engine fills them in.
+    /// - Throws: a `unique`, `notNull`, `foreignKey` or `check` ``DatabaseError`` when
+    ///   a constraint refuses the row.
+    @discardableResult
+    public func insert<T: Record>(_ record: T) throws -> T {
+        let columns = try encodeForInsert(record)
+        let sql = insertSQL(T.self, columns.names) + " RETURNING *"
+        return try fetchReturned(T.self, SQL(unsafeRaw: sql), columns.values, action: "insert")
+    }
+
+    /// Inserts many records in one savepoint (all or none), reusing one prepared statement.
+    ///
+    /// There is no limit on the number of records: each row binds its own values,
+    /// so the engine's bound-parameter limit never applies.
+    public func insert<T: Record>(contentsOf records: some Sequence<T>) throws {
+        try savepoint { db in
+            var statements: [[String]: (any DriverStatement, Bool, String)] = [:]
+            defer {
+                for (statement, cached, _) in statements.values {
+                    statement.reset()
+                    if cached { db.connection.markFree(statement) }
+                }
+            }
+            for record in records {
+                let columns = try db.encodeForInsert(record)
+                let entry: (any DriverStatement, Bool, String)
+                if let existing = statements[columns.names] {
+                    entry = existing
+                } else {
+                    let text = db.insertSQL(T.self, columns.names)
+                    let (statement, cached) = try db.prepare(text)
+                    db.connection.markBusy(statement)
+                    entry = (statement, cached, text)
+                    statements[columns.names] = entry
+                }
+                do {
+                    try entry.0.bind(columns.values)
+                    while try entry.0.step() {}
+                } catch let error as DatabaseError {
+                    throw error.with(sql: entry.2, values: db.configuration.showsBoundValues ? columns.values : nil)
+                }
+            }
+        }
+    }
+
+    /// Inserts a record, or updates the stored one with the same primary key.
+    /// Returns the record as stored.
+    @discardableResult
+    public func upsert<T: Record>(_ record: T) throws -> T {
+        let columns = try encode(record)
+        let key = try primaryKeyColumns(T.self, in: columns.names)
+        var sql = insertSQL(T.self, columns.names)
+        sql += " ON CONFLICT (" + key.map { dialect.quote(identifier: $0) }.joined(separator: ", ") + ")"
+        let updated = columns.names.filter { !key.contains($0) }
+        if updated.isEmpty {
+            // Nothing to update: touch the key so RETURNING still yields the row.
+            sql += " DO UPDATE SET " + key.map { "\(dialect.quote(identifier: $0)) = excluded.\(dialect.quote(identifier: $0))" }.joined(separator: ", ")
+        } else {
+            sql += " DO UPDATE SET " + updated.map { "\(dialect.quote(identifier: $0)) = excluded.\(dialect.quote(identifier: $0))" }.joined(separator: ", ")
+        }
+        sql += " RETURNING *"
+        return try fetchReturned(T.self, SQL(unsafeRaw: sql), columns.values, action: "upsert")
+    }
+
+    /// Updates every column of the stored record with the same primary key;
+    /// nil properties are written as NULL.
+    ///
+    /// - Throws: a `notFound` ``DatabaseError`` when no row has that primary key.
+    public func update<T: Record>(_ record: T) throws {
+        let columns = try encode(record)
+        let key = try primaryKeyColumns(T.self, in: columns.names)
+        var assignments: [SQL] = []
+        var conditions: [SQL] = []
+        for (name, value) in zip(columns.names, columns.values) {
+            if key.contains(name) {
+                conditions.append("\(ident: name) = \(value)")
+            } else {
+                assignments.append("\(ident: name) = \(value)")
+            }
+        }
+        guard !assignments.isEmpty else { return }
+        let sql: SQL = "UPDATE \(ident: T.tableName) SET \(SQL.join(assignments, separator: ", ")) WHERE \(SQL.join(conditions, separator: " AND "))"
+        if try execute(sql) == 0 {
+            throw DatabaseError(.notFound, "no \(T.self) with this primary key to update", table: T.tableName, sql: try sql.rendered(for: dialect).text)
+        }
+    }
+
+    /// Deletes the stored record with the same primary key. Returns whether a row was deleted.
+    @discardableResult
+    public func delete<T: Record>(_ record: T) throws -> Bool {
+        let columns = try encode(record)
+        let key = try primaryKeyColumns(T.self, in: columns.names)
+        let conditions = key.map { name -> SQL in
+            "\(ident: name) = \(columns.values[columns.names.firstIndex(of: name) ?? 0])"
+        }
+        return try execute("DELETE FROM \(ident: T.tableName) WHERE \(SQL.join(conditions, separator: " AND "))") > 0
+    }
+
+    /// Deletes the record with this primary key (a single-column key). Returns whether a row was deleted.
+    @discardableResult
+    public func delete<T: Record>(_ type: T.Type, id: some Encodable & Sendable) throws -> Bool {
+        let key = try singleKey(type)
+        return try execute("DELETE FROM \(ident: T.tableName) WHERE \(ident: key) = \(id)") > 0
+    }
+
+    /// The record with this primary key (a single-column key), or nil.
+    ///
+    /// ```swift
+    /// let list = try db.find(RemindersList.self, id: 42)
+    /// ```
+    public func find<T: Record>(_ type: T.Type, id: some Encodable & Sendable) throws -> T? {
+        let key = try singleKey(type)
+        return try fetchOne(type, "SELECT * FROM \(ident: T.tableName) WHERE \(ident: key) = \(id)")
+    }
+
+    /// The record whose primary-key columns hold these values, or nil.
+    public func find<T: Record>(_ type: T.Type, key: [String: Value]) throws -> T? {
+        guard Set(key.keys) == Set(T.primaryKey) else {
+            throw DatabaseError.misuse("find(\(T.self).self, key:) needs exactly the primary-key columns \(T.primaryKey)")
+        }
+        let conditions = T.primaryKey.map { name -> SQL in "\(ident: name) = \(key[name] ?? .null)" }
+        return try fetchOne(type, "SELECT * FROM \(ident: T.tableName) WHERE \(SQL.join(conditions, separator: " AND "))")
+    }
+
+    // MARK: Helpers
+
+    private func encode<T: Record>(_ record: T) throws -> EncodedColumns {
+        do {
+            return try configuration.encoder.encodeColumns(record)
+        } catch let error as EncodingError {
+            throw DatabaseError(encoding: error, table: T.tableName)
+        } catch let error as DatabaseError {
+            throw error
+        } catch {
+            throw DatabaseError(.encoding, "cannot encode \(T.self): \(error)", table: T.tableName)
+        }
+    }
+
+    private func encodeForInsert<T: Record>(_ record: T) throws -> EncodedColumns {
+        var columns = try encode(record)
+        for name in T.primaryKey {
+            if let index = columns.names.firstIndex(of: name), columns.values[index].isNull {
+                columns.names.remove(at: index)
+                columns.values.remove(at: index)
+            }
+        }
+        return columns
+    }
+
+    private func insertSQL<T: Record>(_ type: T.Type, _ names: [String]) -> String {
+        let table = dialect.quote(identifier: T.tableName)
+        if names.isEmpty { return "INSERT INTO \(table) DEFAULT VALUES" }
+        let columns = names.map { dialect.quote(identifier: $0) }.joined(separator: ", ")
+        let placeholders = (1...names.count).map { dialect.placeholder($0) }.joined(separator: ", ")
+        return "INSERT INTO \(table) (\(columns)) VALUES (\(placeholders))"
+    }
+
+    /// Runs a statement whose placeholders are already rendered, and decodes the one row it returns.
+    private func fetchReturned<T: Record>(_ type: T.Type, _ sql: SQL, _ values: [Value], action: String) throws -> T {
+        let text = try sql.rendered(for: dialect).text
+        let (statement, cached) = try prepare(text)
+        connection.markBusy(statement)
+        defer {
+            statement.reset()
+            if cached { connection.markFree(statement) }
+        }
+        let shownValues = configuration.showsBoundValues ? values : nil
+        do {
+            try statement.bind(values)
+            guard try statement.step() else {
+                throw DatabaseError(.other, "\(action) returned no row", table: T.tableName)
+            }
+            let plan = DecodePlan(columns: statement.columns, options: configuration.decoder.options)
+            let result = try configuration.decoder.decode(type, from: statement, plan: plan)
+            while try statement.step() {}
+            return result
+        } catch let error as DatabaseError {
+            throw error.with(sql: text, values: shownValues)
+        } catch let error as DecodingError {
+            throw DatabaseError(decoding: error, sql: text, values: shownValues)
+        }
+    }
+
+    private func primaryKeyColumns<T: Record>(_ type: T.Type, in names: [String]) throws -> [String] {
+        let key = T.primaryKey
+        guard !key.isEmpty, key.allSatisfy(names.contains) else {
+            throw DatabaseError.misuse("\(T.self).primaryKey \(key) names columns the record does not encode (it encodes \(names))")
+        }
+        return key
+    }
+
+    private func singleKey<T: Record>(_ type: T.Type) throws -> String {
+        guard T.primaryKey.count == 1, let key = T.primaryKey.first else {
+            throw DatabaseError.misuse("\(T.self) has a composite primary key \(T.primaryKey): use find(_:key:)")
+        }
+        return key
+    }
+}
+
+extension DatabaseError {
+    /// An encoding failure, with the coding path of the property that could not be stored.
+    init(encoding error: EncodingError, table: String?) {
+        switch error {
+        case .invalidValue(_, let context):
+            self.init(.encoding, context.debugDescription, table: table,
+                      column: context.codingPath.first?.stringValue,
+                      codingPath: describe(codingPath: context.codingPath))
+        @unknown default:
+            self.init(.encoding, "\(error)", table: table)
+        }
+    }
+}

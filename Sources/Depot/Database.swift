@@ -1,0 +1,204 @@
+import Foundation
+
+/// A connection inside one access of a ``Store``: what the closures of
+/// `read` and `write` receive.
+///
+/// ```swift
+/// try await store.write { db in
+///     try db.execute("UPDATE reminders SET \(ident: "isFlagged") = \(true) WHERE id = \(id)")
+///     let count = try db.fetchOne(Int.self, "SELECT count(*) FROM reminders")
+/// }
+/// ```
+///
+/// Caveat: a `Database` is valid only during the closure that received it;
+/// using it afterwards throws a `misuse` error.
+public final class Database {
+    /// The engine's dialect, for SQL that must differ between engines.
+    public let dialect: any SQLDialect
+    /// The store's settings: coders and error verbosity.
+    public let configuration: Store.Configuration
+    let connection: PooledConnection
+    private let cancellation: CancellationFlag
+    private var isValid = true
+    private var savepointDepth = 0
+    private(set) var transactionKind: TransactionKind = .read
+
+    init(connection: PooledConnection, dialect: any SQLDialect, configuration: Store.Configuration, cancellation: CancellationFlag) {
+        self.connection = connection
+        self.dialect = dialect
+        self.configuration = configuration
+        self.cancellation = cancellation
+    }
+
+    /// Ends this access: open cursors are closed and further use throws.
+    func invalidate() {
+        closeCursors()
+        isValid = false
+    }
+
+    private func closeCursors() {
+        for entry in openCursors { entry.cursor?.close() }
+        openCursors.removeAll()
+    }
+
+    /// Cursors opened in this access, held weakly, closed when it ends.
+    var openCursors: [WeakCursor] = []
+
+    /// The engine's name: `SQLite` or `PostgreSQL`.
+    public var engineName: String { dialect.engineName }
+
+    // MARK: Transactions
+
+    func inTransaction<T>(_ kind: TransactionKind, _ body: (Database) throws -> T) throws -> T {
+        if cancellation.isCancelled { throw CancellationError() }
+        transactionKind = kind
+        try runScript(dialect.beginTransaction(kind))
+        do {
+            let result = try body(self)
+            closeCursors()
+            try checkCancellation()
+            try runScript("COMMIT")
+            return result
+        } catch {
+            closeCursors()
+            rollback()
+            if cancellation.isCancelled { throw CancellationError() }
+            throw error
+        }
+    }
+
+    /// Rolls back, and makes sure the connection leaves no transaction open:
+    /// if it cannot, the connection is marked broken and never reused.
+    private func rollback() {
+        if connection.driver.isInTransaction {
+            try? connection.driver.execute(script: "ROLLBACK")
+        }
+        if connection.driver.isInTransaction || !connection.driver.isUsable {
+            connection.markBroken()
+        }
+    }
+
+    /// Runs the closure in a savepoint: a nested transaction that rolls back
+    /// alone when the closure throws, leaving the enclosing transaction open.
+    ///
+    /// ```swift
+    /// try await store.write { db in
+    ///     try db.insert(list)
+    ///     try? db.savepoint { db in
+    ///         try db.insert(duplicate)   // throws: only this part rolls back
+    ///     }
+    /// }                                  // `list` is committed
+    /// ```
+    public func savepoint<T>(_ body: (Database) throws -> T) throws -> T {
+        try checkUsable()
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
+        let name = "depot_savepoint_\(savepointDepth)"
+        try runScript("SAVEPOINT \(name)")
+        do {
+            let result = try body(self)
+            try runScript("RELEASE SAVEPOINT \(name)")
+            return result
+        } catch {
+            do {
+                try connection.driver.execute(script: "ROLLBACK TO SAVEPOINT \(name)")
+                try connection.driver.execute(script: "RELEASE SAVEPOINT \(name)")
+            } catch {
+                connection.markBroken()
+            }
+            throw error
+        }
+    }
+
+    // MARK: Statements
+
+    /// Runs a statement and returns the number of rows it changed.
+    ///
+    /// Rows a statement returns are read and discarded.
+    @discardableResult
+    public func execute(_ sql: SQL) throws -> Int {
+        try withStatement(sql) { statement, _ in
+            while try statement.step() {}
+            return statement.changes
+        }
+    }
+
+    /// Runs several statements separated by semicolons, for migrations and schema scripts.
+    ///
+    /// - Throws: a `misuse` error when the script binds values: only a single
+    ///   statement can bind.
+    public func execute(script: SQL) throws {
+        try checkUsable()
+        let (text, values) = try script.rendered(for: dialect)
+        guard values.isEmpty else {
+            throw DatabaseError.misuse("a script cannot bind values; run statements that bind one at a time with execute(_:)").with(sql: text, values: nil)
+        }
+        try runScript(text)
+    }
+
+    func runScript(_ text: String) throws {
+        try checkUsable()
+        do {
+            try connection.driver.execute(script: text)
+        } catch let error as DatabaseError {
+            throw error.with(sql: text, values: nil)
+        }
+    }
+
+    func checkUsable() throws {
+        guard isValid else {
+            throw DatabaseError.misuse("this Database was used after its read or write closure returned")
+        }
+        try checkCancellation()
+    }
+
+    func checkCancellation() throws {
+        if cancellation.isCancelled { throw CancellationError() }
+    }
+
+    /// Prepares (or reuses) the statement for `sql`, binds its values and gives it to `body`.
+    func withStatement<T>(_ sql: SQL, _ body: (any DriverStatement, _ text: String) throws -> T) throws -> T {
+        try checkUsable()
+        let (text, values) = try sql.rendered(for: dialect)
+        let (statement, cached) = try prepare(text)
+        connection.markBusy(statement)
+        defer {
+            statement.reset()
+            if cached { connection.markFree(statement) }
+        }
+        do {
+            try statement.bind(values)
+            return try body(statement, text)
+        } catch let error as DatabaseError {
+            throw error.with(sql: text, values: configuration.showsBoundValues ? values : nil)
+        } catch let error as DecodingError {
+            throw DatabaseError(decoding: error, sql: text, values: configuration.showsBoundValues ? values : nil)
+        }
+    }
+
+    func prepare(_ text: String) throws -> (any DriverStatement, cached: Bool) {
+        do {
+            return try connection.statement(text)
+        } catch let error as DatabaseError {
+            throw error.with(sql: text, values: nil)
+        }
+    }
+}
+
+extension DatabaseError {
+    /// A decoding failure, with the column, coding path and SQL it happened at.
+    init(decoding error: DecodingError, sql: String?, values: [Value]?) {
+        let context: DecodingError.Context?
+        switch error {
+        case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c), .keyNotFound(_, let c): context = c
+        @unknown default: context = nil
+        }
+        let failure = context?.underlyingError as? ColumnFailure
+        var path = context?.codingPath ?? []
+        if case .keyNotFound(let key, _) = error { path.append(key) }
+        self.init(.decoding, failure?.message ?? context?.debugDescription ?? "\(error)",
+                  column: failure?.column, columnIndex: failure?.index,
+                  codingPath: describe(codingPath: path), sql: sql)
+        self.boundValues = values
+    }
+}

@@ -1,0 +1,71 @@
+/// The interface a backend implements: the one seam between Depot's core and an engine.
+///
+/// A backend provides a driver (how to open connections, and the engine's
+/// ``SQLDialect``), a connection (prepare, run a script, interrupt) and a
+/// statement (bind, step, read a column). Everything else (pooling, threads,
+/// transactions, savepoints, cancellation, Codable mapping, records,
+/// migrations) lives in the core once, so a backend stays small.
+///
+/// The contract, which `DepotConformance` checks:
+/// - Every call on a connection and its statements comes from one thread at a
+///   time (each connection has its own serial queue); only
+///   ``DriverConnection/interrupt()`` may come from another thread.
+/// - Failures are thrown as ``DatabaseError`` with the right ``DatabaseError/Kind``
+///   and the engine's own code and message.
+/// - ``DriverStatement/value(at:)`` returns the engine's value faithfully:
+///   never a default for NULL, never a truncated number.
+/// - Blocking calls are fine: the core never calls a driver from Swift's cooperative thread pool.
+public protocol DatabaseDriver: Sendable {
+    /// The engine's dialect.
+    var dialect: any SQLDialect { get }
+    /// How many connections the store keeps, and which serve writes.
+    var poolLayout: PoolLayout { get }
+    /// Opens and configures one connection.
+    func openConnection(_ role: ConnectionRole) throws -> any DriverConnection
+}
+
+/// Which accesses a connection serves.
+public enum ConnectionRole: Sendable, Hashable {
+    /// Writes (and reads, for a single-connection store).
+    case writer
+    /// Reads only.
+    case reader
+}
+
+/// How a store spreads its accesses over connections.
+public enum PoolLayout: Sendable, Hashable {
+    /// One connection serves every access in turn (an in-memory SQLite database).
+    case single
+    /// One writer, and up to `readers` connections that run reads beside it (SQLite in WAL mode).
+    case oneWriter(readers: Int)
+    /// Up to `max` connections, each of which serves reads and writes (a server).
+    case shared(max: Int)
+}
+
+/// One open connection to the engine. Used from one thread at a time.
+public protocol DriverConnection: AnyObject {
+    /// Compiles one statement. The core caches the result per connection.
+    func prepare(_ sql: String) throws -> any DriverStatement
+    /// Runs statements that bind nothing, such as a migration script or `BEGIN`.
+    func execute(script: String) throws
+    /// Whether a transaction is open on this connection.
+    var isInTransaction: Bool { get }
+    /// Whether the connection can still be used; false once it is broken.
+    var isUsable: Bool { get }
+    /// Stops the statement running now, if any. Called from another thread.
+    func interrupt()
+    /// Closes the connection. Statements it prepared are released first.
+    func close()
+}
+
+/// A prepared statement. The core binds it, steps through its rows, and resets it for reuse.
+public protocol DriverStatement: AnyObject, RowSource {
+    /// Resets the statement and binds values to its placeholders, in order.
+    func bind(_ values: [Value]) throws
+    /// Advances to the next row: true when a row is available, false when done.
+    func step() throws -> Bool
+    /// Resets the statement so it can run again; keeps it compiled.
+    func reset()
+    /// The number of rows the last completed INSERT, UPDATE or DELETE changed.
+    var changes: Int { get }
+}

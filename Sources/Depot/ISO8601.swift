@@ -1,0 +1,174 @@
+import Foundation
+
+/// Depot's own ISO-8601 text codec for dates, microsecond precision, UTC.
+///
+/// It writes one format only, `2026-11-22T02:45:18.123456Z` (27 characters, so
+/// stored dates sort and compare as text and SQLite's date functions read them),
+/// and reads the common forms a database may hold: a date alone, a space or a
+/// `T` between date and time, minutes with or without seconds, any number of
+/// fraction digits (past the sixth they must be zeros: nothing is rounded away),
+/// and `Z`, `+HH`, `+HHMM` or `+HH:MM` offsets. A time without an offset is UTC,
+/// as SQLite's `CURRENT_TIMESTAMP` writes it. Years run from 0001 to 9999.
+package enum ISO8601 {
+    /// Microseconds between 1970-01-01 and 2001-01-01.
+    static let referenceOffsetMicros: Int64 = 978_307_200_000_000
+    /// The first and last instants a four-digit year can name, in microseconds since 1970.
+    static let minMicros: Int64 = -62_135_596_800_000_000 // 0001-01-01T00:00:00Z
+    static let maxMicros: Int64 = 253_402_300_799_999_999 // 9999-12-31T23:59:59.999999Z
+
+    /// The date's microseconds since 1970-01-01 UTC, rounded to the nearest
+    /// microsecond; nil when the date is outside the years 0001...9999 (or not finite).
+    package static func microseconds(_ date: Date) -> Int64? {
+        let scaled = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
+        guard scaled.isFinite, abs(scaled) < 9.0e15 else { return nil }
+        let micros = Int64(scaled) + referenceOffsetMicros
+        guard micros >= minMicros, micros <= maxMicros else { return nil }
+        return micros
+    }
+
+    /// The date that lies the given microseconds after 1970-01-01 UTC.
+    package static func date(microseconds: Int64) -> Date {
+        Date(timeIntervalSinceReferenceDate: Double(microseconds - referenceOffsetMicros) / 1_000_000)
+    }
+
+    /// Formats a date; dates outside 0001...9999 are clamped (use ``microseconds(_:)`` to check first).
+    package static func format(_ date: Date) -> String {
+        let micros = microseconds(date) ?? (date.timeIntervalSince1970 < 0 ? minMicros : maxMicros)
+        return format(microseconds: micros)
+    }
+
+    package static func format(microseconds micros: Int64) -> String {
+        var seconds = micros / 1_000_000
+        var fraction = micros % 1_000_000
+        if fraction < 0 { fraction += 1_000_000; seconds -= 1 }
+        var days = seconds / 86_400
+        var secondOfDay = seconds % 86_400
+        if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
+        let (year, month, day) = civil(fromDays: days)
+        var bytes = [UInt8](repeating: 0, count: 27)
+        func put(_ value: Int64, at offset: Int, width: Int) {
+            var v = value
+            for i in stride(from: offset + width - 1, through: offset, by: -1) {
+                bytes[i] = UInt8(truncatingIfNeeded: 48 + v % 10)
+                v /= 10
+            }
+        }
+        put(year, at: 0, width: 4); bytes[4] = 45 // -
+        put(month, at: 5, width: 2); bytes[7] = 45
+        put(day, at: 8, width: 2); bytes[10] = 84 // T
+        put(secondOfDay / 3600, at: 11, width: 2); bytes[13] = 58 // :
+        put(secondOfDay / 60 % 60, at: 14, width: 2); bytes[16] = 58
+        put(secondOfDay % 60, at: 17, width: 2); bytes[19] = 46 // .
+        put(fraction, at: 20, width: 6); bytes[26] = 90 // Z
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Parses one of the accepted forms; nil when the text is not one of them.
+    package static func parse(_ text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { parse(bytes: $0) }.map(date(microseconds:))
+    }
+
+    package static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var i = 0
+        let n = bytes.count
+        func digits(_ count: Int) -> Int64? {
+            guard i + count <= n else { return nil }
+            var value: Int64 = 0
+            for _ in 0..<count {
+                let c = bytes[i]
+                guard c >= 48, c <= 57 else { return nil }
+                value = value * 10 + Int64(c - 48)
+                i += 1
+            }
+            return value
+        }
+        func expect(_ c: UInt8) -> Bool {
+            guard i < n, bytes[i] == c else { return false }
+            i += 1
+            return true
+        }
+        guard let year = digits(4), expect(45), let month = digits(2), expect(45), let day = digits(2),
+              year >= 1, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year)
+        else { return nil }
+        var secondOfDay: Int64 = 0
+        var fraction: Int64 = 0
+        var offsetSeconds: Int64 = 0
+        if i < n {
+            guard bytes[i] == 84 || bytes[i] == 116 || bytes[i] == 32 else { return nil } // T t space
+            i += 1
+            guard let hour = digits(2), expect(58), let minute = digits(2), hour < 24, minute < 60 else { return nil }
+            var second: Int64 = 0
+            if expect(58) {
+                guard let s = digits(2), s < 60 else { return nil }
+                second = s
+                if expect(46) {
+                    var count = 0
+                    while i < n, bytes[i] >= 48, bytes[i] <= 57 {
+                        if count < 6 {
+                            fraction = fraction * 10 + Int64(bytes[i] - 48)
+                        } else if bytes[i] != 48 {
+                            return nil // finer than a microsecond: refuse rather than round
+                        }
+                        count += 1
+                        i += 1
+                    }
+                    guard count > 0 else { return nil }
+                    if count < 6 { for _ in count..<6 { fraction *= 10 } }
+                }
+            }
+            secondOfDay = hour * 3600 + minute * 60 + second
+            if i < n {
+                switch bytes[i] {
+                case 90, 122: i += 1 // Z z
+                case 43, 45: // + -
+                    let sign: Int64 = bytes[i] == 45 ? -1 : 1
+                    i += 1
+                    guard let oh = digits(2), oh < 24 else { return nil }
+                    var om: Int64 = 0
+                    if i < n {
+                        _ = expect(58)
+                        guard let m = digits(2), m < 60 else { return nil }
+                        om = m
+                    }
+                    offsetSeconds = sign * (oh * 3600 + om * 60)
+                default: return nil
+                }
+            }
+            guard i == n else { return nil }
+        }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        return (days * 86_400 + secondOfDay - offsetSeconds) * 1_000_000 + fraction
+    }
+
+    static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: return (year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    // Howard Hinnant's days-from-civil algorithms, proleptic Gregorian calendar.
+    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}

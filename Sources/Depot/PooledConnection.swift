@@ -1,0 +1,77 @@
+import Dispatch
+import Foundation
+
+/// A driver connection with its own serial queue and its statement cache.
+///
+/// Every use of the driver connection happens on `queue`, off Swift's
+/// cooperative thread pool, so a blocking engine call never starves other tasks.
+final class PooledConnection: @unchecked Sendable {
+    let role: ConnectionRole
+    private let queue: DispatchQueue
+    // Touched only on `queue`.
+    private let connection: any DriverConnection
+    private var statements: [String: any DriverStatement] = [:]
+    private var busyStatements: Set<ObjectIdentifier> = []
+    private let statementCacheLimit = 512
+    // Written on `queue`, read by the pool after `run` has returned.
+    private(set) var isBroken = false
+
+    init(role: ConnectionRole, connection: any DriverConnection, label: String) {
+        self.role = role
+        self.connection = connection
+        self.queue = DispatchQueue(label: label)
+    }
+
+    /// Runs a closure on the connection's queue and waits for it without blocking a thread.
+    func run<T>(_ body: @escaping (PooledConnection) -> T) async -> T {
+        let body = Sendable1(body)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Sendable1<T>, Never>) in
+            queue.async {
+                continuation.resume(returning: Sendable1(body.value(self)))
+            }
+        }.value
+    }
+
+    /// Interrupts whatever statement runs now. Any thread.
+    func interrupt() {
+        connection.interrupt()
+    }
+
+    // MARK: On the queue
+
+    var driver: any DriverConnection { connection }
+
+    /// A prepared statement for this SQL: the cached one when it is free, a fresh one otherwise.
+    func statement(_ sql: String) throws -> (any DriverStatement, cached: Bool) {
+        if let cached = statements[sql], !busyStatements.contains(ObjectIdentifier(cached)) {
+            return (cached, true)
+        }
+        let statement = try connection.prepare(sql)
+        if statements[sql] == nil {
+            if statements.count >= statementCacheLimit { statements.removeAll(keepingCapacity: true) }
+            statements[sql] = statement
+            return (statement, true)
+        }
+        return (statement, false)
+    }
+
+    func markBusy(_ statement: any DriverStatement) { busyStatements.insert(ObjectIdentifier(statement)) }
+    func markFree(_ statement: any DriverStatement) { busyStatements.remove(ObjectIdentifier(statement)) }
+
+    func checkHealth() {
+        if !connection.isUsable { isBroken = true }
+    }
+
+    func markBroken() { isBroken = true }
+
+    func close() {
+        statements.removeAll()
+        connection.close()
+    }
+}
+
+/// Carries a value across the continuation: it is handed over, never shared.
+struct Sendable1<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// The names of a result's columns, with a lookup from name to position.
+///
+/// Built once per statement and shared by all its rows.
+public final class ColumnSet: Sendable, Hashable, CustomStringConvertible {
+    /// The column names, in order. Names may repeat (`SELECT a.id, b.id`).
+    public let names: [String]
+    private let positions: [String: Int]
+
+    /// Creates a column set; a repeated name resolves to its first position.
+    public init(_ names: [String]) {
+        self.names = names
+        var positions: [String: Int] = [:]
+        positions.reserveCapacity(names.count)
+        for (index, name) in names.enumerated() where positions[name] == nil {
+            positions[name] = index
+        }
+        self.positions = positions
+    }
+
+    /// The number of columns.
+    public var count: Int { names.count }
+
+    /// The position of the first column with this exact name.
+    public func index(of name: String) -> Int? { positions[name] }
+
+    public static func == (lhs: ColumnSet, rhs: ColumnSet) -> Bool { lhs.names == rhs.names }
+    public func hash(into hasher: inout Hasher) { hasher.combine(names) }
+    public var description: String { names.joined(separator: ", ") }
+}
+
+/// A source of column values: a materialized ``Row``, or a backend's statement
+/// positioned on a row (so decoding reads straight from the engine).
+public protocol RowSource {
+    /// The result's columns.
+    var columns: ColumnSet { get }
+    /// The value of the column at `index`, which is in `0..<columns.count`.
+    func value(at index: Int) throws -> Value
+}
+
+/// One row of a result: column names and their values.
+///
+/// ```swift
+/// let rows = try db.fetchAll(Row.self, "SELECT id, title FROM lists")
+/// rows[0]["title"]   // .text("Groceries")
+/// let list = try rows[0].decode(RemindersList.self)
+/// ```
+///
+/// `Row` is `Decodable` only through a ``RowDecoder``: fetching `Row.self` gives
+/// the raw values of each row, whatever its columns.
+public struct Row: Sendable, Hashable, RowSource {
+    /// The columns, in order.
+    public let columns: ColumnSet
+    /// The values, in column order.
+    public let values: [Value]
+
+    /// Creates a row. `values` must have one value per column.
+    public init(columns: ColumnSet, values: [Value]) {
+        self.columns = columns
+        self.values = values
+    }
+
+    /// The value of the first column with this name, or nil when there is no such column.
+    ///
+    /// Caveat: a column holding NULL gives `.null`, not nil.
+    public subscript(_ name: String) -> Value? {
+        columns.index(of: name).map { values[$0] }
+    }
+
+    /// The value at a position, which must be in `0..<values.count`.
+    public subscript(_ index: Int) -> Value { values[index] }
+
+    public func value(at index: Int) throws -> Value { values[index] }
+
+    /// Decodes the row into a `Decodable` type.
+    public func decode<T: Decodable>(_ type: T.Type = T.self, using decoder: RowDecoder = RowDecoder()) throws -> T {
+        try decoder.decode(type, from: self)
+    }
+}
+
+extension Row: Decodable {
+    /// Reads every column of the current row. Only a ``RowDecoder`` can decode a `Row`.
+    public init(from decoder: any Decoder) throws {
+        guard let rowDecoder = decoder as? RowDecoding else {
+            throw DecodingError.typeMismatch(Row.self, .init(
+                codingPath: decoder.codingPath,
+                debugDescription: "a Row can only be decoded by Depot's RowDecoder"))
+        }
+        let source = rowDecoder.source
+        let columns = source.columns
+        var values: [Value] = []
+        values.reserveCapacity(columns.count)
+        for index in 0..<columns.count {
+            values.append(try source.value(at: index))
+        }
+        self.init(columns: columns, values: values)
+    }
+}
+
+extension Row: CustomStringConvertible {
+    /// `[id: INTEGER 1, title: TEXT 'Groceries']`.
+    public var description: String {
+        "[" + zip(columns.names, values).map { "\($0): \($1)" }.joined(separator: ", ") + "]"
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+
+/// The `Decoder` for a whole row.
+final class RowDecoding: Decoder {
+    let source: any RowSource
+    let plan: DecodePlan
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { plan.options.userInfo }
+
+    init(source: any RowSource, plan: DecodePlan) {
+        self.source = source
+        self.plan = plan
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(RowKeyedContainer<Key>(decoder: self))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        RowUnkeyedContainer(decoder: self)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        let value = try plan.onlyValue(of: Any.self, from: source)
+        return ColumnDecoder(value: value, context: plan.context(0, codingPath: []), options: plan.options)
+    }
+
+    func keyNotFound(_ key: some CodingKey) -> DecodingError {
+        let column = plan.columnName(forKey: key.stringValue)
+        let named = column == key.stringValue ? "" : " (column \"\(column)\")"
+        let message = "no column for key \"\(key.stringValue)\"\(named); the row has columns: \(plan.columns)"
+        return .keyNotFound(key, .init(codingPath: [], debugDescription: message,
+                                      underlyingError: ColumnFailure(column: column, index: nil, message: message)))
+    }
+}
+
+private struct RowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let decoder: RowDecoding
+    var codingPath: [any CodingKey] { [] }
+
+    /// The keys that have a column; with a key strategy other than the default,
+    /// only keys that were already asked for can be listed.
+    var allKeys: [Key] {
+        decoder.plan.columns.names.compactMap { Key(stringValue: $0) }.filter { contains($0) }
+    }
+
+    func contains(_ key: Key) -> Bool { decoder.plan.index(forKey: key.stringValue) != nil }
+
+    @inline(__always)
+    private func column(_ key: Key) throws -> (Value, ColumnContext) {
+        guard let index = decoder.plan.index(forKey: key.stringValue) else { throw decoder.keyNotFound(key) }
+        return (try decoder.source.value(at: index), decoder.plan.context(index, codingPath: [key]))
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        if decoder.plan.index(forKey: key.stringValue) == nil, case .decodeOptionalAsNil = decoder.plan.options.missingColumns {
+            return true
+        }
+        return try column(key).0.isNull
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decodeColumn(type, key) }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try decodeColumnIfPresent(type, key) }
+
+    private func decodeColumn<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T {
+        let (value, context) = try column(key)
+        return try ValueDecoding.decode(type, from: value, context, decoder.plan.options)
+    }
+
+    private func decodeColumnIfPresent<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T? {
+        guard decoder.plan.index(forKey: key.stringValue) != nil || decoder.plan.options.missingColumns.throws else {
+            return nil
+        }
+        let (value, context) = try column(key)
+        if case .null = value { return nil }
+        return try ValueDecoding.decode(type, from: value, context, decoder.plan.options)
+    }
+
+    // The concrete overloads: synthesized Decodable calls these for primitive
+    // properties, and their default implementations would skip our strict rules.
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decodeColumn(type, key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decodeColumn(type, key) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decodeColumn(type, key) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decodeColumn(type, key) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decodeColumn(type, key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decodeColumn(type, key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decodeColumn(type, key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decodeColumn(type, key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decodeColumn(type, key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decodeColumn(type, key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decodeColumn(type, key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decodeColumn(type, key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decodeColumn(type, key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decodeColumn(type, key) }
+
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try decodeColumnIfPresent(type, key) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try decodeColumnIfPresent(type, key) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try decodeColumnIfPresent(type, key) }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try decodeColumnIfPresent(type, key) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try decodeColumnIfPresent(type, key) }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try decodeColumnIfPresent(type, key) }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try decodeColumnIfPresent(type, key) }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try decodeColumnIfPresent(type, key) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try decodeColumnIfPresent(type, key) }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try decodeColumnIfPresent(type, key) }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try decodeColumnIfPresent(type, key) }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try decodeColumnIfPresent(type, key) }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try decodeColumnIfPresent(type, key) }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try decodeColumnIfPresent(type, key) }
+
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        throw nestedRefusal(key)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        throw nestedRefusal(key)
+    }
+
+    private func nestedRefusal(_ key: Key) -> DecodingError {
+        let message = "a row has one value per column: decode a Decodable type for \"\(key.stringValue)\" (read from JSON) instead of a nested container"
+        return .typeMismatch(Any.self, .init(codingPath: [key], debugDescription: message,
+                                             underlyingError: ColumnFailure(column: key.stringValue, message: message)))
+    }
+
+    /// The same row: a subclass and its superclass read the same columns.
+    func superDecoder() throws -> any Decoder { decoder }
+    func superDecoder(forKey key: Key) throws -> any Decoder { decoder }
+}
+
+extension RowDecoder.MissingColumnStrategy {
+    var `throws`: Bool {
+        if case .throw = self { return true }
+        return false
+    }
+}
+
+/// Reads a row's columns in order.
+private struct RowUnkeyedContainer: UnkeyedDecodingContainer {
+    let decoder: RowDecoding
+    var currentIndex = 0
+    var codingPath: [any CodingKey] { [] }
+    var count: Int? { decoder.plan.columns.count }
+    var isAtEnd: Bool { currentIndex >= decoder.plan.columns.count }
+
+    init(decoder: RowDecoding) { self.decoder = decoder }
+
+    private mutating func next(_ type: Any.Type) throws -> (Value, ColumnContext) {
+        guard !isAtEnd else {
+            let message = "the row has only \(decoder.plan.columns.count) columns (\(decoder.plan.columns))"
+            throw DecodingError.valueNotFound(type, .init(codingPath: [], debugDescription: message,
+                                                          underlyingError: ColumnFailure(message: message)))
+        }
+        defer { currentIndex += 1 }
+        return (try decoder.source.value(at: currentIndex),
+                decoder.plan.context(currentIndex, codingPath: [IndexKey(currentIndex)]))
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard !isAtEnd, case .null = try decoder.source.value(at: currentIndex) else { return false }
+        currentIndex += 1
+        return true
+    }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        let (value, context) = try next(type)
+        return try ValueDecoding.decode(type, from: value, context, decoder.plan.options)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        throw DecodingError.typeMismatch(Any.self, .init(codingPath: [], debugDescription: "a row cannot hold a nested container"))
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        throw DecodingError.typeMismatch(Any.self, .init(codingPath: [], debugDescription: "a row cannot hold a nested container"))
+    }
+
+    mutating func superDecoder() throws -> any Decoder { decoder }
+}
+
+struct IndexKey: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+    init(_ index: Int) { stringValue = "Index \(index)"; intValue = index }
+    init?(stringValue: String) { return nil }
+    init?(intValue: Int) { self.init(intValue) }
+}
+
+/// The `Decoder` for one column's value: single values decode directly; a
+/// request for a container means the column holds JSON.
+struct ColumnDecoder: Decoder, SingleValueDecodingContainer {
+    let value: Value
+    let context: ColumnContext
+    let options: DecodingOptions
+    var codingPath: [any CodingKey] { context.codingPath }
+    var userInfo: [CodingUserInfoKey: Any] { options.userInfo }
+
+    init(value: Value, context: ColumnContext, options: DecodingOptions) {
+        self.value = value
+        self.context = context
+        self.options = options
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> { throw NeedsJSON() }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw NeedsJSON() }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
+
+    func decodeNil() -> Bool { value.isNull }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try ValueDecoding.decode(type, from: value, context, options)
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+
+/// Decodes a row into a `Decodable` value.
+///
+/// Modeled on `JSONDecoder`. Each property reads the column of the same name
+/// (after the ``keyStrategy``); nested structs, arrays and dictionaries read
+/// JSON; RawRepresentable enums read their raw value.
+///
+/// ```swift
+/// let reminder = try RowDecoder().decode(Reminder.self, from: row)
+/// ```
+///
+/// Decoding is strict, and every failure is a `DecodingError` whose description
+/// names the column and its index, the Swift type wanted and what the column
+/// held (`column "priority" (index 4): cannot decode Int8 from INTEGER 300: out of range -128...127`):
+/// - NULL into a non-optional property is `valueNotFound`, never 0 or "".
+/// - A missing column is `keyNotFound`, even for an optional property: a typo in
+///   a query must not read as nil. Set ``missingColumnStrategy`` to allow it.
+/// - Integers never wrap; a Double column decodes into an integer only when whole.
+/// - "" and NULL stay distinct; an empty blob is empty `Data`.
+/// - UUIDs read from native UUIDs, text in either case, or 16-byte blobs.
+public struct RowDecoder: Sendable {
+    /// What to do when a property has no column.
+    public enum MissingColumnStrategy: Sendable {
+        /// Throw `keyNotFound`, for optional properties too. The default.
+        case `throw`
+        /// An optional property with no column decodes as nil; a non-optional one still throws.
+        case decodeOptionalAsNil
+    }
+
+    /// How `Date` properties are read. Default: the store's native form or ISO-8601 text.
+    public var dateDecodingStrategy: DateStrategy = .deferredToStore
+    /// How `Data` properties are read. Default: blobs.
+    public var dataDecodingStrategy: DataStrategy = .blob
+    /// How property names become column names. Default: unchanged.
+    public var keyStrategy: KeyStrategy = .useDefaultKeys
+    /// What a property with no column does. Default: throw.
+    public var missingColumnStrategy: MissingColumnStrategy = .throw
+    /// The JSON decoder for nested values.
+    public var jsonDecoder: JSONDecoder = JSONDecoder()
+    /// JSON decoders for particular columns, by column name; others use ``jsonDecoder``.
+    public var columnJSONDecoders: [String: JSONDecoder] = [:]
+    /// Values your `init(from:)` implementations can read from `decoder.userInfo`.
+    public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+
+    /// A decoder with default strategies.
+    public init() {}
+
+    var options: DecodingOptions {
+        let json = jsonDecoder
+        let columns = columnJSONDecoders
+        return DecodingOptions(
+            dateStrategy: dateDecodingStrategy,
+            dataStrategy: dataDecodingStrategy,
+            keyStrategy: keyStrategy,
+            missingColumns: missingColumnStrategy,
+            jsonDecoder: { column in column.flatMap { columns[$0] } ?? json },
+            userInfo: userInfo)
+    }
+
+    /// Decodes a row.
+    public func decode<T: Decodable>(_ type: T.Type = T.self, from row: Row) throws -> T {
+        try decode(type, from: row, plan: DecodePlan(columns: row.columns, options: options))
+    }
+
+    /// Decodes the current row of a source through a plan made once for all its rows.
+    func decode<T: Decodable>(_ type: T.Type, from source: some RowSource, plan: DecodePlan) throws -> T {
+        if T.self != Row.self, let known = try plan.decodeKnownSingleColumn(type, from: source) {
+            return known
+        }
+        return try T(from: RowDecoding(source: source, plan: plan))
+    }
+}
+
+struct DecodingOptions: Sendable {
+    var dateStrategy: DateStrategy = .deferredToStore
+    var dataStrategy: DataStrategy = .blob
+    var keyStrategy: KeyStrategy = .useDefaultKeys
+    var missingColumns: RowDecoder.MissingColumnStrategy = .throw
+    var jsonDecoder: @Sendable (_ column: String?) -> JSONDecoder = { _ in JSONDecoder() }
+    var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+}
+
+/// What decoding one statement's rows needs, computed once: the columns, and
+/// each coding key's column index as keys are first asked for.
+final class DecodePlan {
+    let columns: ColumnSet
+    let options: DecodingOptions
+    private var keyIndexes: [String: Int] = [:]
+    private static let missing = -1
+
+    init(columns: ColumnSet, options: DecodingOptions) {
+        self.columns = columns
+        self.options = options
+    }
+
+    /// The column index for a coding key, or nil when the row has no such column.
+    @inline(__always)
+    func index(forKey key: String) -> Int? {
+        if let cached = keyIndexes[key] { return cached == Self.missing ? nil : cached }
+        let name = options.keyStrategy.isDefault ? key : options.keyStrategy.columnName(for: key)
+        let index = columns.index(of: name)
+        keyIndexes[key] = index ?? Self.missing
+        return index
+    }
+
+    func columnName(forKey key: String) -> String {
+        options.keyStrategy.isDefault ? key : options.keyStrategy.columnName(for: key)
+    }
+
+    /// A known value type (Int, String, Date...) decoded from the row's only column.
+    func decodeKnownSingleColumn<T>(_ type: T.Type, from source: some RowSource) throws -> T? {
+        guard ValueDecoding.isKnown(type) else { return nil }
+        let value = try onlyValue(of: type, from: source)
+        return try ValueDecoding.decodeKnown(type, from: value, context(0, codingPath: []), options)
+    }
+
+    func onlyValue(of type: Any.Type, from source: some RowSource) throws -> Value {
+        guard columns.count == 1 else {
+            let message = "cannot decode \(type) from a row of \(columns.count) columns (\(columns)): a single value needs exactly one column"
+            throw DecodingError.typeMismatch(type, .init(codingPath: [], debugDescription: message,
+                                                         underlyingError: ColumnFailure(message: message)))
+        }
+        return try source.value(at: 0)
+    }
+
+    func context(_ index: Int, codingPath: [any CodingKey]) -> ColumnContext {
+        ColumnContext(column: columns.names[index], index: index, codingPath: codingPath)
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+
+/// An SQL statement and its bound values, built by string interpolation.
+///
+/// A plain interpolation always becomes a bound parameter, never text, so
+/// user input cannot change the statement:
+///
+/// ```swift
+/// let title = "Robert'); DROP TABLE reminders;--"
+/// let query: SQL = "SELECT * FROM \(ident: "reminders") WHERE title = \(title)"
+/// // SQLite: SELECT * FROM "reminders" WHERE title = ?1
+/// // PostgreSQL: SELECT * FROM "reminders" WHERE title = $1
+/// ```
+///
+/// Other interpolations say what they are: `\(ident:)` quotes an identifier,
+/// `\(list:)` binds a parenthesised list of values, `\(type:)` writes an engine's
+/// column type, `\(sql)` splices another `SQL`, and `\(unsafeRaw:)` pastes text as
+/// it is. Only `unsafeRaw` can inject SQL: never give it user input.
+///
+/// Values are encoded as a ``RowEncoder`` with default strategies encodes a
+/// column, so `\(priority)` binds an enum's raw value and `\(dueDate)` a date.
+/// Caveat: a record stored with non-default strategies (dates as seconds, say)
+/// must be queried with values in the same form.
+public struct SQL: Sendable, Hashable {
+    enum Fragment: Sendable, Hashable {
+        case raw(String)
+        case value(Value)
+        case identifier(String)
+        case type(ColumnType)
+        /// A value that could not be encoded; rendering throws this message.
+        case invalid(String)
+    }
+
+    var fragments: [Fragment]
+
+    init(fragments: [Fragment]) {
+        self.fragments = fragments
+    }
+
+    /// Raw SQL text with no bound values.
+    ///
+    /// Caveat: the text is used as it is. Never build it from user input; use
+    /// interpolation, which binds values.
+    public init(unsafeRaw text: String) {
+        fragments = [.raw(text)]
+    }
+
+    /// Whether the statement binds no value.
+    public var hasBoundValues: Bool {
+        fragments.contains { if case .value = $0 { return true } else { return false } }
+    }
+
+    /// Joins statements or fragments with a separator.
+    ///
+    /// ```swift
+    /// let columns: [SQL] = ["\(ident: "a")", "\(ident: "b")"]
+    /// let list = SQL.join(columns, separator: ", ")
+    /// ```
+    public static func join(_ parts: [SQL], separator: String) -> SQL {
+        var result = SQL(fragments: [])
+        for (i, part) in parts.enumerated() {
+            if i > 0 { result.fragments.append(.raw(separator)) }
+            result.fragments.append(contentsOf: part.fragments)
+        }
+        return result
+    }
+
+    /// Concatenates two statements.
+    public static func + (lhs: SQL, rhs: SQL) -> SQL {
+        SQL(fragments: lhs.fragments + rhs.fragments)
+    }
+
+    /// Appends another statement.
+    public static func += (lhs: inout SQL, rhs: SQL) {
+        lhs.fragments += rhs.fragments
+    }
+
+    /// The statement as one engine sees it: text with that engine's placeholders,
+    /// and the values to bind, in order.
+    public func rendered(for dialect: some SQLDialect) throws(DatabaseError) -> (text: String, values: [Value]) {
+        var text = ""
+        var values: [Value] = []
+        for fragment in fragments {
+            switch fragment {
+            case .raw(let raw): text += raw
+            case .value(let value):
+                values.append(value)
+                text += dialect.placeholder(values.count)
+            case .identifier(let name): text += dialect.quote(identifier: name)
+            case .type(let type): text += dialect.typeName(type)
+            case .invalid(let message): throw DatabaseError(.encoding, message)
+            }
+        }
+        return (text, values)
+    }
+}
+
+extension SQL: ExpressibleByStringInterpolation {
+    /// SQL text from a literal with no interpolation.
+    public init(stringLiteral value: String) {
+        fragments = [.raw(value)]
+    }
+
+    /// SQL from a literal with interpolations.
+    public init(stringInterpolation: StringInterpolation) {
+        fragments = stringInterpolation.fragments
+    }
+
+    /// Builds ``SQL`` from an interpolated literal: values become bound parameters.
+    public struct StringInterpolation: StringInterpolationProtocol {
+        var fragments: [Fragment] = []
+
+        public init(literalCapacity: Int, interpolationCount: Int) {
+            fragments.reserveCapacity(interpolationCount * 2 + 1)
+        }
+
+        public mutating func appendLiteral(_ literal: String) {
+            if literal.isEmpty { return }
+            if case .raw(let previous)? = fragments.last {
+                fragments[fragments.count - 1] = .raw(previous + literal)
+            } else {
+                fragments.append(.raw(literal))
+            }
+        }
+
+        /// Binds a value as a parameter; it is encoded as a column is.
+        public mutating func appendInterpolation<T: Encodable>(_ value: T) {
+            do {
+                fragments.append(.value(try ValueEncoder.encode(value, options: .default, column: nil)))
+            } catch {
+                fragments.append(.invalid("cannot bind a \(T.self): \(error)"))
+            }
+        }
+
+        /// Binds a ``Value`` as it is.
+        public mutating func appendInterpolation(_ value: Value) {
+            fragments.append(.value(value))
+        }
+
+        /// Splices another statement, its bound values included.
+        public mutating func appendInterpolation(_ sql: SQL) {
+            fragments.append(contentsOf: sql.fragments)
+        }
+
+        /// A quoted identifier: a table or column name.
+        ///
+        /// `\(ident: "dueDate")` becomes `"dueDate"`, so the name keeps its case on
+        /// PostgreSQL. A dotted name is not split: use `\(ident: "t").\(ident: "c")`.
+        public mutating func appendInterpolation(ident name: String) {
+            fragments.append(.identifier(name))
+        }
+
+        /// A parenthesised list of bound values, for `IN`: `\(list: ids)` becomes `(?1, ?2, ?3)`.
+        ///
+        /// Caveat: an empty list becomes `(NULL)`, which matches nothing, since `()` is not valid SQL.
+        public mutating func appendInterpolation<T: Encodable>(list values: some Sequence<T>) {
+            appendLiteral("(")
+            var first = true
+            for value in values {
+                if !first { appendLiteral(", ") }
+                first = false
+                appendInterpolation(value)
+            }
+            if first { appendLiteral("NULL") }
+            appendLiteral(")")
+        }
+
+        /// The engine's column type for a portable type, for DDL that runs on every engine.
+        ///
+        /// ```swift
+        /// "CREATE TABLE t (id \(type: .autoIncrementingPrimaryKey), due \(type: .date))"
+        /// ```
+        public mutating func appendInterpolation(type: ColumnType) {
+            fragments.append(.type(type))
+        }
+
+        /// Text pasted into the statement as it is.
+        ///
+        /// Caveat: this is the one way to inject SQL. Never give it user input.
+        public mutating func appendInterpolation(unsafeRaw text: String) {
+            appendLiteral(text)
+        }
+    }
+}
+
+extension SQL: CustomStringConvertible {
+    /// The statement with `?` placeholders, for messages; values are not shown.
+    public var description: String {
+        fragments.map { fragment -> String in
+            switch fragment {
+            case .raw(let raw): raw
+            case .value: "?"
+            case .identifier(let name): "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            case .type(let type): "<\(type)>"
+            case .invalid: "<invalid value>"
+            }
+        }.joined()
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+/// What an app holds: a database, whatever the engine, that runs your reads and writes.
+///
+/// ```swift
+/// let store = try Store.sqlite(at: "reminders.sqlite")      // DepotSQLite
+/// try await store.write { db in
+///     try db.insert(RemindersList(title: "Groceries"))
+/// }
+/// let lists = try await store.read { db in
+///     try db.fetchAll(RemindersList.self, "SELECT * FROM lists ORDER BY position, id")
+/// }
+/// ```
+///
+/// Each access runs its closure synchronously on one connection, on that
+/// connection's own thread:
+/// - ``write(_:)`` is one transaction: it commits when the closure returns and
+///   rolls back when the closure throws or the task is cancelled. Writes run one
+///   at a time on SQLite.
+/// - ``read(_:)`` sees one consistent snapshot and cannot write. On SQLite in WAL
+///   mode and on PostgreSQL, reads run while a write is in progress.
+///
+/// Caveat: do not start another access of the same store from inside a closure
+/// (it would wait for a connection the closure holds); use the `db` you were given.
+public final class Store: Sendable {
+    /// Settings shared by every backend.
+    public struct Configuration: Sendable {
+        /// How records and bound values are encoded.
+        public var encoder = RowEncoder()
+        /// How rows are decoded.
+        public var decoder = RowDecoder()
+        /// Whether errors show the values a failed statement bound. Off by
+        /// default: values may hold personal data that must not reach logs.
+        public var showsBoundValues = false
+        /// How long an access waits for a free connection before failing with a `timeout` error.
+        public var checkoutTimeout: Duration = .seconds(30)
+
+        /// The default configuration.
+        public init() {}
+    }
+
+    /// The engine's dialect: its placeholders, quoting and column types.
+    public let dialect: any SQLDialect
+    /// This store's settings.
+    public let configuration: Configuration
+    private let writers: ConnectionPool
+    private let readers: ConnectionPool
+
+    /// Creates a store over a backend's driver. Backends call this from their
+    /// own constructors, such as `Store.sqlite(at:)`.
+    public init(driver: some DatabaseDriver, configuration: Configuration = Configuration()) {
+        self.dialect = driver.dialect
+        self.configuration = configuration
+        let open: @Sendable (ConnectionRole) throws -> any DriverConnection = { try driver.openConnection($0) }
+        let label = "depot.\(driver.dialect.engineName.lowercased())"
+        switch driver.poolLayout {
+        case .single:
+            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label, open: open)
+            readers = writers
+        case .oneWriter(let readerCount):
+            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label + ".writer", open: open)
+            readers = ConnectionPool(role: .reader, maxConnections: readerCount, label: label + ".reader", open: open)
+        case .shared(let max):
+            writers = ConnectionPool(role: .writer, maxConnections: max, label: label, open: open)
+            readers = writers
+        }
+    }
+
+    /// Runs a read-only transaction and returns what the closure returns.
+    ///
+    /// - Throws: what the closure throws, a ``DatabaseError``, or
+    ///   `CancellationError` when the task is cancelled.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await access(.read, pool: readers, body)
+    }
+
+    /// Runs a write transaction: commits when the closure returns, rolls back
+    /// when it throws or when the task is cancelled.
+    ///
+    /// ```swift
+    /// let saved = try await store.write { db in try db.insert(reminder) }
+    /// ```
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await access(.write, pool: writers, body)
+    }
+
+    /// Closes every connection. Accesses after this fail with a `connection` error.
+    public func close() async {
+        await writers.close()
+        if readers !== writers { await readers.close() }
+    }
+
+    private func access<T: Sendable>(_ kind: TransactionKind, pool: ConnectionPool, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        let connection = try await pool.acquire(timeout: configuration.checkoutTimeout)
+        let cancellation = CancellationFlag()
+        let dialect = self.dialect
+        let configuration = self.configuration
+        let result: Sendable1<Result<T, any Error>> = await withTaskCancellationHandler {
+            await connection.run { connection in
+                let db = Database(connection: connection, dialect: dialect, configuration: configuration, cancellation: cancellation)
+                defer { db.invalidate() }
+                let result = Result { try db.inTransaction(kind) { try body($0) } }
+                connection.checkHealth()
+                return Sendable1(result)
+            }
+        } onCancel: {
+            cancellation.cancel()
+            connection.interrupt()
+        }
+        await pool.release(connection)
+        return try result.value.get()
+    }
+}
+
+/// Set when the task running an access is cancelled; read on the connection's queue.
+final class CancellationFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var cancelled = false
+
+    func cancel() { lock.withLock { cancelled = true } }
+    var isCancelled: Bool { lock.withLock { cancelled } }
+}

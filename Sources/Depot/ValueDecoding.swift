@@ -1,0 +1,317 @@
+import Foundation
+
+/// Where a value being decoded came from, for error messages.
+struct ColumnContext {
+    var column: String?
+    var index: Int?
+    var codingPath: [any CodingKey]
+
+    var prefix: String {
+        guard let column else { return "" }
+        if let index { return "column \"\(column)\" (index \(index)): " }
+        return "column \"\(column)\": "
+    }
+}
+
+/// The column details of a decoding failure, carried as a `DecodingError`'s
+/// underlying error so a store can report them in its ``DatabaseError``.
+struct ColumnFailure: Error, Sendable {
+    var column: String?
+    var index: Int?
+    var message: String
+}
+
+/// Thrown by a column's decoder when the type asks for a container: the column holds JSON.
+struct NeedsJSON: Error {}
+
+/// How values read from a column become Swift values. Strict by design:
+/// NULL never becomes a default, integers never wrap, nothing is rounded away.
+enum ValueDecoding {
+    static func failure(_ ctx: ColumnContext, _ message: String) -> ColumnFailure {
+        ColumnFailure(column: ctx.column, index: ctx.index, message: message)
+    }
+
+    static func mismatch(_ type: Any.Type, _ value: Value, _ ctx: ColumnContext, _ hint: String = "") -> DecodingError {
+        if case .null = value { return null(type, ctx) }
+        let message = "cannot decode \(type) from \(value)" + (hint.isEmpty ? "" : ": \(hint)")
+        return .typeMismatch(type, .init(codingPath: ctx.codingPath, debugDescription: ctx.prefix + message,
+                                         underlyingError: failure(ctx, message)))
+    }
+
+    static func null(_ type: Any.Type, _ ctx: ColumnContext) -> DecodingError {
+        let message = "NULL cannot be decoded as non-optional \(type)"
+        return .valueNotFound(type, .init(codingPath: ctx.codingPath, debugDescription: ctx.prefix + message,
+                                          underlyingError: failure(ctx, message)))
+    }
+
+    static func corrupted(_ type: Any.Type, _ value: Value, _ ctx: ColumnContext, _ reason: String) -> DecodingError {
+        let message = "cannot decode \(type) from \(value): \(reason)"
+        return .dataCorrupted(.init(codingPath: ctx.codingPath, debugDescription: ctx.prefix + message,
+                                    underlyingError: failure(ctx, message)))
+    }
+
+    // MARK: Dispatch
+
+    /// Decodes any `Decodable` from one column value.
+    static func decode<T: Decodable>(_ type: T.Type, from value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> T {
+        if let known = try decodeKnown(type, from: value, ctx, options) { return known }
+        do {
+            return try T(from: ColumnDecoder(value: value, context: ctx, options: options))
+        } catch is NeedsJSON {
+            return try decodeJSON(type, from: value, ctx, options)
+        }
+    }
+
+    /// The direct conversions; nil when `T` is not one of the known types.
+    @inline(__always)
+    static func decodeKnown<T>(_ type: T.Type, from value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> T? {
+        switch type {
+        case is String.Type: return try string(value, ctx) as? T
+        case is Int64.Type: return try integer(Int64.self, value, ctx) as? T
+        case is Int.Type: return try integer(Int.self, value, ctx) as? T
+        case is Bool.Type: return try bool(value, ctx) as? T
+        case is Double.Type: return try double(value, ctx) as? T
+        case is Date.Type: return try date(value, ctx, options) as? T
+        case is UUID.Type: return try uuid(value, ctx) as? T
+        case is Data.Type: return try data(value, ctx, options) as? T
+        case is Decimal.Type: return try decimal(value, ctx) as? T
+        case is URL.Type: return try url(value, ctx) as? T
+        case is Int32.Type: return try integer(Int32.self, value, ctx) as? T
+        case is Int16.Type: return try integer(Int16.self, value, ctx) as? T
+        case is Int8.Type: return try integer(Int8.self, value, ctx) as? T
+        case is UInt.Type: return try integer(UInt.self, value, ctx) as? T
+        case is UInt64.Type: return try integer(UInt64.self, value, ctx) as? T
+        case is UInt32.Type: return try integer(UInt32.self, value, ctx) as? T
+        case is UInt16.Type: return try integer(UInt16.self, value, ctx) as? T
+        case is UInt8.Type: return try integer(UInt8.self, value, ctx) as? T
+        case is Float.Type: return try float(value, ctx) as? T
+        case is Value.Type: return value as? T
+        default: return nil
+        }
+    }
+
+    /// Whether ``decodeKnown(_:from:_:_:)`` converts this type directly.
+    static func isKnown(_ type: Any.Type) -> Bool {
+        switch type {
+        case is String.Type, is Int64.Type, is Int.Type, is Bool.Type, is Double.Type, is Date.Type,
+             is UUID.Type, is Data.Type, is Decimal.Type, is URL.Type, is Int32.Type, is Int16.Type,
+             is Int8.Type, is UInt.Type, is UInt64.Type, is UInt32.Type, is UInt16.Type, is UInt8.Type,
+             is Float.Type, is Value.Type:
+            return true
+        default:
+            return false
+        }
+    }
+
+    static func decodeJSON<T: Decodable>(_ type: T.Type, from value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> T {
+        let bytes: Data
+        switch value {
+        case .json(let text), .text(let text): bytes = Data(text.utf8)
+        case .blob(let blob): bytes = blob
+        default: throw mismatch(type, value, ctx, "a nested \(T.self) is stored as JSON text")
+        }
+        do {
+            return try options.jsonDecoder(ctx.column).decode(type, from: bytes)
+        } catch let error as DecodingError {
+            let (inner, path) = describe(error)
+            let location = path.isEmpty ? "" : " at \(path)"
+            let message = "invalid JSON for \(T.self)\(location): \(inner)"
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: ctx.codingPath + innerPath(error),
+                debugDescription: ctx.prefix + message,
+                underlyingError: failure(ctx, message)))
+        }
+    }
+
+    private static func innerPath(_ error: DecodingError) -> [any CodingKey] {
+        switch error {
+        case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c): return c.codingPath
+        case .keyNotFound(let key, let c): return c.codingPath + [key]
+        @unknown default: return []
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> (String, String) {
+        let path = Depot.describe(codingPath: innerPath(error))
+        switch error {
+        case .keyNotFound(let key, _): return ("missing key \"\(key.stringValue)\"", path)
+        case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c):
+            if let underlying = c.underlyingError as? NSError, c.debugDescription.contains("not valid JSON") {
+                return ("\(c.debugDescription) \(underlying.localizedDescription)", path)
+            }
+            return (c.debugDescription, path)
+        @unknown default: return ("\(error)", path)
+        }
+    }
+
+    // MARK: Conversions
+
+    static func string(_ value: Value, _ ctx: ColumnContext) throws -> String {
+        switch value {
+        case .text(let s), .json(let s): return s
+        // Stored as text on SQLite: read the same text on every engine.
+        case .uuid(let u): return u.uuidString.lowercased()
+        case .date(let d): return ISO8601.format(d)
+        case .decimal(let d): return d.description
+        default: throw mismatch(String.self, value, ctx)
+        }
+    }
+
+    static func integer<T: FixedWidthInteger>(_ type: T.Type, _ value: Value, _ ctx: ColumnContext) throws -> T {
+        switch value {
+        case .integer(let i):
+            guard let result = T(exactly: i) else {
+                throw corrupted(T.self, value, ctx, "out of range \(T.min)...\(T.max)")
+            }
+            return result
+        case .double(let d):
+            guard let result = T(exactly: d) else {
+                throw corrupted(T.self, value, ctx, d.rounded() == d ? "out of range \(T.min)...\(T.max)" : "not a whole number")
+            }
+            return result
+        case .decimal(let d):
+            guard let whole = Int64(d.description), let result = T(exactly: whole) else {
+                throw corrupted(T.self, value, ctx, "not a whole number in range \(T.min)...\(T.max)")
+            }
+            return result
+        case .bool(let b): return b ? 1 : 0
+        default: throw mismatch(T.self, value, ctx)
+        }
+    }
+
+    static func bool(_ value: Value, _ ctx: ColumnContext) throws -> Bool {
+        switch value {
+        case .bool(let b): return b
+        case .integer(0): return false
+        case .integer(1): return true
+        case .integer: throw corrupted(Bool.self, value, ctx, "a stored Bool is 0 or 1")
+        default: throw mismatch(Bool.self, value, ctx)
+        }
+    }
+
+    static func double(_ value: Value, _ ctx: ColumnContext) throws -> Double {
+        switch value {
+        case .double(let d): return d
+        case .integer(let i):
+            guard let d = Double(exactly: i) else {
+                throw corrupted(Double.self, value, ctx, "not exactly representable as a Double")
+            }
+            return d
+        case .decimal(let dec):
+            guard let d = Double(dec.description), Decimal(string: "\(d)", locale: posix) == dec else {
+                throw corrupted(Double.self, value, ctx, "not exactly representable as a Double; decode a Decimal, or CAST(... AS DOUBLE PRECISION) in SQL")
+            }
+            return d
+        default: throw mismatch(Double.self, value, ctx)
+        }
+    }
+
+    static func float(_ value: Value, _ ctx: ColumnContext) throws -> Float {
+        let d = try double(value, ctx)
+        guard let f = Float(exactly: d) else {
+            throw corrupted(Float.self, value, ctx, "not exactly representable as a Float")
+        }
+        return f
+    }
+
+    static func date(_ value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> Date {
+        switch options.dateStrategy {
+        case .deferredToStore, .iso8601Text:
+            switch value {
+            case .date(let d): return d
+            case .text(let s):
+                guard let d = ISO8601.parse(s) else {
+                    throw corrupted(Date.self, value, ctx, "not an ISO-8601 date (expected like 2026-11-22T02:45:18.123456Z)")
+                }
+                return d
+            default: throw mismatch(Date.self, value, ctx, "dates are stored as ISO-8601 text; set a numeric date strategy to read numbers")
+            }
+        case .secondsSince1970:
+            if case .date(let d) = value { return d }
+            return Date(timeIntervalSince1970: try double(value, ctx))
+        case .millisecondsSince1970:
+            if case .date(let d) = value { return d }
+            return Date(timeIntervalSince1970: try double(value, ctx) / 1000)
+        case .timeIntervalSinceReferenceDate:
+            if case .date(let d) = value { return d }
+            return Date(timeIntervalSinceReferenceDate: try double(value, ctx))
+        case .custom(_, let decode):
+            if case .null = value { throw null(Date.self, ctx) }
+            do { return try decode(value) } catch let error as DecodingError { throw error } catch {
+                throw corrupted(Date.self, value, ctx, "\(error)")
+            }
+        }
+    }
+
+    static func uuid(_ value: Value, _ ctx: ColumnContext) throws -> UUID {
+        switch value {
+        case .uuid(let u): return u
+        case .text(let s):
+            guard s.utf8.count == 36, let u = UUID(uuidString: s) else {
+                throw corrupted(UUID.self, value, ctx, "not a UUID in 8-4-4-4-12 hex form")
+            }
+            return u
+        case .blob(let d):
+            guard d.count == 16 else { throw corrupted(UUID.self, value, ctx, "a UUID blob has 16 bytes") }
+            var bytes = UUID().uuid
+            withUnsafeMutableBytes(of: &bytes) { target in d.withUnsafeBytes { target.copyMemory(from: $0) } }
+            return UUID(uuid: bytes)
+        default: throw mismatch(UUID.self, value, ctx)
+        }
+    }
+
+    static func data(_ value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> Data {
+        switch (value, options.dataStrategy) {
+        case (.blob(let d), _): return d
+        case (.text(let s), .base64Text):
+            guard let d = Data(base64Encoded: s) else { throw corrupted(Data.self, value, ctx, "not base64") }
+            return d
+        default: throw mismatch(Data.self, value, ctx)
+        }
+    }
+
+    static let posix = Locale(identifier: "en_US_POSIX")
+
+    static func decimal(_ value: Value, _ ctx: ColumnContext) throws -> Decimal {
+        switch value {
+        case .decimal(let d): return d
+        case .integer(let i): return Decimal(i)
+        case .double(let d):
+            guard d.isFinite, let dec = Decimal(string: "\(d)", locale: posix) else {
+                throw corrupted(Decimal.self, value, ctx, "not a finite number")
+            }
+            return dec
+        case .text(let s):
+            guard isDecimalLiteral(s), let dec = Decimal(string: s, locale: posix) else {
+                throw corrupted(Decimal.self, value, ctx, "not a decimal number")
+            }
+            return dec
+        default: throw mismatch(Decimal.self, value, ctx)
+        }
+    }
+
+    /// `[+-]digits[.digits][e[+-]digits]`, the whole text: `Decimal(string:)` alone accepts "12abc".
+    static func isDecimalLiteral(_ s: String) -> Bool {
+        var bytes = Substring(s).utf8[...]
+        if let first = bytes.first, first == 43 || first == 45 { bytes = bytes.dropFirst() }
+        func digits() -> Int {
+            var count = 0
+            while let c = bytes.first, c >= 48, c <= 57 { bytes = bytes.dropFirst(); count += 1 }
+            return count
+        }
+        guard digits() > 0 else { return false }
+        if bytes.first == 46 { bytes = bytes.dropFirst(); guard digits() > 0 else { return false } }
+        if let e = bytes.first, e == 101 || e == 69 {
+            bytes = bytes.dropFirst()
+            if let sign = bytes.first, sign == 43 || sign == 45 { bytes = bytes.dropFirst() }
+            guard digits() > 0 else { return false }
+        }
+        return bytes.isEmpty
+    }
+
+    static func url(_ value: Value, _ ctx: ColumnContext) throws -> URL {
+        guard case .text(let s) = value else { throw mismatch(URL.self, value, ctx) }
+        guard let url = URL(string: s) else { throw corrupted(URL.self, value, ctx, "not a URL") }
+        return url
+    }
+}
