@@ -20,8 +20,8 @@ package enum ISO8601 {
     /// microsecond; nil when the date is outside the years 0001...9999 (or not finite).
     package static func microseconds(_ date: Date) -> Int64? {
         let scaled = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
-        guard scaled.isFinite, abs(scaled) < 9.0e15 else { return nil }
-        let micros = Int64(scaled) + referenceOffsetMicros
+        guard scaled.isFinite, abs(scaled) < 1.0e18, let whole = Int64(exactly: scaled) else { return nil }
+        let micros = whole + referenceOffsetMicros
         guard micros >= minMicros, micros <= maxMicros else { return nil }
         return micros
     }

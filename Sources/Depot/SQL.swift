@@ -132,6 +132,11 @@ extension SQL: ExpressibleByStringInterpolation {
             }
         }
 
+        /// Binds an optional value: nil binds NULL.
+        public mutating func appendInterpolation<T: Encodable>(_ value: T?) {
+            if let value { appendInterpolation(value) } else { fragments.append(.value(.null)) }
+        }
+
         /// Binds a ``Value`` as it is.
         public mutating func appendInterpolation(_ value: Value) {
             fragments.append(.value(value))

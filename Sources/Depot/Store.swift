@@ -70,6 +70,7 @@ public final class Store: Sendable {
     ///
     /// - Throws: what the closure throws, a ``DatabaseError``, or
     ///   `CancellationError` when the task is cancelled.
+    @discardableResult
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await access(.read, pool: readers, body)
     }
@@ -80,6 +81,7 @@ public final class Store: Sendable {
     /// ```swift
     /// let saved = try await store.write { db in try db.insert(reminder) }
     /// ```
+    @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await access(.write, pool: writers, body)
     }

@@ -87,3 +87,23 @@ extension Value: CustomStringConvertible {
         return "'\(escaped.prefix(limit))…' (\(s.utf8.count) bytes)"
     }
 }
+
+extension Value: Codable {
+    /// Reads a column's raw value. Only Depot's ``RowDecoder`` can decode a `Value`;
+    /// other decoders throw.
+    public init(from decoder: any Decoder) throws {
+        if let column = decoder as? ColumnDecoder {
+            self = column.value
+            return
+        }
+        throw DecodingError.typeMismatch(Value.self, .init(
+            codingPath: decoder.codingPath, debugDescription: "a Value can only be decoded by Depot's RowDecoder"))
+    }
+
+    /// Stores the value as it is. Only Depot's ``RowEncoder`` can encode a `Value`;
+    /// other encoders throw.
+    public func encode(to encoder: any Encoder) throws {
+        throw EncodingError.invalidValue(self, .init(
+            codingPath: encoder.codingPath, debugDescription: "a Value can only be encoded by Depot's RowEncoder"))
+    }
+}

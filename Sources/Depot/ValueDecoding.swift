@@ -59,6 +59,8 @@ enum ValueDecoding {
             return try T(from: ColumnDecoder(value: value, context: ctx, options: options))
         } catch is NeedsJSON {
             return try decodeJSON(type, from: value, ctx, options)
+        } catch let error as DecodingError {
+            throw locating(error, type, value, ctx)
         }
     }
 
@@ -101,6 +103,20 @@ enum ValueDecoding {
         default:
             return false
         }
+    }
+
+    /// An error a type's own `init(from:)` threw (an enum's unknown raw value, say),
+    /// given the column and the stored value it lacks.
+    static func locating(_ error: DecodingError, _ type: Any.Type, _ value: Value, _ ctx: ColumnContext) -> DecodingError {
+        let context: DecodingError.Context
+        switch error {
+        case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c), .keyNotFound(_, let c): context = c
+        @unknown default: return error
+        }
+        if context.underlyingError is ColumnFailure { return error }
+        let message = "cannot decode \(type) from \(value): \(context.debugDescription)"
+        return .dataCorrupted(.init(codingPath: context.codingPath.isEmpty ? ctx.codingPath : context.codingPath,
+                                    debugDescription: ctx.prefix + message, underlyingError: failure(ctx, message)))
     }
 
     static func decodeJSON<T: Decodable>(_ type: T.Type, from value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> T {

@@ -90,7 +90,7 @@ enum ValueEncoder {
         switch options.dateStrategy {
         case .deferredToStore, .iso8601Text:
             guard let micros = ISO8601.microseconds(v) else {
-                throw invalid(v, codingPath, "\(v) is outside the years 0001...9999 that every engine can store")
+                throw invalid(v, codingPath, "the date \(v.timeIntervalSince1970) seconds from 1970 is outside the years 0001...9999 that every engine can store")
             }
             if case .iso8601Text = options.dateStrategy { return .text(ISO8601.format(microseconds: micros)) }
             return .date(v)

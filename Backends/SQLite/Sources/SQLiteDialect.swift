@@ -30,11 +30,13 @@ public struct SQLiteDialect: SQLDialect {
     }
 
     /// `BEGIN IMMEDIATE` for writes, so the write lock is taken up front and a
-    /// busy database fails at BEGIN, not halfway through.
+    /// busy database fails at BEGIN, not halfway through. Each access also sets
+    /// `query_only`, so a read refuses writes even on the single connection of an
+    /// in-memory store.
     public func beginTransaction(_ kind: TransactionKind) -> String {
         switch kind {
-        case .read: "BEGIN DEFERRED"
-        case .write: "BEGIN IMMEDIATE"
+        case .read: "PRAGMA query_only = ON; BEGIN DEFERRED"
+        case .write: "PRAGMA query_only = OFF; BEGIN IMMEDIATE"
         }
     }
 }

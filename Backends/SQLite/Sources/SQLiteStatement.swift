@@ -60,7 +60,7 @@ final class SQLiteStatement: DriverStatement {
                 }
             case .date(let date):
                 guard let micros = ISO8601.microseconds(date) else {
-                    throw DatabaseError(.encoding, "value \(offset + 1): \(date) is outside the years 0001...9999", sql: sql)
+                    throw DatabaseError(.encoding, "value \(offset + 1): the date \(date.timeIntervalSince1970) seconds from 1970 is outside the years 0001...9999", sql: sql)
                 }
                 code = bindText(ISO8601.format(microseconds: micros), index)
             case .uuid(let uuid): code = bindText(uuid.uuidString.lowercased(), index)

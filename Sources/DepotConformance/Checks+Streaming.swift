@@ -1,0 +1,157 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Depot
+import Foundation
+
+/// Cursors stream; batch inserts have no size limit and are all-or-none.
+enum StreamingChecks {
+    struct Payload: Record {
+        static var tableName: String { "payloads" }
+        var id: Int64
+        var text: String
+    }
+
+    /// Decodes like `Payload` but counts how many decoded rows are alive at once.
+    struct Tracked: Decodable {
+        static let counterKey = CodingUserInfoKey(rawValue: "depot.conformance.counter")!
+        let token: LiveToken
+        let id: Int64
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(Int64.self, forKey: .id)
+            _ = try container.decode(String.self, forKey: .text)
+            guard let counter = decoder.userInfo[Self.counterKey] as? LiveCounter else {
+                throw ConformanceFailure("the decoder's userInfo did not reach init(from:)")
+            }
+            token = LiveToken(counter)
+        }
+
+        enum CodingKeys: String, CodingKey { case id, text }
+    }
+
+    static let rowCount = 100_000
+    static let textSize = 500
+
+    static let all: [ConformanceCheck] = [
+        ConformanceCheck("streaming: a cursor over 100,000 rows keeps memory flat") { context in
+            let counter = LiveCounter()
+            var configuration = Store.Configuration()
+            configuration.decoder.userInfo[Tracked.counterKey] = counter
+            let store = try await context.makeStore(configuration)
+            let text = String(repeating: "x", count: textSize)
+            try await store.write { db in
+                try createTable(db, "payloads", [("id", .integer, "PRIMARY KEY"), ("text", .text, "NOT NULL")])
+                try db.insert(contentsOf: (1...rowCount).lazy.map { Payload(id: Int64($0), text: text) })
+            }
+            let (count, idSum, streamGrowth) = try await store.read { db -> (Int, Int64, Int?) in
+                let baseline = ResidentMemory.trimmedBaseline()
+                var peak = baseline
+                var count = 0
+                var sum: Int64 = 0
+                try db.forEach(Tracked.self, "SELECT * FROM \(ident: "payloads") ORDER BY \(ident: "id")") { row in
+                    count += 1
+                    sum += row.id
+                    if count % 5_000 == 0, let now = ResidentMemory.current() { peak = max(peak ?? now, now) }
+                }
+                return (count, sum, peak.flatMap { p in baseline.map { p - $0 } })
+            }
+            try expectEqual(count, rowCount, "rows streamed")
+            try expectEqual(idSum, Int64(rowCount) * Int64(rowCount + 1) / 2, "sum of streamed ids")
+            try expect(counter.peak <= 2, "decoded rows alive at once while streaming: \(counter.peak); a cursor must not keep rows")
+            if let streamGrowth {
+                // The same rows fetched at once, to show that the measurement sees materialized rows.
+                let fetchGrowth = try await store.read { db -> Int in
+                    let baseline = ResidentMemory.trimmedBaseline() ?? 0
+                    let all = try db.fetchAll(Payload.self, "SELECT * FROM \(ident: "payloads")")
+                    let grown = (ResidentMemory.current() ?? 0) - baseline
+                    try expectEqual(all.count, rowCount, "rows fetched at once")
+                    return grown
+                }
+                let mib = 1 << 20
+                try expect(fetchGrowth >= 24 * mib, "fetching all rows grew memory by only \(fetchGrowth / mib) MiB: the measurement cannot tell streaming from fetching")
+                try expect(streamGrowth <= 16 * mib, "streaming grew memory by \(streamGrowth / mib) MiB (fetching all grew it by \(fetchGrowth / mib) MiB): a cursor must not load its rows")
+            }
+        },
+        ConformanceCheck("streaming: a cursor is closed when its access ends") { context in
+            let store = try await TransactionChecks.counter(context)
+            try await store.write { db in for n in 0..<3 { try TransactionChecks.add(db, n, "e\(n)") } }
+            let cursor = try await store.read { db -> EscapedCursor in
+                let cursor = try db.cursor(String.self, "SELECT \(ident: "name") FROM \(ident: "events") ORDER BY \(ident: "id")")
+                try expectEqual(try cursor.next(), "e0", "the cursor's first row")
+                return EscapedCursor(cursor)
+            }
+            try await expectError(.misuse, "using a cursor after its access ended") {
+                try await store.read { _ in try cursor.next() }
+            }
+        },
+        ConformanceCheck("streaming: a batch insert larger than the bound-value limit is all-or-none") { context in
+            let store = try await context.makeStore()
+            try await store.write { db in try Item.createTable(db) }
+            let rows = store.dialect.maxBoundValues / 7 + 100
+            let items = (0..<rows).map { n -> Item in
+                var item = Item.sample(n)
+                item.id = Int64(n + 1)
+                return item
+            }
+            try await store.write { db in try db.insert(contentsOf: items) }
+            let count = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "items")") }
+            try expectEqual(count, rows, "rows after a batch of \(rows) × 7 values (limit \(store.dialect.maxBoundValues))")
+            let back = try await store.read { db in try db.fetchAll(Item.self, "SELECT * FROM \(ident: "items") ORDER BY \(ident: "id")") }
+            try expectEqual(back.last?.title, items.last?.title, "the last row of the batch")
+            var duplicate = items
+            duplicate.append(items[0])
+            let again = duplicate.map { item -> Item in var copy = item; copy.id = item.id.map { $0 + Int64(rows) }; return copy }
+            try await expectError(.unique, "a batch whose last row repeats a key") {
+                try await store.write { db in try db.insert(contentsOf: again) }
+            }
+            let after = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "items")") }
+            try expectEqual(after, rows, "rows after the failed batch (none of it kept)")
+        },
+    ]
+
+    final class EscapedCursor: @unchecked Sendable {
+        let cursor: Cursor<String>
+        init(_ cursor: Cursor<String>) { self.cursor = cursor }
+        func next() throws -> String? { try cursor.next() }
+    }
+}
+
+/// Counts live instances, and the most alive at once.
+final class LiveCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var live = 0
+    private(set) var peak = 0
+
+    func increment() { lock.withLock { live += 1; peak = max(peak, live) } }
+    func decrement() { lock.withLock { live -= 1 } }
+}
+
+final class LiveToken {
+    let counter: LiveCounter
+    init(_ counter: LiveCounter) { self.counter = counter; counter.increment() }
+    deinit { counter.decrement() }
+}
+
+/// The process's resident memory, where the platform tells it (Linux's /proc).
+enum ResidentMemory {
+    static func current() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// Returns freed heap to the system first, so earlier frees cannot hide new allocations.
+    static func trimmedBaseline() -> Int? {
+        #if canImport(Glibc)
+        // glibc's malloc_trim, looked up at run time: other C libraries do not have it.
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+            typealias MallocTrim = @convention(c) (Int) -> Int32
+            _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
+        }
+        #endif
+        return current()
+    }
+}

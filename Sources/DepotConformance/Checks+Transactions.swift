@@ -1,0 +1,136 @@
+import Depot
+import Foundation
+
+struct ExpectedFailure: Error, Equatable {}
+
+/// write commits or rolls back whole; savepoints nest; reads cannot write.
+enum TransactionChecks {
+    static func counter(_ context: ConformanceContext) async throws -> Store {
+        let store = try await context.makeStore()
+        try await store.write { db in try createTable(db, "events", [("id", .integer, "PRIMARY KEY"), ("name", .text, "NOT NULL")]) }
+        return store
+    }
+
+    static func names(_ store: Store) async throws -> [String] {
+        try await store.read { db in try db.fetchAll(String.self, "SELECT \(ident: "name") FROM \(ident: "events") ORDER BY \(ident: "id")") }
+    }
+
+    static func add(_ db: Database, _ id: Int, _ name: String) throws {
+        try db.execute("INSERT INTO \(ident: "events") VALUES (\(id), \(name))")
+    }
+
+    static let all: [ConformanceCheck] = [
+        ConformanceCheck("transactions: a write commits when its closure returns") { context in
+            let store = try await counter(context)
+            try await store.write { db in try add(db, 1, "a"); try add(db, 2, "b") }
+            try expectEqual(try await names(store), ["a", "b"], "rows after the write")
+        },
+        ConformanceCheck("transactions: a write rolls back whole when its closure throws, and rethrows the error") { context in
+            let store = try await counter(context)
+            do {
+                try await store.write { db in
+                    try add(db, 1, "a")
+                    throw ExpectedFailure()
+                }
+                throw ConformanceFailure("the write should have thrown")
+            } catch is ExpectedFailure {}
+            try expectEqual(try await names(store), [], "rows after the rolled-back write")
+            try await store.write { db in try add(db, 1, "again") }
+            try expectEqual(try await names(store), ["again"], "the next write works")
+        },
+        ConformanceCheck("transactions: a failed statement fails its write and leaves the store usable") { context in
+            let store = try await counter(context)
+            try await expectError(.unique, "inserting id 1 twice") {
+                try await store.write { db in try add(db, 1, "a"); try add(db, 1, "b") }
+            }
+            try expectEqual(try await names(store), [], "rows after the failed write")
+            try await store.write { db in try add(db, 1, "c") }
+            try expectEqual(try await names(store), ["c"], "the next write works")
+        },
+        ConformanceCheck("transactions: a savepoint rolls back alone inside a committed write") { context in
+            let store = try await counter(context)
+            try await store.write { db in
+                try add(db, 1, "kept")
+                do {
+                    try db.savepoint { db in
+                        try add(db, 2, "undone")
+                        try add(db, 1, "duplicate") // fails: the savepoint rolls back
+                    }
+                } catch let error as DatabaseError where error.kind == .unique {}
+                try db.savepoint { db in
+                    try add(db, 3, "nested outer")
+                    try? db.savepoint { db in
+                        try add(db, 4, "nested inner")
+                        throw ExpectedFailure()
+                    }
+                }
+                try add(db, 5, "after")
+            }
+            try expectEqual(try await names(store), ["kept", "nested outer", "after"], "rows after the savepoints")
+        },
+        ConformanceCheck("transactions: a read sees a consistent snapshot and cannot write") { context in
+            let store = try await counter(context)
+            try await store.write { db in try add(db, 1, "a") }
+            let error = try await expectError(.misuse, "writing inside a read") {
+                try await store.read { db in try add(db, 2, "b") }
+            }
+            try expect(error.engineCode != nil, "the engine's code is kept: \(error)")
+            try expectEqual(try await names(store), ["a"], "rows after the refused write")
+            try await store.write { db in try add(db, 2, "b") }
+            try expectEqual(try await names(store), ["a", "b"], "a write after the refused one")
+        },
+        ConformanceCheck("transactions: cancelling a task mid-write rolls back and leaves the store usable") { context in
+            let store = try await counter(context)
+            let (started, startedContinuation) = AsyncStream<Void>.makeStream()
+            let task = Task {
+                try await store.write { db in
+                    try add(db, 1, "cancelled")
+                    startedContinuation.yield()
+                    // Keep running statements until the cancellation arrives (bounded).
+                    let deadline = Date().addingTimeInterval(20)
+                    while Date() < deadline {
+                        _ = try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "events")")
+                    }
+                }
+            }
+            for await _ in started { break }
+            task.cancel()
+            do {
+                try await task.value
+                throw ConformanceFailure("the cancelled write should have thrown")
+            } catch is CancellationError {
+            } catch let error as DatabaseError {
+                throw ConformanceFailure("a cancelled write must throw CancellationError, got \(error)")
+            }
+            try expectEqual(try await names(store), [], "rows after the cancelled write")
+            try await store.write { db in try add(db, 1, "after") }
+            try expectEqual(try await names(store), ["after"], "a write after the cancelled one")
+        },
+        ConformanceCheck("transactions: a task cancelled before its access starts runs nothing") { context in
+            let store = try await counter(context)
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                try await store.write { db in try add(db, 1, "never") }
+            }
+            do {
+                try await task.value
+                throw ConformanceFailure("the cancelled write should have thrown")
+            } catch is CancellationError {}
+            try expectEqual(try await names(store), [], "rows after the cancelled write")
+        },
+        ConformanceCheck("transactions: a Database used after its closure returned throws misuse") { context in
+            let store = try await counter(context)
+            let escaped = try await store.read { db in Escaped(db) }
+            try await expectError(.misuse, "using an escaped Database") {
+                try await store.read { _ in try escaped.use() }
+            }
+        },
+    ]
+
+    /// Smuggles a Database out of its closure, which the API must then refuse.
+    final class Escaped: @unchecked Sendable {
+        let db: Database
+        init(_ db: Database) { self.db = db }
+        func use() throws -> Int? { try db.fetchOne(Int.self, "SELECT 1") }
+    }
+}

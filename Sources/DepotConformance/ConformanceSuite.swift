@@ -1,0 +1,123 @@
+import Depot
+import Foundation
+
+/// Makes a fresh, empty store with the given settings. A backend's tests provide one.
+public typealias StoreFactory = @Sendable (Store.Configuration) async throws -> Store
+
+/// One named check of the contract between Depot's core and a backend.
+public struct ConformanceCheck: Sendable, CustomStringConvertible {
+    /// A unique name that says what the check pins, such as `constraints: unique violation is .unique`.
+    public let name: String
+    let body: @Sendable (ConformanceContext) async throws -> Void
+
+    init(_ name: String, _ body: @escaping @Sendable (ConformanceContext) async throws -> Void) {
+        self.name = name
+        self.body = body
+    }
+
+    public var description: String { name }
+
+    /// Runs the check against stores from `makeStore`, each check on fresh ones.
+    ///
+    /// - Throws: a ``ConformanceFailure`` that says what differed from the contract;
+    ///   an unexpected error is reported as a failure too.
+    public func run(using makeStore: @escaping StoreFactory) async throws {
+        let context = ConformanceContext(makeStore: makeStore)
+        do {
+            try await body(context)
+            await context.closeAll()
+        } catch let failure as ConformanceFailure {
+            await context.closeAll()
+            throw ConformanceFailure("\(name): \(failure.message)")
+        } catch {
+            await context.closeAll()
+            throw ConformanceFailure("\(name): unexpected error: \(error)")
+        }
+    }
+}
+
+/// A check that did not hold, with what differed.
+public struct ConformanceFailure: Error, CustomStringConvertible, Sendable {
+    /// What differed from the contract.
+    public let message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The outcome of one check, for runners that report rather than throw.
+public struct ConformanceResult: Sendable {
+    /// The check's name.
+    public let name: String
+    /// Nil when the check passed; what differed when it failed.
+    public let failure: String?
+    /// Whether the check passed.
+    public var passed: Bool { failure == nil }
+}
+
+/// The shared conformance suite: every check a backend must pass.
+///
+/// Run it from a backend's tests, one test per check:
+///
+/// ```swift
+/// @Test(arguments: ConformanceSuite.checks.map(\.name))
+/// func conformance(_ name: String) async throws {
+///     try await ConformanceSuite.check(named: name)?.run { configuration in
+///         try Store.sqlite(at: temporaryPath(), SQLiteConfiguration(store: configuration))
+///     }
+/// }
+/// ```
+///
+/// Checks never skip: where engines truly differ, a check reads the store's
+/// ``Capabilities`` and pins the documented behaviour for each.
+public enum ConformanceSuite {
+    /// Every check, in a stable order.
+    public static let checks: [ConformanceCheck] =
+        RoundTripChecks.all + DecodingErrorChecks.all + StrategyChecks.all + SQLChecks.all
+        + ConstraintChecks.all + RecordChecks.all + TransactionChecks.all + MigrationChecks.all
+        + ConcurrencyChecks.all + StreamingChecks.all
+
+    /// The check with this name.
+    public static func check(named name: String) -> ConformanceCheck? {
+        checks.first { $0.name == name }
+    }
+
+    /// Runs every check in turn and reports each outcome.
+    public static func runAll(using makeStore: @escaping StoreFactory, progress: (ConformanceResult) -> Void = { _ in }) async -> [ConformanceResult] {
+        var results: [ConformanceResult] = []
+        for check in checks {
+            let result: ConformanceResult
+            do {
+                try await check.run(using: makeStore)
+                result = ConformanceResult(name: check.name, failure: nil)
+            } catch {
+                result = ConformanceResult(name: check.name, failure: "\(error)")
+            }
+            progress(result)
+            results.append(result)
+        }
+        return results
+    }
+}
+
+/// What a check receives: fresh stores, closed when the check ends.
+final class ConformanceContext: @unchecked Sendable {
+    private let factory: StoreFactory
+    private let lock = NSLock()
+    private var stores: [Store] = []
+
+    init(makeStore: @escaping StoreFactory) {
+        self.factory = makeStore
+    }
+
+    /// A fresh, empty store.
+    func makeStore(_ configuration: Store.Configuration = Store.Configuration()) async throws -> Store {
+        let store = try await factory(configuration)
+        lock.withLock { stores.append(store) }
+        return store
+    }
+
+    func closeAll() async {
+        let open = lock.withLock { stores }
+        for store in open { await store.close() }
+    }
+}

@@ -1,0 +1,43 @@
+import Depot
+import Foundation
+
+/// Fails the check with `message` unless `condition` holds.
+func expect(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+    if !condition { throw ConformanceFailure(message()) }
+}
+
+/// Fails the check unless `actual == expected`, saying what was expected and what came.
+func expectEqual<T: Equatable>(_ actual: T, _ expected: T, _ what: String) throws {
+    if actual != expected {
+        throw ConformanceFailure("\(what): expected \(expected), got \(actual)")
+    }
+}
+
+/// Runs `body`, which must fail with a ``DatabaseError`` of `kind`; returns that error.
+@discardableResult
+func expectError<T>(_ kind: DatabaseError.Kind, _ what: String, _ body: () async throws -> T) async throws -> DatabaseError {
+    do {
+        let value = try await body()
+        throw ConformanceFailure("\(what): expected a \(kind) error, but it succeeded with \(value)")
+    } catch let error as DatabaseError {
+        if error.kind != kind {
+            throw ConformanceFailure("\(what): expected a \(kind) error, got \(error.kind): \(error)")
+        }
+        return error
+    }
+}
+
+/// Fails unless `text` contains every one of `parts`.
+func expectMentions(_ text: String, _ parts: [String], _ what: String) throws {
+    for part in parts where !text.contains(part) {
+        throw ConformanceFailure("\(what): expected the message to mention \"\(part)\", got: \(text)")
+    }
+}
+
+/// Creates a table with portable column types on any engine.
+func createTable(_ db: Database, _ name: String, _ columns: [(String, ColumnType, String)]) throws {
+    let definitions = columns.map { column, type, constraints -> SQL in
+        "\(ident: column) \(type: type)\(unsafeRaw: constraints.isEmpty ? "" : " " + constraints)"
+    }
+    try db.execute("CREATE TABLE \(ident: name) (\(SQL.join(definitions, separator: ", ")))")
+}
