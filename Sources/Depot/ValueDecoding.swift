@@ -150,7 +150,7 @@ enum ValueDecoding {
     private static func describe(_ error: DecodingError) -> (String, String) {
         let path = Depot.describe(codingPath: innerPath(error))
         switch error {
-        case .keyNotFound(let key, _): return ("missing key \"\(key.stringValue)\"", path)
+        case .keyNotFound(let key, let c): return ("missing key \"\(key.stringValue)\"", Depot.describe(codingPath: c.codingPath))
         case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c):
             if let underlying = c.underlyingError as? NSError, c.debugDescription.contains("not valid JSON") {
                 return ("\(c.debugDescription) \(underlying.localizedDescription)", path)

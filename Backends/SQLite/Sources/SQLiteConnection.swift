@@ -31,9 +31,9 @@ final class SQLiteConnection: DriverConnection {
             if role == .reader {
                 try execute(script: "PRAGMA query_only = ON")
             }
-        } catch {
+        } catch let error as DatabaseError {
             sqlite3_close_v2(handle)
-            throw error
+            throw DatabaseError(.connection, "cannot open SQLite database at \(path): \(error.message)", engineCode: error.engineCode)
         }
     }
 

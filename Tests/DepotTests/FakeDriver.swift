@@ -1,0 +1,91 @@
+@testable import Depot
+import Foundation
+
+/// A deliberately odd dialect: `:p1` placeholders, `[bracket]` quoting, made-up
+/// type names and a made-up BEGIN. Any SQL that bypasses the dialect shows up in
+/// the recorded statements.
+struct OddDialect: SQLDialect {
+    var engineName: String { "Odd" }
+    func placeholder(_ index: Int) -> String { ":p\(index)" }
+    func quote(identifier: String) -> String { "[" + identifier.replacingOccurrences(of: "]", with: "]]") + "]" }
+    func typeName(_ type: ColumnType) -> String { "ODD_" + type.rawValue.uppercased() }
+    var maxBoundValues: Int { 10 }
+    var capabilities: Capabilities { Capabilities(concurrentReadsDuringWrite: false) }
+    func beginTransaction(_ kind: TransactionKind) -> String { kind == .read ? "ODD BEGIN READ" : "ODD BEGIN WRITE" }
+}
+
+/// What the fake engine was asked to do, shared by its connections.
+final class FakeLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [String] = []
+    /// Rows the next query returns, by SQL prefix.
+    var responses: [(prefix: String, columns: [String], rows: [[Value]])] = []
+    /// SQL prefixes that fail with this error.
+    var failures: [(prefix: String, error: DatabaseError)] = []
+
+    func record(_ entry: String) { lock.withLock { entries.append(entry) } }
+    var all: [String] { lock.withLock { entries } }
+    func clear() { lock.withLock { entries.removeAll() } }
+}
+
+struct FakeDriver: DatabaseDriver {
+    let log: FakeLog
+    var dialect: any SQLDialect { OddDialect() }
+    var poolLayout: PoolLayout { .single }
+    func openConnection(_ role: ConnectionRole) throws -> any DriverConnection { FakeConnection(log: log) }
+}
+
+final class FakeConnection: DriverConnection {
+    let log: FakeLog
+    var depth = 0
+    init(log: FakeLog) { self.log = log }
+
+    func prepare(_ sql: String) throws -> any DriverStatement { FakeStatement(sql: sql, log: log) }
+
+    func execute(script: String) throws {
+        log.record(script)
+        if let failure = log.failures.first(where: { script.hasPrefix($0.prefix) }) { throw failure.error }
+        if script.hasPrefix("ODD BEGIN") { depth = 1 }
+        if script == "COMMIT" || script == "ROLLBACK" { depth = 0 }
+    }
+
+    var isInTransaction: Bool { depth > 0 }
+    var isUsable: Bool { true }
+    func interrupt() {}
+    func close() {}
+}
+
+final class FakeStatement: DriverStatement {
+    let sql: String
+    let log: FakeLog
+    var columns: ColumnSet
+    var rows: [[Value]] = []
+    var position = -1
+    var values: [Value] = []
+
+    init(sql: String, log: FakeLog) {
+        self.sql = sql
+        self.log = log
+        let response = log.responses.first { sql.hasPrefix($0.prefix) }
+        columns = ColumnSet(response?.columns ?? [])
+    }
+
+    func bind(_ values: [Value]) throws {
+        self.values = values
+        position = -1
+        rows = log.responses.first { sql.hasPrefix($0.prefix) }?.rows ?? []
+    }
+
+    func step() throws -> Bool {
+        if position == -1 {
+            log.record(sql + (values.isEmpty ? "" : " <- " + values.map(\.description).joined(separator: ", ")))
+            if let failure = log.failures.first(where: { sql.hasPrefix($0.prefix) }) { throw failure.error }
+        }
+        position += 1
+        return position < rows.count
+    }
+
+    func reset() { position = -1 }
+    var changes: Int { 1 }
+    func value(at index: Int) throws -> Value { rows[position][index] }
+}
