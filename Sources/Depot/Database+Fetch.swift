@@ -82,8 +82,10 @@ extension Database {
                                values: configuration.showsBoundValues ? values : nil)
         do {
             try statement.bind(values)
+            try statement.prepareForStreaming()
         } catch let error as DatabaseError {
             cursor.close()
+            if error.isEngineFailure { noteEngineFailure() }
             throw error.with(sql: text, values: configuration.showsBoundValues ? values : nil)
         }
         openCursors.removeAll { $0.cursor == nil }
@@ -134,6 +136,7 @@ public final class Cursor<Element: Decodable>: ClosableCursor {
             return try database.configuration.decoder.decode(Element.self, from: statement, plan: plan)
         } catch let error as DatabaseError {
             close()
+            if error.isEngineFailure { database.noteEngineFailure() }
             throw error.with(sql: sql, values: values)
         } catch let error as DecodingError {
             close()

@@ -13,38 +13,18 @@ extension Database {
         return try fetchReturned(T.self, SQL(unsafeRaw: sql), columns.values, action: "insert")
     }
 
-    /// Inserts many records in one savepoint (all or none), reusing one prepared statement.
+    /// Inserts many records in one savepoint: all or none.
     ///
-    /// There is no limit on the number of records: each row binds its own values,
-    /// so the engine's bound-parameter limit never applies.
+    /// Rows go in as few statements as the engine likes (``SQLDialect/batchInsertRows``
+    /// rows each, split below its bound-value limit), each statement prepared once
+    /// and reused, so there is no limit on the number of records.
     public func insert<T: Record>(contentsOf records: some Sequence<T>) throws {
         try savepoint { db in
-            var statements: [[String]: (any DriverStatement, Bool, String)] = [:]
-            defer {
-                for (statement, cached, _) in statements.values {
-                    statement.reset()
-                    if cached { db.connection.markFree(statement) }
-                }
-            }
+            var batch = BatchInsert<T>(db: db)
             for record in records {
-                let columns = try db.encodeForInsert(record)
-                let entry: (any DriverStatement, Bool, String)
-                if let existing = statements[columns.names] {
-                    entry = existing
-                } else {
-                    let text = db.insertSQL(T.self, columns.names)
-                    let (statement, cached) = try db.prepare(text)
-                    db.connection.markBusy(statement)
-                    entry = (statement, cached, text)
-                    statements[columns.names] = entry
-                }
-                do {
-                    try entry.0.bind(columns.values)
-                    while try entry.0.step() {}
-                } catch let error as DatabaseError {
-                    throw error.with(sql: entry.2, values: db.configuration.showsBoundValues ? columns.values : nil)
-                }
+                try batch.add(try db.encodeForInsert(record))
             }
+            try batch.flush()
         }
     }
 
@@ -141,7 +121,7 @@ extension Database {
         }
     }
 
-    private func encodeForInsert<T: Record>(_ record: T) throws -> EncodedColumns {
+    fileprivate func encodeForInsert<T: Record>(_ record: T) throws -> EncodedColumns {
         var columns = try encode(record)
         for name in T.primaryKey {
             if let index = columns.names.firstIndex(of: name), columns.values[index].isNull {
@@ -152,16 +132,26 @@ extension Database {
         return columns
     }
 
-    private func insertSQL<T: Record>(_ type: T.Type, _ names: [String]) -> String {
+    fileprivate func insertSQL<T: Record>(_ type: T.Type, _ names: [String], rows: Int = 1) -> String {
         let table = dialect.quote(identifier: T.tableName)
         if names.isEmpty { return "INSERT INTO \(table) DEFAULT VALUES" }
         let columns = names.map { dialect.quote(identifier: $0) }.joined(separator: ", ")
-        let placeholders = (1...names.count).map { dialect.placeholder($0) }.joined(separator: ", ")
-        return "INSERT INTO \(table) (\(columns)) VALUES (\(placeholders))"
+        var text = "INSERT INTO \(table) (\(columns)) VALUES "
+        var index = 0
+        for row in 0..<rows {
+            text += row == 0 ? "(" : ", ("
+            for column in 0..<names.count {
+                index += 1
+                text += (column == 0 ? "" : ", ") + dialect.placeholder(index)
+            }
+            text += ")"
+        }
+        return text
     }
 
     /// Runs a statement whose placeholders are already rendered, and decodes the one row it returns.
     private func fetchReturned<T: Record>(_ type: T.Type, _ sql: SQL, _ values: [Value], action: String) throws -> T {
+        try checkUsable()
         let text = try sql.rendered(for: dialect).text
         let (statement, cached) = try prepare(text)
         connection.markBusy(statement)
@@ -180,6 +170,7 @@ extension Database {
             while try statement.step() {}
             return result
         } catch let error as DatabaseError {
+            if error.isEngineFailure { noteEngineFailure() }
             throw error.with(sql: text, values: shownValues)
         } catch let error as DecodingError {
             throw DatabaseError(decoding: error, sql: text, values: shownValues)
@@ -212,6 +203,40 @@ extension DatabaseError {
                       codingPath: describe(codingPath: context.codingPath))
         @unknown default:
             self.init(.encoding, "\(error)", table: table)
+        }
+    }
+}
+
+/// Groups the rows of a batch insert into multi-row statements.
+private struct BatchInsert<T: Record> {
+    let db: Database
+    var names: [String] = []
+    var pending: [Value] = []
+    var pendingRows = 0
+    var rowsPerStatement = 1
+
+    init(db: Database) { self.db = db }
+
+    mutating func add(_ row: EncodedColumns) throws {
+        if row.names != names {
+            try flush()
+            names = row.names
+            let byLimit = names.isEmpty ? 1 : db.dialect.maxBoundValues / names.count
+            rowsPerStatement = max(1, min(db.dialect.batchInsertRows, byLimit))
+        }
+        pending.append(contentsOf: row.values)
+        pendingRows += 1
+        if pendingRows == rowsPerStatement { try flush() }
+    }
+
+    mutating func flush() throws {
+        guard pendingRows > 0 else { return }
+        let text = db.insertSQL(T.self, names, rows: pendingRows)
+        let values = pending
+        pending.removeAll(keepingCapacity: true)
+        pendingRows = 0
+        try db.withStatement(text: text, values: values) { statement, _ in
+            while try statement.step() {}
         }
     }
 }

@@ -21,7 +21,10 @@ public final class Database {
     private let cancellation: CancellationFlag
     private var isValid = true
     private var savepointDepth = 0
-    private(set) var transactionKind: TransactionKind = .read
+    /// The savepoint depth at which an engine error left the transaction failed, if one did.
+    private var failedAtDepth: Int?
+    /// Whether the access's closure started: before it, a failure changed nothing.
+    private(set) var bodyStarted = false
 
     init(connection: PooledConnection, dialect: any SQLDialect, configuration: Store.Configuration, cancellation: CancellationFlag) {
         self.connection = connection
@@ -49,11 +52,11 @@ public final class Database {
 
     // MARK: Transactions
 
-    func inTransaction<T>(_ kind: TransactionKind, _ body: (Database) throws -> T) throws -> T {
+    func inTransaction<T>(_ kind: TransactionKind, isolation: IsolationLevel?, _ body: (Database) throws -> T) throws -> T {
         if cancellation.isCancelled { throw CancellationError() }
-        transactionKind = kind
-        try runScript(dialect.beginTransaction(kind))
+        try runScript(dialect.beginTransaction(kind, isolation: isolation))
         do {
+            bodyStarted = true
             let result = try body(self)
             closeCursors()
             try checkCancellation()
@@ -103,6 +106,7 @@ public final class Database {
             do {
                 try connection.driver.execute(script: "ROLLBACK TO SAVEPOINT \(name)")
                 try connection.driver.execute(script: "RELEASE SAVEPOINT \(name)")
+                if let failed = failedAtDepth, failed >= savepointDepth { failedAtDepth = nil }
             } catch {
                 connection.markBroken()
             }
@@ -141,6 +145,7 @@ public final class Database {
         do {
             try connection.driver.execute(script: text)
         } catch let error as DatabaseError {
+            noteEngineFailure()
             throw error.with(sql: text, values: nil)
         }
     }
@@ -150,6 +155,15 @@ public final class Database {
             throw DatabaseError.misuse("this Database was used after its read or write closure returned")
         }
         try checkCancellation()
+        if failedAtDepth != nil {
+            throw DatabaseError.misuse("an earlier statement of this transaction failed, so it can only roll back (PostgreSQL refuses further statements, and Depot makes every engine agree); run statements that may fail in db.savepoint { } to go on after them")
+        }
+    }
+
+    /// Records that the engine refused a statement: like PostgreSQL, every engine
+    /// then refuses further statements until the enclosing savepoint rolls back.
+    func noteEngineFailure() {
+        if bodyStarted, failedAtDepth == nil { failedAtDepth = savepointDepth }
     }
 
     func checkCancellation() throws {
@@ -160,6 +174,12 @@ public final class Database {
     func withStatement<T>(_ sql: SQL, _ body: (any DriverStatement, _ text: String) throws -> T) throws -> T {
         try checkUsable()
         let (text, values) = try sql.rendered(for: dialect)
+        return try withStatement(text: text, values: values, body)
+    }
+
+    /// Prepares (or reuses) the statement for rendered text, binds the values and gives it to `body`.
+    func withStatement<T>(text: String, values: [Value], _ body: (any DriverStatement, _ text: String) throws -> T) throws -> T {
+        try checkUsable()
         let (statement, cached) = try prepare(text)
         connection.markBusy(statement)
         defer {
@@ -170,6 +190,7 @@ public final class Database {
             try statement.bind(values)
             return try body(statement, text)
         } catch let error as DatabaseError {
+            if error.isEngineFailure { noteEngineFailure() }
             throw error.with(sql: text, values: configuration.showsBoundValues ? values : nil)
         } catch let error as DecodingError {
             throw DatabaseError(decoding: error, sql: text, values: configuration.showsBoundValues ? values : nil)
@@ -180,12 +201,17 @@ public final class Database {
         do {
             return try connection.statement(text)
         } catch let error as DatabaseError {
+            noteEngineFailure()
             throw error.with(sql: text, values: nil)
         }
     }
 }
 
 extension DatabaseError {
+    /// Whether the engine refused the statement (it carries the engine's code), as
+    /// opposed to Depot refusing a value or a row before or after the engine ran it.
+    var isEngineFailure: Bool { engineCode != nil }
+
     /// A decoding failure, with the column, coding path and SQL it happened at.
     init(decoding error: DecodingError, sql: String?, values: [Value]?) {
         let context: DecodingError.Context?

@@ -68,4 +68,12 @@ public protocol DriverStatement: AnyObject, RowSource {
     func reset()
     /// The number of rows the last completed INSERT, UPDATE or DELETE changed.
     var changes: Int { get }
+    /// Called after ``bind(_:)`` when a cursor will read the rows one at a time:
+    /// a backend that buffers whole results should fetch row by row instead, so
+    /// memory stays flat. The default does nothing.
+    func prepareForStreaming() throws
+}
+
+extension DriverStatement {
+    public func prepareForStreaming() throws {}
 }

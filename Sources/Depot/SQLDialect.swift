@@ -15,8 +15,12 @@ public protocol SQLDialect: Sendable {
     var maxBoundValues: Int { get }
     /// What this engine (or this store of it) can and cannot do.
     var capabilities: Capabilities { get }
-    /// The statement that starts a transaction of the given kind.
-    func beginTransaction(_ kind: TransactionKind) -> String
+    /// The statement that starts a transaction of the given kind, at the given
+    /// isolation level when the caller chose one.
+    func beginTransaction(_ kind: TransactionKind, isolation: IsolationLevel?) -> String
+    /// How many rows one INSERT of a batch holds (further limited by ``maxBoundValues``).
+    /// 1 means one reused single-row statement, best where a statement costs no round trip.
+    var batchInsertRows: Int { get }
 }
 
 extension SQLDialect {
@@ -31,6 +35,20 @@ public enum TransactionKind: Sendable, Hashable {
     case read
     /// A write: the only writer of the store until it commits or rolls back.
     case write
+}
+
+/// How much a write transaction sees of other transactions' writes.
+///
+/// SQLite always runs transactions serializably and ignores the level; on
+/// PostgreSQL the default is `readCommitted`. A `serializable` write may fail
+/// with a `serialization` error that a retry can cure.
+public enum IsolationLevel: String, Sendable, Hashable, CaseIterable {
+    /// Each statement sees what was committed before it started.
+    case readCommitted = "READ COMMITTED"
+    /// Every statement sees the snapshot taken at the transaction's first statement.
+    case repeatableRead = "REPEATABLE READ"
+    /// As if the transactions had run one after another.
+    case serializable = "SERIALIZABLE"
 }
 
 /// A portable column type for DDL that runs on every engine.

@@ -72,7 +72,7 @@ public final class Store: Sendable {
     ///   `CancellationError` when the task is cancelled.
     @discardableResult
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await access(.read, pool: readers, body)
+        try await access(.read, isolation: nil, pool: readers, body)
     }
 
     /// Runs a write transaction: commits when the closure returns, rolls back
@@ -83,7 +83,17 @@ public final class Store: Sendable {
     /// ```
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await access(.write, pool: writers, body)
+        try await access(.write, isolation: nil, pool: writers, body)
+    }
+
+    /// Runs a write transaction at an isolation level (see ``IsolationLevel``).
+    ///
+    /// ```swift
+    /// try await store.write(isolation: .serializable) { db in ... }
+    /// ```
+    @discardableResult
+    public func write<T: Sendable>(isolation: IsolationLevel, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await access(.write, isolation: isolation, pool: writers, body)
     }
 
     /// Closes every connection. Accesses after this fail with a `connection` error.
@@ -92,26 +102,36 @@ public final class Store: Sendable {
         if readers !== writers { await readers.close() }
     }
 
-    private func access<T: Sendable>(_ kind: TransactionKind, pool: ConnectionPool, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try Task.checkCancellation()
-        let connection = try await pool.acquire(timeout: configuration.checkoutTimeout)
-        let cancellation = CancellationFlag()
-        let dialect = self.dialect
-        let configuration = self.configuration
-        let result: Sendable1<Result<T, any Error>> = await withTaskCancellationHandler {
-            await connection.run { connection in
-                let db = Database(connection: connection, dialect: dialect, configuration: configuration, cancellation: cancellation)
-                defer { db.invalidate() }
-                let result = Result { try db.inTransaction(kind) { try body($0) } }
-                connection.checkHealth()
-                return Sendable1(result)
+    private func access<T: Sendable>(_ kind: TransactionKind, isolation: IsolationLevel?, pool: ConnectionPool, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        // A pooled connection may have died while idle (a server restart): when
+        // it fails before the closure ran, nothing was done, so retry once on a fresh one.
+        var attempt = 0
+        while true {
+            attempt += 1
+            try Task.checkCancellation()
+            let connection = try await pool.acquire(timeout: configuration.checkoutTimeout)
+            let cancellation = CancellationFlag()
+            let dialect = self.dialect
+            let configuration = self.configuration
+            let outcome: Sendable1<(Result<T, any Error>, bodyStarted: Bool)> = await withTaskCancellationHandler {
+                await connection.run { connection in
+                    let db = Database(connection: connection, dialect: dialect, configuration: configuration, cancellation: cancellation)
+                    defer { db.invalidate() }
+                    let result = Result { try db.inTransaction(kind, isolation: isolation) { try body($0) } }
+                    connection.checkHealth()
+                    return Sendable1((result, db.bodyStarted))
+                }
+            } onCancel: {
+                cancellation.cancel()
+                connection.interrupt()
             }
-        } onCancel: {
-            cancellation.cancel()
-            connection.interrupt()
+            await pool.release(connection)
+            let (result, bodyStarted) = outcome.value
+            if case .failure(let error as DatabaseError) = result, error.kind == .connection, !bodyStarted, attempt == 1 {
+                continue
+            }
+            return try result.get()
         }
-        await pool.release(connection)
-        return try result.value.get()
     }
 }
 

@@ -47,6 +47,24 @@ enum TransactionChecks {
             try await store.write { db in try add(db, 1, "c") }
             try expectEqual(try await names(store), ["c"], "the next write works")
         },
+        ConformanceCheck("transactions: after a failed statement a write refuses more until a savepoint rolls back") { context in
+            let store = try await counter(context)
+            let error = try await expectError(.misuse, "a statement after a caught failure") {
+                try await store.write { db in
+                    try add(db, 1, "a")
+                    _ = try? add(db, 1, "duplicate")
+                    try add(db, 2, "b")
+                }
+            }
+            try expectMentions(error.message, ["earlier statement", "savepoint"], "the misuse error")
+            try expectEqual(try await names(store), [], "rows after the refused write")
+            try await store.write { db in
+                try add(db, 1, "a")
+                _ = try? db.savepoint { db in try add(db, 1, "duplicate") }
+                try add(db, 2, "b")
+            }
+            try expectEqual(try await names(store), ["a", "b"], "rows when the failure was inside a savepoint")
+        },
         ConformanceCheck("transactions: a savepoint rolls back alone inside a committed write") { context in
             let store = try await counter(context)
             try await store.write { db in

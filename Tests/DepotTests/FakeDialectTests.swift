@@ -66,6 +66,27 @@ import Testing
         #expect(log.all[1] == "UPDATE [d] SET [due] = :p1 WHERE [id] = :p2 <- NULL, INTEGER 3")
     }
 
+    @Test func batchInsertsGroupRowsBelowTheBoundValueLimit() async throws {
+        let (store, log) = store()
+        // The odd dialect takes 3 rows a statement and 10 values: 2 columns → 3 rows, then the rest.
+        let notes = (1...4).map { Note(id: nil, title: "n\($0)", pinned: $0 == 1) }
+        try await store.write { db in try db.insert(contentsOf: notes) }
+        #expect(log.all == [
+            "ODD BEGIN WRITE",
+            "SAVEPOINT depot_savepoint_1",
+            "INSERT INTO [notes] ([title], [pinned]) VALUES (:p1, :p2), (:p3, :p4), (:p5, :p6) <- TEXT 'n1', BOOLEAN true, TEXT 'n2', BOOLEAN false, TEXT 'n3', BOOLEAN false",
+            "INSERT INTO [notes] ([title], [pinned]) VALUES (:p1, :p2) <- TEXT 'n4', BOOLEAN false",
+            "RELEASE SAVEPOINT depot_savepoint_1",
+            "COMMIT",
+        ])
+    }
+
+    @Test func anIsolationLevelReachesTheDialect() async throws {
+        let (store, log) = store()
+        try await store.write(isolation: .serializable) { _ in }
+        #expect(log.all.first == "ODD BEGIN WRITE SERIALIZABLE")
+    }
+
     @Test func savepointsNestAndRollBackAlone() async throws {
         let (store, log) = store()
         struct Boom: Error {}

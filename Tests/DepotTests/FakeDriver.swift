@@ -11,7 +11,10 @@ struct OddDialect: SQLDialect {
     func typeName(_ type: ColumnType) -> String { "ODD_" + type.rawValue.uppercased() }
     var maxBoundValues: Int { 10 }
     var capabilities: Capabilities { Capabilities(concurrentReadsDuringWrite: false) }
-    func beginTransaction(_ kind: TransactionKind) -> String { kind == .read ? "ODD BEGIN READ" : "ODD BEGIN WRITE" }
+    func beginTransaction(_ kind: TransactionKind, isolation: IsolationLevel?) -> String {
+        (kind == .read ? "ODD BEGIN READ" : "ODD BEGIN WRITE") + (isolation.map { " " + $0.rawValue } ?? "")
+    }
+    var batchInsertRows: Int { 3 }
 }
 
 /// What the fake engine was asked to do, shared by its connections.

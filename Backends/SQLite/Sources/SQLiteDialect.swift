@@ -19,6 +19,9 @@ public struct SQLiteDialect: SQLDialect {
     /// SQLite's default limit since 3.32 (SQLITE_MAX_VARIABLE_NUMBER).
     public var maxBoundValues: Int { 32_766 }
 
+    /// One reused single-row statement: an embedded engine pays no round trip per statement.
+    public var batchInsertRows: Int { 1 }
+
     public func typeName(_ type: ColumnType) -> String {
         switch type {
         case .bool, .integer: "INTEGER"
@@ -33,7 +36,8 @@ public struct SQLiteDialect: SQLDialect {
     /// busy database fails at BEGIN, not halfway through. Each access also sets
     /// `query_only`, so a read refuses writes even on the single connection of an
     /// in-memory store.
-    public func beginTransaction(_ kind: TransactionKind) -> String {
+    /// SQLite transactions are always serializable, so `isolation` changes nothing.
+    public func beginTransaction(_ kind: TransactionKind, isolation: IsolationLevel?) -> String {
         switch kind {
         case .read: "PRAGMA query_only = ON; BEGIN DEFERRED"
         case .write: "PRAGMA query_only = OFF; BEGIN IMMEDIATE"
