@@ -7,7 +7,9 @@ let package = Package(
     products: [
         .library(name: "Depot", targets: ["Depot"]),
         .library(name: "DepotSQLite", targets: ["DepotSQLite"]),
+        .library(name: "DepotPostgres", targets: ["DepotPostgres"]),
         .library(name: "DepotConformance", targets: ["DepotConformance"]),
+        .executable(name: "depot-conformance", targets: ["DepotConformanceRunner"]),
     ],
     targets: [
         // The engine-independent core. Imports no C.
@@ -25,11 +27,33 @@ let package = Package(
         ),
         .target(name: "DepotSQLite", dependencies: ["Depot", "CSQLite"], path: "Backends/SQLite/Sources"),
 
+        // PostgreSQL through the system's libpq (Debian: libpq-dev). A separate
+        // product, so SQLite-only users never need libpq.
+        .systemLibrary(
+            name: "CLibPQ",
+            path: "Backends/PostgreSQL/CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        .target(name: "DepotPostgres", dependencies: ["Depot", "CLibPQ"], path: "Backends/PostgreSQL/Sources"),
+
+        // `depot-conformance URL`: the suite against any SQLite path or PostgreSQL server.
+        .executableTarget(
+            name: "DepotConformanceRunner",
+            dependencies: ["Depot", "DepotSQLite", "DepotPostgres", "DepotConformance"],
+            path: "Sources/DepotConformanceRunner"
+        ),
+
         .testTarget(name: "DepotTests", dependencies: ["Depot"], path: "Tests/DepotTests"),
         .testTarget(
             name: "DepotSQLiteTests",
             dependencies: ["Depot", "DepotSQLite", "DepotConformance"],
             path: "Tests/DepotSQLiteTests"
+        ),
+        .testTarget(
+            name: "DepotPostgresTests",
+            dependencies: ["Depot", "DepotPostgres", "DepotSQLite", "DepotConformance"],
+            path: "Tests/DepotPostgresTests"
         ),
     ]
 )

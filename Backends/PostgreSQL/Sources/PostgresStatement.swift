@@ -1,0 +1,250 @@
+import CLibPQ
+import Depot
+import Foundation
+
+/// A statement run with libpq's extended protocol: prepared once per set of
+/// parameter types, parameters sent typed (binary where fixed-width), results
+/// read in binary. A cursor streams it in single-row mode.
+final class PostgresStatement: DriverStatement {
+    private let connection: PostgresConnection
+    private let sql: String
+    /// Server-side prepared statements, by the parameter types they were prepared for.
+    private var prepared: [[Oid]: String] = [:]
+    private var parameters: [PostgresParameter] = []
+    private var wantsStreaming = false
+
+    private enum State {
+        case idle
+        case bound
+        /// A whole result in memory, positioned on `row`.
+        case buffered(result: OpaquePointer, row: Int32, rows: Int32)
+        /// Single-row results: `current` is the row being read.
+        case streaming(current: OpaquePointer?)
+        case done
+    }
+    private var state = State.idle
+    /// Rows of a stream read ahead because another statement needed the connection.
+    private var queued: [OpaquePointer] = []
+    private var streamIsLive = false
+
+    private(set) var columns = ColumnSet([])
+    private var columnTypes: [Oid] = []
+    private(set) var changes = 0
+
+    init(connection: PostgresConnection, sql: String) {
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit {
+        reset()
+        if !connection.isClosed, connection.isUsable {
+            for name in prepared.values {
+                PQclear(PQexec(connection.handle, "DEALLOCATE \(name)"))
+            }
+        }
+    }
+
+    func bind(_ values: [Value]) throws {
+        reset()
+        parameters = try values.enumerated().map { try PostgresParameter($0.element, position: $0.offset + 1) }
+        wantsStreaming = false
+        state = .bound
+    }
+
+    func prepareForStreaming() throws {
+        wantsStreaming = true
+    }
+
+    func step() throws -> Bool {
+        switch state {
+        case .idle, .done:
+            return false
+        case .bound:
+            try execute()
+            return try step()
+        case .buffered(let result, let row, let rows):
+            let next = row + 1
+            if next < rows {
+                state = .buffered(result: result, row: next, rows: rows)
+                return true
+            }
+            PQclear(result)
+            state = .done
+            return false
+        case .streaming(let current):
+            if let current { PQclear(current) }
+            return try nextStreamedRow()
+        }
+    }
+
+    func reset() {
+        switch state {
+        case .buffered(let result, _, _): PQclear(result)
+        case .streaming(let current):
+            if let current { PQclear(current) }
+            if streamIsLive {
+                // Drain the stream so the connection is free again.
+                while let result = PQgetResult(connection.handle) { PQclear(result) }
+                streamIsLive = false
+                if connection.streaming === self { connection.streaming = nil }
+            }
+        default: break
+        }
+        queued.forEach { PQclear($0) }
+        queued.removeAll()
+        state = .idle
+    }
+
+    func value(at index: Int) throws -> Value {
+        let result: OpaquePointer
+        let row: Int32
+        switch state {
+        case .buffered(let r, let position, _): (result, row) = (r, position)
+        case .streaming(let current?): (result, row) = (current, 0)
+        default: throw DatabaseError(.misuse, "no current row", sql: sql)
+        }
+        let column = Int32(index)
+        if PQgetisnull(result, row, column) == 1 { return .null }
+        let length = Int(PQgetlength(result, row, column))
+        guard let pointer = PQgetvalue(result, row, column) else { return .null }
+        do {
+            return try PostgresBinary.value(type: columnTypes[index], bytes: UnsafeRawBufferPointer(start: pointer, count: length))
+        } catch let error as PostgresBinary.Unsupported {
+            throw DatabaseError(.decoding, error.message, column: columns.names[index], columnIndex: index, sql: sql)
+        }
+    }
+
+    // MARK: Running
+
+    private func statementName() throws -> String {
+        let types = parameters.map(\.type)
+        if let name = prepared[types] { return name }
+        try connection.finishStreaming()
+        let name = connection.nextStatementName()
+        let result = PQprepare(connection.handle, name, sql, Int32(types.count), types)
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+            throw PostgresError.make(result, connection.handle, sql: sql)
+        }
+        prepared[types] = name
+        return name
+    }
+
+    /// Runs `body` with libpq's parameter arrays, which point into `parameters`.
+    private func withParameterArrays<T>(_ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T) -> T {
+        let count = parameters.count
+        let lengths = parameters.map { Int32($0.bytes?.count ?? 0) }
+        let formats = parameters.map(\.format)
+        // One buffer holds every value; an empty non-NULL value still needs a valid pointer.
+        let total = parameters.reduce(0) { $0 + ($1.bytes?.count ?? 0) } + 1
+        let storage = UnsafeMutablePointer<CChar>.allocate(capacity: total)
+        defer { storage.deallocate() }
+        var pointers: [UnsafePointer<CChar>?] = []
+        pointers.reserveCapacity(count)
+        var offset = 0
+        for parameter in parameters {
+            guard let bytes = parameter.bytes else { pointers.append(nil); continue }
+            let start = storage + offset
+            bytes.withUnsafeBytes { source in
+                if let base = source.baseAddress { UnsafeMutableRawPointer(start).copyMemory(from: base, byteCount: bytes.count) }
+            }
+            pointers.append(UnsafePointer(start))
+            offset += bytes.count
+        }
+        return pointers.withUnsafeBufferPointer { values in
+            lengths.withUnsafeBufferPointer { lengths in
+                formats.withUnsafeBufferPointer { formats in
+                    body(values.baseAddress, lengths.baseAddress, formats.baseAddress)
+                }
+            }
+        }
+    }
+
+    private func execute() throws {
+        let name = try statementName()
+        try connection.finishStreaming()
+        if wantsStreaming {
+            let sent = withParameterArrays { values, lengths, formats in
+                PQsendQueryPrepared(connection.handle, name, Int32(parameters.count), values, lengths, formats, 1)
+            }
+            guard sent == 1 else { throw PostgresError.connection(connection.handle, "cannot send the query") }
+            PQsetSingleRowMode(connection.handle)
+            streamIsLive = true
+            connection.streaming = self
+            state = .streaming(current: nil)
+            return
+        }
+        let result = withParameterArrays { values, lengths, formats in
+            PQexecPrepared(connection.handle, name, Int32(parameters.count), values, lengths, formats, 1)
+        }
+        switch PQresultStatus(result) {
+        case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
+            guard let result else { throw PostgresError.connection(connection.handle, "no result") }
+            readColumns(result)
+            changes = Int(String(cString: PQcmdTuples(result))) ?? 0
+            state = .buffered(result: result, row: -1, rows: PQntuples(result))
+        default:
+            let error = PostgresError.make(result, connection.handle, sql: sql)
+            PQclear(result)
+            state = .done
+            throw error
+        }
+    }
+
+    private func nextStreamedRow() throws -> Bool {
+        let result: OpaquePointer?
+        if !queued.isEmpty {
+            result = queued.removeFirst()
+        } else if streamIsLive {
+            result = PQgetResult(connection.handle)
+        } else {
+            result = nil
+        }
+        guard let result else {
+            finishStream()
+            return false
+        }
+        switch PQresultStatus(result) {
+        case PGRES_SINGLE_TUPLE:
+            readColumns(result)
+            state = .streaming(current: result)
+            return true
+        case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
+            // The end of the rows; libpq then returns NULL.
+            changes = Int(String(cString: PQcmdTuples(result))) ?? 0
+            PQclear(result)
+            return try nextStreamedRow()
+        default:
+            let error = PostgresError.make(result, connection.handle, sql: sql)
+            PQclear(result)
+            finishStream()
+            throw error
+        }
+    }
+
+    private func finishStream() {
+        if streamIsLive {
+            while let result = PQgetResult(connection.handle) { PQclear(result) }
+            streamIsLive = false
+        }
+        if connection.streaming === self { connection.streaming = nil }
+        state = .done
+    }
+
+    /// Reads the rest of the stream ahead, so the connection is free for another statement.
+    func bufferRemainingRows() throws {
+        guard streamIsLive else { return }
+        while let result = PQgetResult(connection.handle) {
+            queued.append(result)
+        }
+        streamIsLive = false
+    }
+
+    private func readColumns(_ result: OpaquePointer) {
+        let count = PQnfields(result)
+        if Int(count) == columnTypes.count, columnTypes.count > 0 { return }
+        columnTypes = (0..<count).map { PQftype(result, $0) }
+        columns = ColumnSet((0..<count).map { String(cString: PQfname(result, $0)) })
+    }
+}

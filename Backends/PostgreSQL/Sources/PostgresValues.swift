@@ -1,0 +1,192 @@
+import CLibPQ
+import Depot
+import Foundation
+
+/// PostgreSQL type OIDs Depot reads and writes.
+enum PostgresType {
+    static let bool: Oid = 16, bytea: Oid = 17, char: Oid = 18, name: Oid = 19, int8: Oid = 20, int2: Oid = 21
+    static let int4: Oid = 23, text: Oid = 25, oid: Oid = 26, json: Oid = 114, xml: Oid = 142
+    static let float4: Oid = 700, float8: Oid = 701, unknown: Oid = 705, bpchar: Oid = 1042, varchar: Oid = 1043
+    static let date: Oid = 1082, timestamp: Oid = 1114, timestamptz: Oid = 1184, numeric: Oid = 1700
+    static let uuid: Oid = 2950, jsonb: Oid = 3802
+}
+
+/// One bound parameter as libpq takes it.
+struct PostgresParameter {
+    /// The type the server is told; 0 lets it infer the type from the statement.
+    var type: Oid
+    /// 0 text, 1 binary.
+    var format: Int32
+    /// The bytes; nil is NULL. Text-format bytes end with a NUL.
+    var bytes: [UInt8]?
+}
+
+/// Microseconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
+private let postgresEpochMicros: Int64 = 946_684_800_000_000
+
+extension PostgresParameter {
+    /// How a ``Value`` is sent: fixed-width types in binary with their type, so
+    /// `SELECT $1` keeps it; text, JSON and NULL as untyped text, so the server
+    /// reads them as the column or function needs (`uuid`, `jsonb`, an enum...).
+    init(_ value: Value, position: Int) throws {
+        func bigEndian<T: FixedWidthInteger>(_ x: T) -> [UInt8] { withUnsafeBytes(of: x.bigEndian) { Array($0) } }
+        switch value {
+        case .null: self.init(type: 0, format: 0, bytes: nil)
+        case .bool(let b): self.init(type: PostgresType.bool, format: 1, bytes: [b ? 1 : 0])
+        case .integer(let i): self.init(type: PostgresType.int8, format: 1, bytes: bigEndian(i))
+        case .double(let d): self.init(type: PostgresType.float8, format: 1, bytes: bigEndian(d.bitPattern))
+        case .text(let s), .json(let s):
+            guard !s.utf8.contains(0) else {
+                throw DatabaseError(.encoding, "value \(position): PostgreSQL text cannot hold the NUL character (U+0000)")
+            }
+            self.init(type: 0, format: 0, bytes: Array(s.utf8) + [0])
+        case .blob(let data): self.init(type: PostgresType.bytea, format: 1, bytes: Array(data))
+        case .date(let date):
+            guard let micros = ISO8601.microseconds(date) else {
+                throw DatabaseError(.encoding, "value \(position): the date \(date.timeIntervalSince1970) seconds from 1970 is outside the years 0001...9999")
+            }
+            self.init(type: PostgresType.timestamptz, format: 1, bytes: bigEndian(micros - postgresEpochMicros))
+        case .uuid(let uuid): self.init(type: PostgresType.uuid, format: 1, bytes: withUnsafeBytes(of: uuid.uuid) { Array($0) })
+        case .decimal(let decimal):
+            guard !decimal.isNaN else { throw DatabaseError(.encoding, "value \(position): Decimal NaN cannot be stored") }
+            self.init(type: PostgresType.numeric, format: 0, bytes: Array(decimal.description.utf8) + [0])
+        }
+    }
+}
+
+/// Reads binary-format result values.
+enum PostgresBinary {
+    struct Unsupported: Error { let message: String }
+
+    static func read<T: FixedWidthInteger>(_ type: T.Type, _ bytes: UnsafeRawBufferPointer, at offset: Int = 0) -> T {
+        T(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+
+    /// The value of one binary result cell of the given type.
+    static func value(type: Oid, bytes: UnsafeRawBufferPointer) throws -> Value {
+        func expect(_ count: Int) throws {
+            guard bytes.count == count else { throw Unsupported(message: "expected \(count) bytes for type \(type), got \(bytes.count)") }
+        }
+        switch type {
+        case PostgresType.bool:
+            try expect(1)
+            return .bool(bytes[0] != 0)
+        case PostgresType.int8:
+            try expect(8)
+            return .integer(read(Int64.self, bytes))
+        case PostgresType.int4:
+            try expect(4)
+            return .integer(Int64(read(Int32.self, bytes)))
+        case PostgresType.int2:
+            try expect(2)
+            return .integer(Int64(read(Int16.self, bytes)))
+        case PostgresType.oid:
+            try expect(4)
+            return .integer(Int64(read(UInt32.self, bytes)))
+        case PostgresType.float8:
+            try expect(8)
+            return .double(Double(bitPattern: read(UInt64.self, bytes)))
+        case PostgresType.float4:
+            try expect(4)
+            return .double(Double(Float(bitPattern: read(UInt32.self, bytes))))
+        case PostgresType.text, PostgresType.varchar, PostgresType.bpchar, PostgresType.name, PostgresType.char,
+             PostgresType.unknown, PostgresType.xml:
+            return .text(try utf8(bytes))
+        case PostgresType.json:
+            return .json(try utf8(bytes))
+        case PostgresType.jsonb:
+            guard bytes.count >= 1, bytes[0] == 1 else { throw Unsupported(message: "unknown jsonb format version") }
+            return .json(try utf8(UnsafeRawBufferPointer(rebasing: bytes.dropFirst())))
+        case PostgresType.bytea:
+            return .blob(Data(bytes))
+        case PostgresType.uuid:
+            try expect(16)
+            var uuid = UUID().uuid
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: bytes) }
+            return .uuid(UUID(uuid: uuid))
+        case PostgresType.timestamptz, PostgresType.timestamp:
+            try expect(8)
+            let micros = read(Int64.self, bytes)
+            guard micros != .max, micros != .min else {
+                throw Unsupported(message: "an infinite timestamp has no Date")
+            }
+            let (sum, overflow) = micros.addingReportingOverflow(postgresEpochMicros)
+            guard !overflow else { throw Unsupported(message: "the timestamp is out of Date's range") }
+            return .date(ISO8601.date(microseconds: sum))
+        case PostgresType.date:
+            try expect(4)
+            let days = read(Int32.self, bytes)
+            guard days != .max, days != .min else { throw Unsupported(message: "an infinite date has no Date") }
+            return .date(ISO8601.date(microseconds: Int64(days) * 86_400_000_000 + postgresEpochMicros))
+        case PostgresType.numeric:
+            return .decimal(try numeric(bytes))
+        default:
+            throw Unsupported(message: "Depot does not read PostgreSQL type OID \(type); cast the column in SQL (for example ::text)")
+        }
+    }
+
+    static func utf8(_ bytes: UnsafeRawBufferPointer) throws -> String {
+        guard let text = String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) else {
+            throw Unsupported(message: "the text is not valid UTF-8")
+        }
+        return text
+    }
+
+    /// A binary `numeric`: base-10000 digits with a weight, a sign and a display scale.
+    static func numeric(_ bytes: UnsafeRawBufferPointer) throws -> Decimal {
+        guard bytes.count >= 8 else { throw Unsupported(message: "a numeric needs at least 8 bytes") }
+        let count = Int(read(Int16.self, bytes, at: 0))
+        let weight = Int(read(Int16.self, bytes, at: 2))
+        let sign = read(UInt16.self, bytes, at: 4)
+        let scale = Int(read(Int16.self, bytes, at: 6))
+        guard bytes.count == 8 + 2 * count else { throw Unsupported(message: "a numeric's length does not match its digits") }
+        switch sign {
+        case 0x0000, 0x4000: break
+        case 0xC000: throw Unsupported(message: "numeric NaN has no Decimal")
+        default: throw Unsupported(message: "an infinite numeric has no Decimal")
+        }
+        func digit(_ position: Int) -> Int { // position 0 is the group of weight `weight`
+            position >= 0 && position < count ? Int(read(Int16.self, bytes, at: 8 + 2 * position)) : 0
+        }
+        var text = sign == 0x4000 ? "-" : ""
+        if weight < 0 {
+            text += "0"
+        } else {
+            for group in 0...weight {
+                let d = digit(group)
+                text += group == 0 ? String(d) : pad4(d)
+            }
+        }
+        if scale > 0 {
+            var fraction = ""
+            for k in 1...((scale + 3) / 4) { fraction += pad4(digit(weight + k)) }
+            text += "." + fraction.prefix(scale)
+        }
+        guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+            throw Unsupported(message: "cannot read the numeric \(text)")
+        }
+        // Decimal keeps about 38 digits and rounds the rest away silently: refuse instead.
+        guard normalized(decimal.description) == normalized(text) else {
+            throw Unsupported(message: "the numeric \(text) has more digits than Decimal holds (it would read \(decimal))")
+        }
+        return decimal
+    }
+
+    /// `-0012.3400` → `-12.34`: the same number always has the same text.
+    static func normalized(_ text: String) -> String {
+        var body = Substring(text)
+        var negative = false
+        if body.first == "-" { negative = true; body = body.dropFirst() }
+        var integer = body.prefix { $0 != "." }.drop { $0 == "0" }
+        var fraction = body.drop { $0 != "." }.dropFirst()
+        while fraction.last == "0" { fraction = fraction.dropLast() }
+        if integer.isEmpty { integer = "0" }
+        let result = fraction.isEmpty ? String(integer) : "\(integer).\(fraction)"
+        return negative && result != "0" ? "-" + result : result
+    }
+
+    private static func pad4(_ d: Int) -> String {
+        let s = String(d)
+        return String(repeating: "0", count: max(0, 4 - s.count)) + s
+    }
+}

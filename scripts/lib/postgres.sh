@@ -1,0 +1,61 @@
+# Starts a throwaway PostgreSQL server for the tests. Sourced by scripts/test.
+
+# run_as_postgres_user COMMAND...: PostgreSQL refuses to run as root, so a root
+# caller runs the server tools as the unprivileged `postgres` user.
+run_as_postgres_user() {
+    if [ "$(id -u)" -eq 0 ]; then
+        runuser -u postgres -- "$@"
+    else
+        "$@"
+    fi
+}
+
+# free_loopback_port: a TCP port on 127.0.0.1 that nothing listens on.
+free_loopback_port() {
+    local port
+    for port in $(seq 54330 54999); do
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            echo "$port"
+            return 0
+        fi
+    done
+    echo "no free port between 54330 and 54999" >&2
+    return 1
+}
+
+# start_throwaway_postgres: initdb into a temporary folder, start the server on a
+# free loopback port with a random password, export DEPOT_POSTGRES_URL, and stop
+# and delete it all when the calling script exits, whether the tests pass or fail.
+start_throwaway_postgres() {
+    local bindir
+    bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+    if [ -z "$bindir" ] || [ ! -x "$bindir/initdb" ]; then
+        echo "PostgreSQL's server binaries are missing (Debian package postgresql)" >&2
+        return 1
+    fi
+    DEPOT_PG_DIR=$(mktemp -d /tmp/depot-postgres.XXXXXX)
+    chmod 755 "$DEPOT_PG_DIR"
+    local port password
+    port=$(free_loopback_port)
+    password="depot-$(od -An -N8 -tx8 /dev/urandom | tr -d ' \n')"
+    printf '%s\n' "$password" > "$DEPOT_PG_DIR/password"
+    [ "$(id -u)" -eq 0 ] && chown -R postgres "$DEPOT_PG_DIR"
+    DEPOT_PG_BIN="$bindir"
+    trap stop_throwaway_postgres EXIT
+    echo "==> starting a throwaway PostgreSQL ($("$bindir/postgres" --version | awk '{print $3}')) on 127.0.0.1:$port"
+    run_as_postgres_user "$bindir/initdb" -D "$DEPOT_PG_DIR/data" -U depot --pwfile="$DEPOT_PG_DIR/password" \
+        -A scram-sha-256 -E UTF8 --locale=C.UTF-8 > "$DEPOT_PG_DIR/initdb.log" 2>&1 \
+        || { cat "$DEPOT_PG_DIR/initdb.log" >&2; return 1; }
+    run_as_postgres_user "$bindir/pg_ctl" -D "$DEPOT_PG_DIR/data" -l "$DEPOT_PG_DIR/server.log" -w -t 60 \
+        -o "-p $port -k $DEPOT_PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+        start > /dev/null \
+        || { cat "$DEPOT_PG_DIR/server.log" >&2; return 1; }
+    export DEPOT_POSTGRES_URL="postgres://depot:$password@127.0.0.1:$port/postgres"
+}
+
+stop_throwaway_postgres() {
+    if [ -n "${DEPOT_PG_DIR:-}" ] && [ -d "$DEPOT_PG_DIR/data" ]; then
+        run_as_postgres_user "$DEPOT_PG_BIN/pg_ctl" -D "$DEPOT_PG_DIR/data" -m immediate stop > /dev/null 2>&1 || true
+        rm -rf "$DEPOT_PG_DIR"
+    fi
+}
