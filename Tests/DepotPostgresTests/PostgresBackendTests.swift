@@ -1,0 +1,209 @@
+import Depot
+import DepotPostgres
+import Foundation
+import Testing
+
+@Suite(.serialized, .enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
+struct PostgresBackendTests {
+    /// Kills a server process from a separate connection, as an administrator or a crash would.
+    func terminate(_ pid: Int) async throws {
+        let admin = try await Store.postgres(try PostgresTestServer.requireConfiguration())
+        let killed = try await admin.write { db in try db.fetchOne(Bool.self, "SELECT pg_terminate_backend(CAST(\(pid) AS integer))") }
+        #expect(killed == true)
+        await admin.close()
+    }
+
+    @Test func killingTheBackendMidTransactionIsAConnectionErrorAndThePoolRecovers() async throws {
+        let store = try await PostgresTestServer.freshStore { $0.maxConnections = 1 }
+        try await store.write { db in try db.execute("CREATE TABLE \(ident: "t") (\(ident: "x") bigint)") }
+        let error = await #expect(throws: DatabaseError.self) {
+            try await store.write { db in
+                try db.execute("INSERT INTO \(ident: "t") VALUES (\(1))")
+                let pid = try db.fetchOne(Int.self, "SELECT pg_backend_pid()") ?? 0
+                let done = DispatchSemaphore(value: 0)
+                Task.detached { try? await terminate(pid); done.signal() }
+                _ = done.wait(timeout: .now() + 20)
+                try db.execute("INSERT INTO \(ident: "t") VALUES (\(2))")
+            }
+        }
+        #expect(error?.kind == .connection)
+        // The pool replaced the dead connection; the transaction was not committed.
+        let count = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "t")") }
+        #expect(count == 0)
+        try await store.write { db in try db.execute("INSERT INTO \(ident: "t") VALUES (\(3))") }
+        await store.close()
+    }
+
+    @Test func aConnectionKilledWhileIdleIsReplacedWithoutFailingTheNextAccess() async throws {
+        let store = try await PostgresTestServer.freshStore { $0.maxConnections = 1 }
+        let pid = try await store.read { db in try db.fetchOne(Int.self, "SELECT pg_backend_pid()") ?? 0 }
+        try await terminate(pid)
+        let newPID = try await store.read { db in try db.fetchOne(Int.self, "SELECT pg_backend_pid()") ?? 0 }
+        #expect(newPID != pid)
+        await store.close()
+    }
+
+    @Test func waitingTooLongForAConnectionIsATimeoutError() async throws {
+        var storeConfiguration = Store.Configuration()
+        storeConfiguration.checkoutTimeout = .milliseconds(300)
+        let store = try await PostgresTestServer.freshStore(storeConfiguration) { $0.maxConnections = 1 }
+        let (holding, holdingContinuation) = AsyncStream<Void>.makeStream()
+        let release = DispatchSemaphore(value: 0)
+        let holder = Task {
+            try await store.read { _ in
+                holdingContinuation.yield()
+                _ = release.wait(timeout: .now() + 20)
+            }
+        }
+        for await _ in holding { break }
+        let error = await #expect(throws: DatabaseError.self) { try await store.read { _ in 1 } }
+        #expect(error?.kind == .timeout)
+        release.signal()
+        try await holder.value
+        #expect(try await store.read { _ in 2 } == 2)
+        await store.close()
+    }
+
+    @Test func cancellingATaskCancelsItsQueryOnTheServer() async throws {
+        let store = try await PostgresTestServer.freshStore { $0.maxConnections = 1 }
+        let (started, startedContinuation) = AsyncStream<Void>.makeStream()
+        let sleeper = Task {
+            try await store.read { db in
+                startedContinuation.yield()
+                try db.execute("SELECT pg_sleep(60)")
+            }
+        }
+        for await _ in started { break }
+        try await Task.sleep(for: .milliseconds(200)) // let the query reach the server
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        // The one connection is clean and free: not in a transaction, no query running.
+        let running = try await store.read { db in
+            try db.fetchOne(Int.self, "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep%' AND state = 'active'")
+        }
+        #expect(running == 0)
+        await store.close()
+    }
+
+    @Test func serializableConflictsAreSerializationErrors() async throws {
+        let store = try await PostgresTestServer.freshStore()
+        try await store.write { db in
+            try db.execute("CREATE TABLE \(ident: "accounts") (\(ident: "id") bigint PRIMARY KEY, \(ident: "balance") bigint NOT NULL)")
+            try db.execute("INSERT INTO \(ident: "accounts") VALUES (1, 100), (2, 100)")
+        }
+        let bothRead = DispatchGroup()
+        bothRead.enter()
+        bothRead.enter()
+        func withdraw(_ id: Int) async throws {
+            try await store.write(isolation: .serializable) { db in
+                let total = try db.fetchOne(Int.self, "SELECT sum(\(ident: "balance"))::bigint FROM \(ident: "accounts")") ?? 0
+                bothRead.leave()
+                _ = bothRead.wait(timeout: .now() + 20)
+                if total >= 150 {
+                    try db.execute("UPDATE \(ident: "accounts") SET \(ident: "balance") = \(ident: "balance") - 150 WHERE \(ident: "id") = \(id)")
+                }
+            }
+        }
+        let first = Task { try await withdraw(1) }
+        let second = Task { try await withdraw(2) }
+        let results = [await first.result, await second.result]
+        let failures = results.compactMap { result -> DatabaseError? in
+            if case .failure(let error as DatabaseError) = result { return error }
+            return nil
+        }
+        #expect(failures.count == 1)
+        #expect(failures.first?.kind == .serialization)
+        #expect(failures.first?.engineCode == "40001")
+        await store.close()
+    }
+
+    @Test func aQueryInsideAStreamingLoopRuns() async throws {
+        let store = try await PostgresTestServer.freshStore()
+        let pairs = try await store.write { db -> [String] in
+            try db.execute("CREATE TABLE \(ident: "n") (\(ident: "v") bigint)")
+            try db.execute("INSERT INTO \(ident: "n") SELECT generate_series(1, 5)")
+            var pairs: [String] = []
+            try db.forEach(Int.self, "SELECT \(ident: "v") FROM \(ident: "n") ORDER BY 1") { v in
+                let square = try db.fetchOne(Int.self, "SELECT \(v) * \(v)") ?? 0
+                pairs.append("\(v):\(square)")
+            }
+            return pairs
+        }
+        #expect(pairs == ["1:1", "2:4", "3:9", "4:16", "5:25"])
+        await store.close()
+    }
+
+    @Test func typesDepotDoesNotReadSayHowToCastThem() async throws {
+        let store = try await PostgresTestServer.freshStore()
+        let error = await #expect(throws: DatabaseError.self) {
+            try await store.read { db in try db.fetchOne(String.self, "SELECT interval '1 day' AS \(ident: "span")") }
+        }
+        #expect(error?.kind == .decoding)
+        #expect(error?.column == "span")
+        #expect(error?.message.contains("::text") == true)
+        let nan = await #expect(throws: DatabaseError.self) {
+            try await store.read { db in try db.fetchOne(Decimal.self, "SELECT 'NaN'::numeric") }
+        }
+        #expect(nan?.kind == .decoding)
+        let text = try await store.read { db in try db.fetchOne(String.self, "SELECT interval '1 day'::text") }
+        #expect(text == "1 day")
+    }
+
+    @Test func textWithNULIsRefusedBeforeItIsTruncated() async throws {
+        let store = try await PostgresTestServer.freshStore()
+        let error = await #expect(throws: DatabaseError.self) {
+            try await store.read { db in try db.fetchOne(String.self, "SELECT \("before\u{0}after")") }
+        }
+        #expect(error?.kind == .encoding)
+        #expect(error?.message.contains("NUL") == true)
+    }
+
+    @Test func aWrongPasswordIsAConnectionErrorThatNeverShowsThePassword() async throws {
+        var configuration = try PostgresTestServer.requireConfiguration()
+        configuration.password = "wrong-secret-\(UUID().uuidString)"
+        let error = await #expect(throws: DatabaseError.self) { try await Store.postgres(configuration) }
+        #expect(error?.kind == .connection)
+        #expect(error?.description.contains(configuration.password ?? "") == false)
+        #expect(error?.message.contains("password authentication failed") == true)
+    }
+
+    @Test func anUnreachableServerIsAConnectionError() async throws {
+        let configuration = PostgresConfiguration(host: "127.0.0.1", port: 1, user: "nobody", password: "secret", database: "none")
+        let error = await #expect(throws: DatabaseError.self) { try await Store.postgres(configuration) }
+        #expect(error?.kind == .connection)
+        #expect(error?.message.hasPrefix("cannot connect to PostgreSQL at 127.0.0.1:1/none as nobody") == true)
+        #expect(error?.description.contains("secret") == false)
+    }
+}
+
+/// URL parsing needs no server.
+@Suite struct PostgresConfigurationTests {
+    @Test func aURLGivesEveryField() throws {
+        let configuration = try PostgresConfiguration(url: "postgresql://app%40corp:p%40ss%3Aword@db.example.com:6543/reminders?sslmode=require&search_path=app")
+        #expect(configuration.user == "app@corp")
+        #expect(configuration.password == "p@ss:word")
+        #expect(configuration.host == "db.example.com")
+        #expect(configuration.port == 6543)
+        #expect(configuration.database == "reminders")
+        #expect(configuration.searchPath == "app")
+        #expect(configuration.parameters == ["sslmode": "require"])
+        #expect(configuration.description == "postgres://app@corp:***@db.example.com:6543/reminders")
+    }
+
+    @Test func defaultsFollowLibpq() throws {
+        let configuration = try PostgresConfiguration(url: "postgres://me@localhost")
+        #expect(configuration.port == 5432 && configuration.database == "me" && configuration.password == nil)
+        #expect(configuration.description == "postgres://me@localhost:5432/me")
+    }
+
+    @Test func aBadURLSaysWhatIsWrongWithoutThePassword() {
+        #expect(throws: DatabaseError.self) { try PostgresConfiguration(url: "mysql://u:topsecret@h/db") }
+        do {
+            _ = try PostgresConfiguration(url: "mysql://u:topsecret@h/db")
+        } catch {
+            #expect(!"\(error)".contains("topsecret"))
+            #expect("\(error)".contains("mysql://u:***@h/db"))
+        }
+        #expect(throws: DatabaseError.self) { try PostgresConfiguration(url: "postgres://localhost/db") }
+    }
+}
