@@ -24,6 +24,20 @@ enum PostgresTestServer {
             database: environment["POSTGRES_DB"] ?? "depot")
     }()
 
+    /// The server as a URL, password included, for tools that take one.
+    static var url: String? {
+        if let url = environment["DEPOT_POSTGRES_URL"], !url.isEmpty { return url }
+        guard let configuration else { return nil }
+        var components = URLComponents()
+        components.scheme = "postgres"
+        components.user = configuration.user
+        components.password = configuration.password
+        components.host = configuration.host
+        components.port = configuration.port
+        components.path = "/" + configuration.database
+        return components.string
+    }
+
     /// Whether the PostgreSQL tests run: always in CI (where a missing server fails them),
     /// elsewhere when a server is named.
     static let shouldRun = configuration != nil || isCI

@@ -30,6 +30,9 @@ final class PostgresConnection: DriverConnection {
         }
         handle = connection
         cancelHandle = PQgetCancel(connection)
+        // libpq prints server notices ("relation already exists, skipping") to stderr
+        // by default; a library must stay quiet.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         var setup = "SET TIME ZONE 'UTC'"
         if let path = configuration.searchPath {
             setup += "; SET search_path TO " + path.split(separator: ",").map {

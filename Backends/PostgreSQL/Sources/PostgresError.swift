@@ -26,8 +26,9 @@ enum PostgresError {
     /// A failure of the connection itself (libpq's message; it never holds the password).
     static func connection(_ connection: OpaquePointer?, _ context: String) -> DatabaseError {
         let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
-        return DatabaseError(.connection, "\(context): \(message.trimmingCharacters(in: .whitespacesAndNewlines))",
-                             engineCode: "connection lost")
+        // libpq's messages span lines ("...failed: Connection refused\n\tIs the server running..."): keep one.
+        let oneLine = message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        return DatabaseError(.connection, "\(context): \(oneLine)", engineCode: "connection lost")
     }
 
     /// The portable category of an SQLSTATE.

@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+/// `depot-conformance`, run as a user runs it, against both engines.
+@Suite struct ConformanceRunnerTests {
+    func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let folder = try #require(Bundle.main.executableURL?.deletingLastPathComponent())
+        var candidates = [folder.appendingPathComponent("depot-conformance")]
+        candidates.append(folder.deletingLastPathComponent().appendingPathComponent("depot-conformance"))
+        let binary = try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) },
+                                  "depot-conformance is built beside the tests (swift build --build-tests)")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func itPassesOnSQLiteFilesAndReportsEachCheck() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("depot-runner-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let (status, output) = try run([folder.appendingPathComponent("db.sqlite").path, "--filter", "sql:"])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("PASS  sql: injection attempts are stored and matched verbatim"))
+        #expect(output.hasSuffix("6 passed, 0 failed\n"))
+        // It leaves nothing behind.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [])
+    }
+
+    @Test(.enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named"))
+    func itPassesOnPostgreSQL() throws {
+        let url = try #require(PostgresTestServer.url, "no PostgreSQL server named")
+        let (status, output) = try run([url, "--filter", "constraints:"])
+        #expect(status == 0, "\(output)")
+        #expect(output.hasPrefix("Depot conformance: 5 checks against PostgreSQL postgres://"))
+        #expect(!output.contains(try #require(URLComponents(string: url)?.password)), "the password is never printed")
+        #expect(output.hasSuffix("5 passed, 0 failed\n"))
+    }
+
+    @Test func anUnusableDatabaseIsOneLineAndExitStatus2() throws {
+        let (status, output) = try run(["postgres://nobody:secret@127.0.0.1:1/none"])
+        #expect(status == 2)
+        #expect(output.split(separator: "\n").count == 1)
+        #expect(!output.contains("secret"))
+    }
+}
