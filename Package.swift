@@ -10,6 +10,11 @@ let package = Package(
         .library(name: "DepotPostgres", targets: ["DepotPostgres"]),
         .library(name: "DepotConformance", targets: ["DepotConformance"]),
         .executable(name: "depot-conformance", targets: ["DepotConformanceRunner"]),
+        .library(name: "Reminders", targets: ["Reminders"]),
+        .executable(name: "reminders", targets: ["RemindersCommand"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
     ],
     targets: [
         // The engine-independent core. Imports no C.
@@ -44,6 +49,22 @@ let package = Package(
             path: "Sources/DepotConformanceRunner"
         ),
 
+        // The reminders app's model: lists, reminders, tags, on any engine.
+        .target(name: "Reminders", dependencies: ["Depot"], path: "Sources/Reminders"),
+
+        // `reminders`: the command-line app, embedded SQLite by default, PostgreSQL by URL.
+        .executableTarget(
+            name: "RemindersCommand",
+            dependencies: [
+                "Reminders", "DepotSQLite", "DepotPostgres",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/RemindersCommand"
+        ),
+
+        // Shared by the test targets: the test PostgreSQL server and temporary files.
+        .target(name: "TestSupport", dependencies: ["Depot", "DepotPostgres"], path: "Tests/TestSupport"),
+
         .testTarget(name: "DepotTests", dependencies: ["Depot"], path: "Tests/DepotTests"),
         .testTarget(
             name: "DepotSQLiteTests",
@@ -52,8 +73,13 @@ let package = Package(
         ),
         .testTarget(
             name: "DepotPostgresTests",
-            dependencies: ["Depot", "DepotPostgres", "DepotSQLite", "DepotConformance"],
+            dependencies: ["Depot", "DepotPostgres", "DepotSQLite", "DepotConformance", "TestSupport"],
             path: "Tests/DepotPostgresTests"
+        ),
+        .testTarget(
+            name: "RemindersTests",
+            dependencies: ["Reminders", "Depot", "DepotSQLite", "DepotPostgres", "TestSupport"],
+            path: "Tests/RemindersTests"
         ),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `depot-conformance`, run as a user runs it, against both engines.
 @Suite struct ConformanceRunnerTests {

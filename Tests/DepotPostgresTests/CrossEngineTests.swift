@@ -3,6 +3,7 @@ import DepotPostgres
 import DepotSQLite
 import Foundation
 import Testing
+import TestSupport
 
 /// The same records written through both backends read back as identical values.
 @Suite(.enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))

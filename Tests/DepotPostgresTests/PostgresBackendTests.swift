@@ -2,6 +2,7 @@ import Depot
 import DepotPostgres
 import Foundation
 import Testing
+import TestSupport
 
 @Suite(.serialized, .enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
 struct PostgresBackendTests {

@@ -3,6 +3,7 @@ import DepotConformance
 import DepotPostgres
 import Foundation
 import Testing
+import TestSupport
 
 /// The whole conformance suite, unmodified, one test per check, against a real server.
 @Suite(.serialized, .enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))

@@ -1,19 +1,19 @@
 import Depot
 import DepotPostgres
 import Foundation
-import Testing
+
 
 /// The PostgreSQL server the tests use: `DEPOT_POSTGRES_URL`, or the
 /// `POSTGRES_HOST`, `POSTGRES_PORT`, `POSTGRES_USER`, `POSTGRES_PASSWORD` and
 /// `POSTGRES_DB` fields (as docker-compose.yml sets them). `scripts/test` starts
 /// a throwaway server and sets `DEPOT_POSTGRES_URL` when neither is given.
-enum PostgresTestServer {
-    static let environment = ProcessInfo.processInfo.environment
+public enum PostgresTestServer {
+    public static let environment = ProcessInfo.processInfo.environment
 
     /// In CI a missing server must fail the tests, never skip them.
-    static let isCI = environment["CI"] == "true"
+    public static let isCI = environment["CI"] == "true"
 
-    static let configuration: PostgresConfiguration? = {
+    public static let configuration: PostgresConfiguration? = {
         if let url = environment["DEPOT_POSTGRES_URL"], !url.isEmpty {
             return try? PostgresConfiguration(url: url)
         }
@@ -25,7 +25,7 @@ enum PostgresTestServer {
     }()
 
     /// The server as a URL, password included, for tools that take one.
-    static var url: String? {
+    public static var url: String? {
         if let url = environment["DEPOT_POSTGRES_URL"], !url.isEmpty { return url }
         guard let configuration else { return nil }
         var components = URLComponents()
@@ -40,9 +40,9 @@ enum PostgresTestServer {
 
     /// Whether the PostgreSQL tests run: always in CI (where a missing server fails them),
     /// elsewhere when a server is named.
-    static let shouldRun = configuration != nil || isCI
+    public static let shouldRun = configuration != nil || isCI
 
-    static func requireConfiguration() throws -> PostgresConfiguration {
+    public static func requireConfiguration() throws -> PostgresConfiguration {
         guard let configuration else {
             throw DatabaseError(.connection, "no PostgreSQL server for the tests: set DEPOT_POSTGRES_URL or POSTGRES_HOST (scripts/test starts one)")
         }
@@ -50,7 +50,7 @@ enum PostgresTestServer {
     }
 
     /// A store on a new, empty schema of the test server.
-    static func freshStore(_ storeConfiguration: Store.Configuration = Store.Configuration(), tweak: (inout PostgresConfiguration) -> Void = { _ in }) async throws -> Store {
+    public static func freshStore(_ storeConfiguration: Store.Configuration = Store.Configuration(), tweak: (inout PostgresConfiguration) -> Void = { _ in }) async throws -> Store {
         var configuration = try requireConfiguration()
         let schema = "depot_test_" + UUID().uuidString.prefix(8).lowercased()
         let admin = try await Store.postgres(configuration)

@@ -1,0 +1,130 @@
+import Depot
+import Foundation
+
+/// A list of reminders, such as "Groceries" or "Work".
+public struct RemindersList: Record, Equatable, Hashable {
+    public static let tableName = "remindersLists"
+
+    /// The id; nil until the list is saved.
+    public var id: Int64?
+    /// The title shown in the list of lists.
+    public var title: String
+    /// The colour, as 0xRRGGBBAA (it needs 32 unsigned bits: stored as a 64-bit integer).
+    public var color: Int64
+    /// The place among the lists, from 0.
+    public var position: Int
+    /// How the list's reminders are sorted, chosen per list.
+    public var sort: ReminderSort
+    /// Whether the sort runs ascending.
+    public var sortAscending: Bool
+    /// Whether completed reminders are shown with the others.
+    public var showCompleted: Bool
+
+    /// A list with the default sort (due date, ascending) that hides completed reminders.
+    public init(id: Int64? = nil, title: String, color: Int64 = 0x4A99_EFFF, position: Int = 0,
+                sort: ReminderSort = .dueDate, sortAscending: Bool = true, showCompleted: Bool = false) {
+        self.id = id
+        self.title = title
+        self.color = color
+        self.position = position
+        self.sort = sort
+        self.sortAscending = sortAscending
+        self.showCompleted = showCompleted
+    }
+}
+
+/// How a list's reminders are ordered.
+public enum ReminderSort: String, Codable, Sendable, CaseIterable {
+    /// By due date; reminders without one come last.
+    case dueDate
+    /// By priority, high first when descending.
+    case priority
+    /// By title, ignoring letter case.
+    case title
+    /// By when they were created.
+    case createdAt
+}
+
+/// How important a reminder is. Stored as its raw value, 0 to 3.
+public enum Priority: Int, Codable, Sendable, CaseIterable, Comparable {
+    case none = 0
+    case low = 1
+    case medium = 2
+    case high = 3
+
+    public static func < (lhs: Priority, rhs: Priority) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// `!`, `!!` or `!!!`, as Reminders shows it.
+    public var marks: String { String(repeating: "!", count: rawValue) }
+}
+
+/// Something to do.
+public struct Reminder: Record, Equatable, Hashable {
+    public static let tableName = "reminders"
+
+    /// The id; nil until the reminder is saved.
+    public var id: Int64?
+    /// What to do.
+    public var title: String
+    /// Free text; empty when there are none.
+    public var notes: String
+    /// Whether it is done.
+    public var isCompleted: Bool
+    /// Whether it is flagged.
+    public var isFlagged: Bool
+    /// How important it is.
+    public var priority: Priority
+    /// When it is due, if ever.
+    public var dueDate: Date?
+    /// When it was created.
+    public var createdAt: Date
+    /// The place within its list, from 0.
+    public var position: Int
+    /// The list that holds it.
+    public var remindersListID: Int64
+
+    /// A reminder; `createdAt` defaults to now.
+    public init(id: Int64? = nil, title: String, notes: String = "", isCompleted: Bool = false, isFlagged: Bool = false,
+                priority: Priority = .none, dueDate: Date? = nil, createdAt: Date = Date(), position: Int = 0,
+                remindersListID: Int64) {
+        self.id = id
+        self.title = title
+        self.notes = notes
+        self.isCompleted = isCompleted
+        self.isFlagged = isFlagged
+        self.priority = priority
+        self.dueDate = dueDate
+        self.createdAt = createdAt
+        self.position = position
+        self.remindersListID = remindersListID
+    }
+}
+
+/// A label reminders share. Titles are unique ignoring letter case.
+public struct Tag: Record, Equatable, Hashable {
+    public static let tableName = "tags"
+
+    /// The id; nil until the tag is saved.
+    public var id: Int64?
+    /// The title, as first written.
+    public var title: String
+
+    public init(id: Int64? = nil, title: String) {
+        self.id = id
+        self.title = title
+    }
+}
+
+/// That a reminder carries a tag.
+public struct ReminderTag: Record, Equatable, Hashable {
+    public static let tableName = "remindersTags"
+    public static let primaryKey = ["reminderID", "tagID"]
+
+    public var reminderID: Int64
+    public var tagID: Int64
+
+    public init(reminderID: Int64, tagID: Int64) {
+        self.reminderID = reminderID
+        self.tagID = tagID
+    }
+}

@@ -1,0 +1,238 @@
+import Depot
+import Foundation
+
+/// What a new reminder says; also the changes an edit makes (nil leaves a field as it is).
+public struct ReminderDraft: Sendable, Equatable {
+    public var title: String?
+    public var notes: String?
+    public var dueDate: Date??
+    public var priority: Priority?
+    public var isFlagged: Bool?
+    public var tags: [String]
+
+    public init(title: String? = nil, notes: String? = nil, dueDate: Date?? = nil, priority: Priority? = nil,
+                isFlagged: Bool? = nil, tags: [String] = []) {
+        self.title = title
+        self.notes = notes
+        self.dueDate = dueDate
+        self.priority = priority
+        self.isFlagged = isFlagged
+        self.tags = tags
+    }
+}
+
+extension RemindersModel {
+    // MARK: Views
+
+    /// The reminders of a smart list, with their lists and tags.
+    ///
+    /// Today: open, due before the end of today (overdue included). Scheduled: open
+    /// with a due date. Flagged: open and flagged. Completed: done. All: open, by list.
+    public func reminders(in view: SmartList) async throws -> [ReminderDetail] {
+        let day = Day(containing: now(), in: timeZone)
+        return try await store.read { db in
+            let sql: SQL
+            switch view {
+            case .today:
+                sql = """
+                    SELECT * FROM "reminders" WHERE NOT "isCompleted" AND "dueDate" < \(day.end)
+                    ORDER BY "dueDate" ASC NULLS LAST, "priority" DESC, "id" ASC
+                    """
+            case .scheduled:
+                sql = """
+                    SELECT * FROM "reminders" WHERE NOT "isCompleted" AND "dueDate" IS NOT NULL
+                    ORDER BY "dueDate" ASC NULLS LAST, "id" ASC
+                    """
+            case .flagged:
+                sql = """
+                    SELECT * FROM "reminders" WHERE NOT "isCompleted" AND "isFlagged"
+                    ORDER BY "dueDate" ASC NULLS LAST, "id" ASC
+                    """
+            case .completed:
+                sql = """
+                    SELECT * FROM "reminders" WHERE "isCompleted"
+                    ORDER BY "dueDate" DESC NULLS LAST, "id" ASC
+                    """
+            case .all:
+                sql = """
+                    SELECT "r".* FROM "reminders" AS "r" JOIN "remindersLists" AS "l" ON "l"."id" = "r"."remindersListID"
+                    WHERE NOT "r"."isCompleted"
+                    ORDER BY "l"."position" ASC, "l"."id" ASC, "r"."position" ASC, "r"."id" ASC
+                    """
+            }
+            return try Self.details(db, try db.fetchAll(Reminder.self, sql))
+        }
+    }
+
+    /// Reminders carrying a tag (matched ignoring letter case), open ones unless `includeCompleted`.
+    public func reminders(taggedWith title: String, includeCompleted: Bool = false) async throws -> [ReminderDetail] {
+        try await store.read { db in
+            let tag = try db.fetchOne(Tag.self, "SELECT * FROM \"tags\" WHERE \(db.folded("\"title\"")) = \(foldedASCII(title))")
+            guard let tagID = tag?.id else { throw RemindersError.tagNotFound(title) }
+            let completed: SQL = includeCompleted ? "" : "AND NOT \"r\".\"isCompleted\""
+            return try Self.details(db, try db.fetchAll(Reminder.self, """
+                SELECT "r".* FROM "reminders" AS "r" JOIN "remindersTags" AS "rt" ON "rt"."reminderID" = "r"."id"
+                WHERE "rt"."tagID" = \(tagID) \(completed)
+                ORDER BY "r"."isCompleted" ASC, "r"."dueDate" ASC NULLS LAST, "r"."id" ASC
+                """))
+        }
+    }
+
+    /// The reminder with this id.
+    public func reminder(_ id: Int64) async throws -> ReminderDetail {
+        try await store.read { db in
+            guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+            return try Self.details(db, [reminder])[0]
+        }
+    }
+
+    // MARK: Search
+
+    /// Reminders whose title, notes or tag titles contain `text`, ignoring letter case
+    /// (A-Z); `%`, `_` and `\` match themselves.
+    public func search(_ text: String, includeCompleted: Bool = false) async throws -> (result: SearchResult, details: [ReminderDetail]) {
+        try await store.read { db in
+            let matches = Self.matching(db, text)
+            let completedCount = try db.fetchOne(Int.self, "SELECT count(*) FROM \"reminders\" AS \"r\" WHERE \"r\".\"isCompleted\" AND \(matches)") ?? 0
+            let shown: SQL = includeCompleted ? "" : "AND NOT \"r\".\"isCompleted\""
+            let reminders = try db.fetchAll(Reminder.self, """
+                SELECT "r".* FROM "reminders" AS "r" WHERE \(matches) \(shown)
+                ORDER BY "r"."isCompleted" ASC, "r"."dueDate" ASC NULLS LAST, "r"."id" ASC
+                """)
+            return (SearchResult(reminders: reminders, completedCount: completedCount), try Self.details(db, reminders))
+        }
+    }
+
+    /// Deletes the completed reminders that match a search; returns how many.
+    @discardableResult
+    public func deleteCompletedMatches(_ text: String) async throws -> Int {
+        try await store.write { db in
+            try db.execute("DELETE FROM \"reminders\" WHERE \"id\" IN (SELECT \"r\".\"id\" FROM \"reminders\" AS \"r\" WHERE \"r\".\"isCompleted\" AND \(Self.matching(db, text)))")
+        }
+    }
+
+    static func matching(_ db: Database, _ text: String) -> SQL {
+        let pattern = likePattern(containing: text)
+        return """
+            (\(db.folded("\"r\".\"title\"")) LIKE \(pattern) ESCAPE '\\'
+             OR \(db.folded("\"r\".\"notes\"")) LIKE \(pattern) ESCAPE '\\'
+             OR EXISTS (SELECT 1 FROM "remindersTags" AS "st" JOIN "tags" AS "t" ON "t"."id" = "st"."tagID"
+                        WHERE "st"."reminderID" = "r"."id" AND \(db.folded("\"t\".\"title\"")) LIKE \(pattern) ESCAPE '\\'))
+            """
+    }
+
+    // MARK: Changes
+
+    /// Adds a reminder at the end of a list, with its tags (created when new).
+    @discardableResult
+    public func addReminder(_ draft: ReminderDraft, to listNameOrID: String) async throws -> ReminderDetail {
+        let title = try Self.validTitle(draft.title ?? "")
+        let createdAt = now()
+        return try await store.write { db in
+            let list = try Self.findList(db, listNameOrID)
+            let listID = list.id ?? 0
+            let position = try db.fetchOne(Int.self, "SELECT coalesce(max(\"position\") + 1, 0) FROM \"reminders\" WHERE \"remindersListID\" = \(listID)") ?? 0
+            let reminder = try db.insert(Reminder(title: title, notes: draft.notes ?? "", isFlagged: draft.isFlagged ?? false,
+                                                  priority: draft.priority ?? .none, dueDate: draft.dueDate ?? nil,
+                                                  createdAt: createdAt, position: position, remindersListID: listID))
+            try Self.tag(db, reminder.id ?? 0, draft.tags)
+            return try Self.details(db, [reminder])[0]
+        }
+    }
+
+    /// Changes the fields a draft sets, and adds its tags.
+    @discardableResult
+    public func editReminder(_ id: Int64, _ changes: ReminderDraft) async throws -> ReminderDetail {
+        let title = try changes.title.map(Self.validTitle)
+        return try await store.write { db in
+            guard var reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+            reminder.title = title ?? reminder.title
+            reminder.notes = changes.notes ?? reminder.notes
+            if let dueDate = changes.dueDate { reminder.dueDate = dueDate }
+            reminder.priority = changes.priority ?? reminder.priority
+            reminder.isFlagged = changes.isFlagged ?? reminder.isFlagged
+            try db.update(reminder)
+            try Self.tag(db, id, changes.tags)
+            return try Self.details(db, [reminder])[0]
+        }
+    }
+
+    /// Marks a reminder done, or not done.
+    @discardableResult
+    public func complete(_ id: Int64, _ completed: Bool = true) async throws -> ReminderDetail {
+        try await update(id) { $0.isCompleted = completed }
+    }
+
+    /// Flags a reminder, or clears its flag.
+    @discardableResult
+    public func flag(_ id: Int64, _ flagged: Bool = true) async throws -> ReminderDetail {
+        try await update(id) { $0.isFlagged = flagged }
+    }
+
+    /// Moves a reminder to the end of another list.
+    @discardableResult
+    public func move(_ id: Int64, to listNameOrID: String) async throws -> ReminderDetail {
+        try await store.write { db in
+            guard var reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+            let list = try Self.findList(db, listNameOrID)
+            guard reminder.remindersListID != list.id else { return try Self.details(db, [reminder])[0] }
+            reminder.remindersListID = list.id ?? 0
+            reminder.position = try db.fetchOne(Int.self, "SELECT coalesce(max(\"position\") + 1, 0) FROM \"reminders\" WHERE \"remindersListID\" = \(list.id)") ?? 0
+            try db.update(reminder)
+            return try Self.details(db, [reminder])[0]
+        }
+    }
+
+    /// Deletes a reminder.
+    public func deleteReminder(_ id: Int64) async throws {
+        try await store.write { db in
+            guard try db.delete(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+        }
+    }
+
+    /// Adds tags to a reminder, creating the ones that do not exist (titles match ignoring letter case).
+    @discardableResult
+    public func tag(_ id: Int64, with titles: [String]) async throws -> ReminderDetail {
+        try await store.write { db in
+            guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+            try Self.tag(db, id, titles)
+            return try Self.details(db, [reminder])[0]
+        }
+    }
+
+    /// Removes tags from a reminder. The tags themselves stay.
+    @discardableResult
+    public func untag(_ id: Int64, from titles: [String]) async throws -> ReminderDetail {
+        try await store.write { db in
+            guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+            for title in titles {
+                guard let tag = try db.fetchOne(Tag.self, "SELECT * FROM \"tags\" WHERE \(db.folded("\"title\"")) = \(foldedASCII(title))") else {
+                    throw RemindersError.tagNotFound(title)
+                }
+                try db.execute("DELETE FROM \"remindersTags\" WHERE \"reminderID\" = \(id) AND \"tagID\" = \(tag.id)")
+            }
+            return try Self.details(db, [reminder])[0]
+        }
+    }
+
+    private func update(_ id: Int64, _ change: @escaping @Sendable (inout Reminder) -> Void) async throws -> ReminderDetail {
+        try await store.write { db in
+            guard var reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+            change(&reminder)
+            try db.update(reminder)
+            return try Self.details(db, [reminder])[0]
+        }
+    }
+
+    static func tag(_ db: Database, _ reminderID: Int64, _ titles: [String]) throws {
+        for raw in titles {
+            let title = try validTitle(raw.hasPrefix("#") ? String(raw.dropFirst()) : raw)
+            let existing = try db.fetchOne(Tag.self, "SELECT * FROM \"tags\" WHERE \(db.folded("\"title\"")) = \(foldedASCII(title))")
+            let tag = try existing ?? db.insert(Tag(title: title))
+            try db.execute("""
+                INSERT INTO "remindersTags" ("reminderID", "tagID") VALUES (\(reminderID), \(tag.id))
+                ON CONFLICT ("reminderID", "tagID") DO NOTHING
+                """)
+        }
+    }
+}

@@ -1,0 +1,244 @@
+import Depot
+import Foundation
+
+/// The reminders app's model: lists, reminders and tags in any Depot store.
+///
+/// ```swift
+/// let model = RemindersModel(store: try Store.sqlite(at: path))
+/// try await model.migrate()
+/// let groceries = try await model.createList(title: "Groceries")
+/// try await model.addReminder(ReminderDraft(title: "Milk", tags: ["errand"]), to: groceries.id!)
+/// let home = try await model.homeScreen()
+/// ```
+///
+/// Every query gives one answer on SQLite and PostgreSQL, by these rules:
+/// - every ORDER BY says where NULLs go and ends with the unique `id`;
+/// - "today" and "overdue" are calendar days in ``timeZone`` (UTC by default),
+///   computed in Swift and bound, never the server's session zone;
+/// - letter case folds A-Z only, on both engines (`lower(x)` on SQLite,
+///   `lower(x COLLATE "C")` on PostgreSQL; user text is folded the same way in Swift);
+/// - search matches literally: `%`, `_` and `\` are escaped, with `ESCAPE '\'`;
+/// - booleans are tested as booleans (`NOT "isCompleted"`), counts use
+///   `count(*) FILTER (WHERE ...)`, both valid on both engines.
+public struct RemindersModel: Sendable {
+    /// The store the model reads and writes.
+    public let store: Store
+    /// The zone whose calendar days "today" and "overdue" mean.
+    public var timeZone: TimeZone
+    /// The clock, so tests can fix "now".
+    public var now: @Sendable () -> Date
+
+    public init(store: Store, timeZone: TimeZone = TimeZone(identifier: "UTC") ?? .current, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.store = store
+        self.timeZone = timeZone
+        self.now = now
+    }
+
+    /// Applies the schema's migrations.
+    public func migrate() async throws {
+        try await RemindersSchema.migrate(store)
+    }
+
+    // MARK: Home
+
+    /// The smart-list counts, the lists with their open counts, and the tags in use.
+    public func homeScreen() async throws -> HomeScreen {
+        let day = Day(containing: now(), in: timeZone)
+        return try await store.read { db in
+            let counts = try db.fetchOne(Row.self, """
+                SELECT
+                  count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" < \(day.end)) AS "today",
+                  count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" IS NOT NULL) AS "scheduled",
+                  count(*) FILTER (WHERE NOT "isCompleted") AS "all",
+                  count(*) FILTER (WHERE NOT "isCompleted" AND "isFlagged") AS "flagged",
+                  count(*) FILTER (WHERE "isCompleted") AS "completed",
+                  count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" < \(day.start)) AS "overdue"
+                FROM "reminders"
+                """)
+            struct Counts: Decodable { var today, scheduled, all, flagged, completed, overdue: Int }
+            let c = try counts.map { try $0.decode(Counts.self) } ?? Counts(today: 0, scheduled: 0, all: 0, flagged: 0, completed: 0, overdue: 0)
+            return HomeScreen(today: c.today, scheduled: c.scheduled, all: c.all, flagged: c.flagged,
+                              completed: c.completed, overdue: c.overdue,
+                              lists: try Self.listSummaries(db), tags: try Self.tagsInUse(db))
+        }
+    }
+
+    static func listSummaries(_ db: Database) throws -> [ListSummary] {
+        // count("r"."id") over a LEFT JOIN: 0 for an empty list, where count(*) would say 1.
+        try db.fetchAll(Row.self, """
+            SELECT "l".*, count("r"."id") AS "incompleteCount"
+            FROM "remindersLists" AS "l"
+            LEFT JOIN "reminders" AS "r" ON "r"."remindersListID" = "l"."id" AND NOT "r"."isCompleted"
+            GROUP BY "l"."id"
+            ORDER BY "l"."position" ASC, "l"."id" ASC
+            """).map { row in
+            ListSummary(list: try row.decode(RemindersList.self), incompleteCount: try row.decode(Counted.self).incompleteCount)
+        }
+    }
+
+    private struct Counted: Decodable { var incompleteCount: Int }
+
+    static func tagsInUse(_ db: Database) throws -> [TagSummary] {
+        try db.fetchAll(Row.self, """
+            SELECT "t"."id", "t"."title", count(*) AS "reminderCount"
+            FROM "tags" AS "t" JOIN "remindersTags" AS "rt" ON "rt"."tagID" = "t"."id"
+            GROUP BY "t"."id", "t"."title"
+            ORDER BY \(db.folded("\"t\".\"title\"")) ASC, "t"."id" ASC
+            """).map { row in
+            struct C: Decodable { var reminderCount: Int }
+            return TagSummary(tag: try row.decode(Tag.self), reminderCount: try row.decode(C.self).reminderCount)
+        }
+    }
+
+    // MARK: Lists
+
+    /// Every list, in order.
+    public func lists() async throws -> [ListSummary] {
+        try await store.read { db in try Self.listSummaries(db) }
+    }
+
+    /// The list with this id, or whose title matches ignoring letter case.
+    public func list(named nameOrID: String) async throws -> RemindersList {
+        try await store.read { db in try Self.findList(db, nameOrID) }
+    }
+
+    static func findList(_ db: Database, _ nameOrID: String) throws -> RemindersList {
+        if let id = Int64(nameOrID), let list = try db.find(RemindersList.self, id: id) { return list }
+        let matches = try db.fetchAll(RemindersList.self, """
+            SELECT * FROM "remindersLists" WHERE \(db.folded("\"title\"")) = \(foldedASCII(nameOrID))
+            ORDER BY "position" ASC, "id" ASC
+            """)
+        guard let first = matches.first else { throw RemindersError.listNotFound(nameOrID) }
+        guard matches.count == 1 else { throw RemindersError.ambiguousList(nameOrID, matches: matches.count) }
+        return first
+    }
+
+    /// A list's reminders in its stored sort; pass `sort`, `ascending` or
+    /// `showCompleted` to change (and store) the list's choice.
+    public func reminders(in nameOrID: String, sort: ReminderSort? = nil, ascending: Bool? = nil, showCompleted: Bool? = nil) async throws -> (list: RemindersList, reminders: [ReminderDetail]) {
+        let changes = sort != nil || ascending != nil || showCompleted != nil
+        let body: @Sendable (Database) throws -> (RemindersList, [ReminderDetail]) = { db in
+            var list = try Self.findList(db, nameOrID)
+            if changes {
+                list.sort = sort ?? list.sort
+                list.sortAscending = ascending ?? list.sortAscending
+                list.showCompleted = showCompleted ?? list.showCompleted
+                try db.update(list)
+            }
+            let direction: SQL = list.sortAscending ? "ASC" : "DESC"
+            let order: SQL
+            switch list.sort {
+            case .dueDate: order = "\"dueDate\" \(direction) NULLS LAST"
+            case .priority: order = "\"priority\" \(direction)"
+            case .title: order = "\(db.folded("\"title\"")) \(direction)"
+            case .createdAt: order = "\"createdAt\" \(direction)"
+            }
+            let completed: SQL = list.showCompleted ? "" : "AND NOT \"isCompleted\""
+            let reminders = try db.fetchAll(Reminder.self, """
+                SELECT * FROM "reminders" WHERE "remindersListID" = \(list.id) \(completed)
+                ORDER BY "isCompleted" ASC, \(order), "id" ASC
+                """)
+            return (list, try Self.details(db, reminders))
+        }
+        // Only a changed choice needs a write.
+        return changes ? try await store.write(body) : try await store.read(body)
+    }
+
+    /// Creates a list at the end of the lists.
+    @discardableResult
+    public func createList(title: String, color: Int64 = 0x4A99_EFFF) async throws -> RemindersList {
+        let title = try Self.validTitle(title)
+        try Self.validate(color: color)
+        return try await store.write { db in
+            let position = try db.fetchOne(Int.self, "SELECT coalesce(max(\"position\") + 1, 0) FROM \"remindersLists\"") ?? 0
+            return try db.insert(RemindersList(title: title, color: color, position: position))
+        }
+    }
+
+    /// Renames a list.
+    @discardableResult
+    public func renameList(_ nameOrID: String, to title: String) async throws -> RemindersList {
+        let title = try Self.validTitle(title)
+        return try await store.write { db in
+            var list = try Self.findList(db, nameOrID)
+            list.title = title
+            try db.update(list)
+            return list
+        }
+    }
+
+    /// Gives a list a new colour, 0xRRGGBBAA.
+    @discardableResult
+    public func recolorList(_ nameOrID: String, to color: Int64) async throws -> RemindersList {
+        try Self.validate(color: color)
+        return try await store.write { db in
+            var list = try Self.findList(db, nameOrID)
+            list.color = color
+            try db.update(list)
+            return list
+        }
+    }
+
+    /// Moves a list to a place among the lists (0 is first; past the end means last).
+    public func moveList(_ nameOrID: String, to position: Int) async throws {
+        try await store.write { db in
+            let list = try Self.findList(db, nameOrID)
+            var ids = try db.fetchAll(Int64.self, "SELECT \"id\" FROM \"remindersLists\" ORDER BY \"position\" ASC, \"id\" ASC")
+            ids.removeAll { $0 == list.id }
+            ids.insert(list.id ?? 0, at: min(max(0, position), ids.count))
+            try Self.renumberLists(db, ids)
+        }
+    }
+
+    /// Deletes a list and its reminders.
+    public func deleteList(_ nameOrID: String) async throws {
+        try await store.write { db in
+            let list = try Self.findList(db, nameOrID)
+            try db.delete(list)
+            try Self.renumberLists(db, try db.fetchAll(Int64.self, "SELECT \"id\" FROM \"remindersLists\" ORDER BY \"position\" ASC, \"id\" ASC"))
+        }
+    }
+
+    static func renumberLists(_ db: Database, _ ids: [Int64]) throws {
+        for (position, id) in ids.enumerated() {
+            try db.execute("UPDATE \"remindersLists\" SET \"position\" = \(position) WHERE \"id\" = \(id)")
+        }
+    }
+
+    static func validTitle(_ title: String) throws -> String {
+        let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw RemindersError.invalidInput("a title cannot be empty") }
+        return trimmed
+    }
+
+    static func validate(color: Int64) throws {
+        guard (0...0xFFFF_FFFF).contains(color) else {
+            throw RemindersError.invalidInput("a colour is 0xRRGGBBAA, between 0x00000000 and 0xFFFFFFFF")
+        }
+    }
+
+    /// Each reminder with its list's title and its tags, in one query per kind.
+    static func details(_ db: Database, _ reminders: [Reminder]) throws -> [ReminderDetail] {
+        guard !reminders.isEmpty else { return [] }
+        let ids = reminders.compactMap(\.id)
+        let listIDs = Array(Set(reminders.map(\.remindersListID))).sorted()
+        let lists = try db.fetchAll(RemindersList.self, "SELECT * FROM \"remindersLists\" WHERE \"id\" IN \(list: listIDs)")
+        let titles = Dictionary(lists.compactMap { list in list.id.map { ($0, list.title) } }, uniquingKeysWith: { a, _ in a })
+        struct Pair: Decodable { var reminderID: Int64; var title: String }
+        var tags: [Int64: [String]] = [:]
+        // Chunks keep every IN list well below each engine's bound-value limit.
+        for chunk in stride(from: 0, to: ids.count, by: 1000).map({ Array(ids[$0..<min($0 + 1000, ids.count)]) }) {
+            for pair in try db.fetchAll(Pair.self, """
+                SELECT "rt"."reminderID", "t"."title" FROM "remindersTags" AS "rt" JOIN "tags" AS "t" ON "t"."id" = "rt"."tagID"
+                WHERE "rt"."reminderID" IN \(list: chunk)
+                ORDER BY \(db.folded("\"t\".\"title\"")) ASC, "t"."id" ASC
+                """) {
+                tags[pair.reminderID, default: []].append(pair.title)
+            }
+        }
+        return reminders.map { reminder in
+            ReminderDetail(reminder: reminder, listTitle: titles[reminder.remindersListID] ?? "",
+                           tags: reminder.id.flatMap { tags[$0] } ?? [])
+        }
+    }
+}

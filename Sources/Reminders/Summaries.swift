@@ -1,0 +1,86 @@
+import Depot
+import Foundation
+
+/// The home screen: the smart-list counts, every list with its open count, the tags in use.
+public struct HomeScreen: Codable, Equatable, Sendable {
+    /// Open reminders due before the end of today (overdue ones included).
+    public var today: Int
+    /// Open reminders with a due date.
+    public var scheduled: Int
+    /// Open reminders.
+    public var all: Int
+    /// Open flagged reminders.
+    public var flagged: Int
+    /// Completed reminders.
+    public var completed: Int
+    /// Open reminders due before the start of today.
+    public var overdue: Int
+    /// Every list, in order, empty ones included.
+    public var lists: [ListSummary]
+    /// The tags at least one reminder carries.
+    public var tags: [TagSummary]
+}
+
+/// A list and how many open reminders it holds.
+public struct ListSummary: Codable, Equatable, Sendable {
+    public var list: RemindersList
+    public var incompleteCount: Int
+}
+
+/// A tag and how many reminders carry it.
+public struct TagSummary: Codable, Equatable, Sendable {
+    public var tag: Tag
+    public var reminderCount: Int
+}
+
+/// The result of a search.
+public struct SearchResult: Codable, Equatable, Sendable {
+    /// The matching reminders (completed ones only when asked for).
+    public var reminders: [Reminder]
+    /// How many completed reminders match, shown or not.
+    public var completedCount: Int
+}
+
+/// A reminder with its list's title and its tags, as listings show it.
+public struct ReminderDetail: Codable, Equatable, Sendable {
+    public var reminder: Reminder
+    public var listTitle: String
+    public var tags: [String]
+}
+
+/// The built-in views across lists.
+public enum SmartList: String, Codable, Sendable, CaseIterable {
+    case today, scheduled, flagged, completed, all
+}
+
+/// Calendar days in a time zone the caller chooses, so "today" never depends on
+/// the server's session zone.
+struct Day {
+    let start: Date
+    let end: Date
+
+    init(containing date: Date, in timeZone: TimeZone) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        start = calendar.startOfDay(for: date)
+        end = calendar.date(byAdding: .day, value: 1, to: start) ?? start.addingTimeInterval(86_400)
+    }
+}
+
+/// Escapes `\`, `%` and `_` so user text matches literally in `LIKE ... ESCAPE '\'`,
+/// and folds A-Z to a-z, as the SQL side folds the column.
+func likePattern(containing text: String) -> String {
+    var escaped = ""
+    for character in foldedASCII(text) {
+        if character == "\\" || character == "%" || character == "_" { escaped.append("\\") }
+        escaped.append(character)
+    }
+    return "%" + escaped + "%"
+}
+
+/// A-Z to a-z and nothing else: the folding both engines' SQL agrees on.
+func foldedASCII(_ text: String) -> String {
+    String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
+        (65...90).contains(scalar.value) ? Unicode.Scalar(scalar.value + 32) ?? scalar : scalar
+    }))
+}

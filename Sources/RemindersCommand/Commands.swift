@@ -1,0 +1,279 @@
+import ArgumentParser
+import Depot
+import Foundation
+import Reminders
+
+struct Stats: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the home screen: smart-list counts, lists and tags.")
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            let home = try await model.homeScreen()
+            options.json ? try Output.json(home) : Output.home(home)
+        }
+    }
+}
+
+struct Show: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show a list's reminders; a sort or completed choice is stored with the list.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The list's title or id.") var list: String
+    @Option(help: "Sort by due, priority, title or created.") var sort: SortChoice?
+    @Flag(inversion: .prefixedNo, help: "Sort ascending (--no-ascending for descending).") var ascending: Bool?
+    @Flag(inversion: .prefixedNo, help: "Show completed reminders too (--no-completed to hide them).") var completed: Bool?
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            let (list, reminders) = try await model.reminders(in: list, sort: sort?.sort, ascending: ascending, showCompleted: completed)
+            if options.json { return try Output.json(reminders) }
+            Output.heading("\(list.title) — by \(SortChoice(list.sort).rawValue), \(list.sortAscending ? "ascending" : "descending")\(list.showCompleted ? ", completed shown" : "")", color: list.color)
+            Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: false)
+        }
+    }
+}
+
+enum SortChoice: String, ExpressibleByArgument, CaseIterable {
+    case due, priority, title, created
+    init(_ sort: ReminderSort) {
+        switch sort {
+        case .dueDate: self = .due
+        case .priority: self = .priority
+        case .title: self = .title
+        case .createdAt: self = .created
+        }
+    }
+    var sort: ReminderSort {
+        switch self {
+        case .due: .dueDate
+        case .priority: .priority
+        case .title: .title
+        case .created: .createdAt
+        }
+    }
+}
+
+struct ViewCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "view", abstract: "Show a smart list: today, scheduled, flagged, completed or all.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "today, scheduled, flagged, completed or all.") var name: SmartListChoice
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            let reminders = try await model.reminders(in: name.view)
+            if options.json { return try Output.json(reminders) }
+            Output.heading(name.rawValue.capitalized, color: nil)
+            Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: true)
+        }
+    }
+}
+
+struct SmartListChoice: ExpressibleByArgument {
+    let view: SmartList
+    var rawValue: String { view.rawValue }
+    init?(argument: String) {
+        guard let view = SmartList(rawValue: argument.lowercased()) else { return nil }
+        self.view = view
+    }
+    static var allValueStrings: [String] { SmartList.allCases.map(\.rawValue) }
+}
+
+struct Tagged: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the reminders that carry a tag.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The tag.") var tag: String
+    @Flag(help: "Include completed reminders.") var completed = false
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            let reminders = try await model.reminders(taggedWith: tag.hasPrefix("#") ? String(tag.dropFirst()) : tag, includeCompleted: completed)
+            if options.json { return try Output.json(reminders) }
+            Output.heading("#\(tag)", color: nil)
+            Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: true)
+        }
+    }
+}
+
+struct Add: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Add a reminder.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "What to do.") var title: String
+    @Option(help: "The list's title or id (default: the first list).") var list: String?
+    @Option(help: "Due: today, tomorrow, next week, 2026-12-24 or 2026-12-24T18:30.") var due: String?
+    @Option(help: "none, low, medium or high.") var priority: PriorityChoice?
+    @Flag(help: "Flag it.") var flag = false
+    @Option(name: .customLong("tag"), help: "A tag (repeat for several).") var tags: [String] = []
+    @Option(help: "Notes.") var notes: String?
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            let dueDate = try due.map { try DateInput.parse($0, timeZone: model.timeZone, now: model.now()) }
+            let target: String
+            if let list { target = list } else { target = try await defaultList(model) }
+            let detail = try await model.addReminder(
+                ReminderDraft(title: title, notes: notes, dueDate: dueDate ?? nil, priority: priority?.priority,
+                              isFlagged: flag, tags: tags), to: target)
+            options.json ? try Output.json(detail) : Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+        }
+    }
+
+    /// The first list, or a new "Reminders" list when there is none.
+    func defaultList(_ model: RemindersModel) async throws -> String {
+        if let first = try await model.lists().first?.list.id { return String(first) }
+        return String(try await model.createList(title: "Reminders").id ?? 0)
+    }
+}
+
+enum PriorityChoice: String, ExpressibleByArgument, CaseIterable {
+    case none, low, medium, high
+    var priority: Priority {
+        switch self {
+        case .none: .none
+        case .low: .low
+        case .medium: .medium
+        case .high: .high
+        }
+    }
+}
+
+struct Edit: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Change a reminder.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The reminder's id.") var id: Int64
+    @Option(help: "A new title.") var title: String?
+    @Option(help: "New notes.") var notes: String?
+    @Option(help: "Due: today, tomorrow, next week, a date, or none.") var due: String?
+    @Option(help: "none, low, medium or high.") var priority: PriorityChoice?
+    @Option(name: .customLong("tag"), help: "A tag to add (repeat for several).") var tags: [String] = []
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            let dueDate: Date?? = try due.map { try DateInput.parse($0, timeZone: model.timeZone, now: model.now()) }
+            let detail = try await model.editReminder(id, ReminderDraft(title: title, notes: notes, dueDate: dueDate,
+                                                                        priority: priority?.priority, tags: tags))
+            options.json ? try Output.json(detail) : Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+        }
+    }
+}
+
+struct Complete: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Mark a reminder done (--undo to reopen it).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The reminder's id.") var id: Int64
+    @Flag(help: "Mark it not done.") var undo = false
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            let detail = try await model.complete(id, !undo)
+            options.json ? try Output.json(detail) : Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+        }
+    }
+}
+
+struct FlagCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "flag", abstract: "Flag a reminder (--undo to clear the flag).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The reminder's id.") var id: Int64
+    @Flag(help: "Clear the flag.") var undo = false
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            let detail = try await model.flag(id, !undo)
+            options.json ? try Output.json(detail) : Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+        }
+    }
+}
+
+struct Move: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Move a reminder to another list.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The reminder's id.") var id: Int64
+    @Option(help: "The list's title or id.") var to: String
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            let detail = try await model.move(id, to: to)
+            options.json ? try Output.json(detail) : Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+        }
+    }
+}
+
+struct Delete: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Delete a reminder.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The reminder's id.") var id: Int64
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            try await model.deleteReminder(id)
+            options.json ? try Output.json(["deleted": id]) : print("Deleted reminder \(id).")
+        }
+    }
+}
+
+struct TagCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "tag", abstract: "Add tags to a reminder.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The reminder's id.") var id: Int64
+    @Argument(help: "The tags.") var tags: [String]
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            let detail = try await model.tag(id, with: tags)
+            options.json ? try Output.json(detail) : Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+        }
+    }
+}
+
+struct Untag: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Remove tags from a reminder.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The reminder's id.") var id: Int64
+    @Argument(help: "The tags.") var tags: [String]
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            let detail = try await model.untag(id, from: tags.map { $0.hasPrefix("#") ? String($0.dropFirst()) : $0 })
+            options.json ? try Output.json(detail) : Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+        }
+    }
+}
+
+struct Search: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Find reminders whose title, notes or tags contain a text, ignoring case.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The text to find, taken literally.") var text: String
+    @Flag(help: "Include completed reminders.") var completed = false
+    @Flag(help: "Delete the completed reminders that match.") var deleteCompleted = false
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            if deleteCompleted {
+                let count = try await model.deleteCompletedMatches(text)
+                return options.json ? try Output.json(["deleted": count]) : print("Deleted \(count) completed reminder\(count == 1 ? "" : "s") matching \"\(text)\".")
+            }
+            let (result, details) = try await model.search(text, includeCompleted: completed)
+            if options.json { return try Output.json(SearchOutput(reminders: details, completedCount: result.completedCount)) }
+            Output.heading("Search \"\(text)\" — \(details.count) shown, \(result.completedCount) completed match\(result.completedCount == 1 ? "" : "es")", color: nil)
+            Output.reminders(details, timeZone: model.timeZone, now: model.now(), showList: true)
+        }
+    }
+
+    struct SearchOutput: Encodable {
+        var reminders: [ReminderDetail]
+        var completedCount: Int
+    }
+}

@@ -1,0 +1,114 @@
+import ArgumentParser
+import Depot
+import Foundation
+import Reminders
+
+struct ListsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lists",
+        abstract: "Show and manage lists.",
+        subcommands: [Show.self, Create.self, Rename.self, Recolor.self, Reorder.self, Remove.self],
+        defaultSubcommand: Show.self
+    )
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show every list with its open count.")
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            try await running {
+                let model = try await options.model()
+                let lists = try await model.lists()
+                options.json ? try Output.json(lists) : Output.lists(lists)
+            }
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Create a list at the end.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The title.") var title: String
+        @Option(help: "The colour as RRGGBB or RRGGBBAA hex.") var color: String?
+
+        func run() async throws {
+            try await running {
+                let model = try await options.model()
+                let list = try await model.createList(title: title, color: try color.map(ColorInput.parse) ?? 0x4A99_EFFF)
+                options.json ? try Output.json(list) : print("Created list \"\(list.title)\" (id \(list.id ?? 0)).")
+            }
+        }
+    }
+
+    struct Rename: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rename a list.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The list's title or id.") var list: String
+        @Argument(help: "The new title.") var title: String
+
+        func run() async throws {
+            try await running {
+                let model = try await options.model()
+                let renamed = try await model.renameList(list, to: title)
+                options.json ? try Output.json(renamed) : print("Renamed to \"\(renamed.title)\".")
+            }
+        }
+    }
+
+    struct Recolor: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change a list's colour.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The list's title or id.") var list: String
+        @Argument(help: "The colour as RRGGBB or RRGGBBAA hex.") var color: String
+
+        func run() async throws {
+            try await running {
+                let model = try await options.model()
+                let recolored = try await model.recolorList(list, to: try ColorInput.parse(color))
+                options.json ? try Output.json(recolored) : print("\"\(recolored.title)\" is now \(Output.hex(recolored.color)).")
+            }
+        }
+    }
+
+    struct Reorder: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "move", abstract: "Move a list to a place among the lists (1 is first).")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The list's title or id.") var list: String
+        @Argument(help: "The new place, from 1.") var position: Int
+
+        func run() async throws {
+            try await running {
+                guard position >= 1 else { throw RemindersError.invalidInput("places start at 1") }
+                let model = try await options.model()
+                try await model.moveList(list, to: position - 1)
+                let lists = try await model.lists()
+                options.json ? try Output.json(lists) : Output.lists(lists)
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a list and its reminders.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The list's title or id.") var list: String
+
+        func run() async throws {
+            try await running {
+                let model = try await options.model()
+                try await model.deleteList(list)
+                options.json ? try Output.json(["deleted": list]) : print("Deleted list \"\(list)\" and its reminders.")
+            }
+        }
+    }
+}
+
+enum ColorInput {
+    /// `RRGGBB` or `RRGGBBAA`, with or without `#` or `0x`.
+    static func parse(_ text: String) throws -> Int64 {
+        var hex = text.lowercased()
+        if hex.hasPrefix("#") { hex.removeFirst() } else if hex.hasPrefix("0x") { hex.removeFirst(2) }
+        guard hex.count == 6 || hex.count == 8, let value = Int64(hex, radix: 16) else {
+            throw RemindersError.invalidInput("a colour is RRGGBB or RRGGBBAA hex, such as 4A99EF (got \"\(text)\")")
+        }
+        return hex.count == 6 ? value << 8 | 0xFF : value
+    }
+}

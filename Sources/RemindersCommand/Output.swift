@@ -1,0 +1,168 @@
+import Depot
+import Foundation
+import Reminders
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Aligned, human-readable output; colour only on a terminal (and never with NO_COLOR).
+enum Output {
+    static let useColor: Bool = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+
+    enum Style: String {
+        case bold = "1", dim = "2", red = "31", orange = "33", blue = "34", green = "32"
+    }
+
+    static func styled(_ text: String, _ style: Style?) -> String {
+        guard useColor, let style, !text.isEmpty else { return text }
+        return "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m"
+    }
+
+    /// A colour swatch for a list's 0xRRGGBBAA colour, on 24-bit terminals.
+    static func swatch(_ color: Int64) -> String {
+        guard useColor else { return "" }
+        let r = (color >> 24) & 0xFF, g = (color >> 16) & 0xFF, b = (color >> 8) & 0xFF
+        return "\u{1B}[38;2;\(r);\(g);\(b)m●\u{1B}[0m "
+    }
+
+    static func hex(_ color: Int64) -> String { String(format: "#%08llX", color) }
+
+    static func error(_ error: any Error) {
+        let message: String
+        switch error {
+        case let error as RemindersError: message = error.description
+        case let error as DatabaseError: message = error.description
+        default: message = "\(error)"
+        }
+        FileHandle.standardError.write(Data("reminders: \(message)\n".utf8))
+    }
+
+    static func json<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    static func heading(_ text: String, color: Int64?) {
+        print((color.map(swatch) ?? "") + styled(text, .bold))
+    }
+
+    /// Columns padded to their widest cell (by characters, so accents and emoji keep their place).
+    static func table(_ rows: [[(String, Style?)]]) {
+        guard let columns = rows.map(\.count).max() else { return }
+        var widths = Array(repeating: 0, count: columns)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.0.count) } }
+        for row in rows {
+            let line = row.enumerated().map { i, cell in
+                let padding = i == row.count - 1 ? "" : String(repeating: " ", count: widths[i] - cell.0.count)
+                return styled(cell.0, cell.1) + padding
+            }.joined(separator: "  ")
+            print(line.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression))
+        }
+    }
+
+    static func home(_ home: HomeScreen) {
+        table([
+            [("Today", .bold), ("\(home.today)", nil), ("Scheduled", .bold), ("\(home.scheduled)", nil)],
+            [("All", .bold), ("\(home.all)", nil), ("Flagged", .bold), ("\(home.flagged)", nil)],
+            [("Completed", .bold), ("\(home.completed)", nil), ("Overdue", .bold), ("\(home.overdue)", home.overdue > 0 ? .red : nil)],
+        ])
+        print("")
+        heading("My Lists", color: nil)
+        if home.lists.isEmpty { print(styled("  (no lists yet: reminders lists add TITLE)", .dim)) }
+        lists(home.lists)
+        if !home.tags.isEmpty {
+            print("")
+            heading("Tags", color: nil)
+            print(home.tags.map { "#\($0.tag.title) (\($0.reminderCount))" }.joined(separator: "  "))
+        }
+    }
+
+    static func lists(_ lists: [ListSummary]) {
+        table(lists.map { summary in
+            [(swatch(summary.list.color) + summary.list.title, nil), ("\(summary.incompleteCount)", nil),
+             ("id \(summary.list.id ?? 0)", .dim)]
+        })
+    }
+
+    static func reminders(_ details: [ReminderDetail], timeZone: TimeZone, now: Date, showList: Bool) {
+        if details.isEmpty {
+            print(styled("  (none)", .dim))
+            return
+        }
+        let today = dayStart(now, timeZone)
+        table(details.map { detail in
+            let r = detail.reminder
+            let overdue = !r.isCompleted && (r.dueDate.map { $0 < today } ?? false)
+            var row: [(String, Style?)] = [
+                ("\(r.id ?? 0)", .dim),
+                (r.isCompleted ? "✓" : "○", r.isCompleted ? .green : nil),
+                (r.priority.marks + (r.isFlagged ? "⚑" : ""), r.isFlagged ? .orange : .red),
+                (r.title, r.isCompleted ? .dim : nil),
+                (r.dueDate.map { format($0, timeZone) } ?? "", overdue ? .red : .blue),
+            ]
+            if showList { row.append((detail.listTitle, .dim)) }
+            row.append((detail.tags.map { "#" + $0 }.joined(separator: " "), .dim))
+            return row
+        })
+    }
+
+    static func dayStart(_ date: Date, _ timeZone: TimeZone) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        return calendar.startOfDay(for: date)
+    }
+
+    static func format(_ date: Date, _ timeZone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        return String(format: "%04d-%02d-%02d %02d:%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0)
+    }
+}
+
+/// Due dates as people type them, in the command's time zone.
+enum DateInput {
+    /// `today`, `tomorrow`, `next week` (9:00 on that day), `none` (no date),
+    /// `2026-12-24` (9:00), `2026-12-24T18:30` or `2026-12-24 18:30`, or full ISO-8601 with an offset.
+    static func parse(_ text: String, timeZone: TimeZone, now: Date) throws -> Date? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let today = calendar.startOfDay(for: now)
+        func nineOClock(_ day: Date) -> Date { calendar.date(byAdding: .hour, value: 9, to: day) ?? day }
+        switch text.lowercased().trimmingCharacters(in: .whitespaces) {
+        case "none", "": return nil
+        case "today": return nineOClock(today)
+        case "tomorrow": return nineOClock(calendar.date(byAdding: .day, value: 1, to: today) ?? today)
+        case "next week": return nineOClock(calendar.date(byAdding: .day, value: 7, to: today) ?? today)
+        default: break
+        }
+        let scanner = text.replacingOccurrences(of: "T", with: " ")
+        let parts = scanner.split(separator: " ")
+        let dateParts = parts.first?.split(separator: "-").compactMap { Int($0) } ?? []
+        if parts.count <= 2, dateParts.count == 3, parts.first?.count == 10 {
+            var components = DateComponents(year: dateParts[0], month: dateParts[1], day: dateParts[2], hour: 9, minute: 0)
+            if parts.count == 2 {
+                let time = parts[1].split(separator: ":").compactMap { Int($0) }
+                guard (2...3).contains(time.count), parts[1].allSatisfy({ $0.isNumber || $0 == ":" }) else { throw invalid(text) }
+                components.hour = time[0]
+                components.minute = time[1]
+                components.second = time.count == 3 ? time[2] : 0
+            }
+            guard let date = calendar.date(from: components),
+                  calendar.component(.day, from: date) == dateParts[2], calendar.component(.month, from: date) == dateParts[1] else {
+                throw invalid(text)
+            }
+            return date
+        }
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) { return date }
+        throw invalid(text)
+    }
+
+    static func invalid(_ text: String) -> RemindersError {
+        .invalidInput("cannot read the date \"\(text)\": use today, tomorrow, next week, none, 2026-12-24 or 2026-12-24T18:30")
+    }
+}

@@ -1,0 +1,95 @@
+import ArgumentParser
+import Depot
+import DepotPostgres
+import DepotSQLite
+import Foundation
+import Reminders
+
+@main
+struct RemindersCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reminders",
+        abstract: "Lists, reminders and tags, kept by Depot in SQLite or PostgreSQL.",
+        discussion: """
+            The database is an SQLite file at \(DatabaseLocation.defaultPath) unless --database \
+            or REMINDERS_DATABASE names another file or a postgres:// URL. It is created, with its \
+            migrations, on first use.
+            """,
+        subcommands: [
+            Stats.self, ListsCommand.self, Show.self, ViewCommand.self, Tagged.self, Add.self, Edit.self,
+            Complete.self, FlagCommand.self, Move.self, Delete.self, TagCommand.self, Untag.self, Search.self, Demo.self,
+        ],
+        defaultSubcommand: Stats.self
+    )
+}
+
+/// Options every subcommand takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: "An SQLite file path or a postgres://user:password@host:port/db URL.")
+    var database: String?
+
+    @Option(name: .long, help: "The time zone whose calendar days 'today' and 'overdue' mean (default: this machine's).")
+    var timeZone: String?
+
+    @Flag(name: .long, help: "Print JSON instead of a table.")
+    var json = false
+
+    /// The model over the chosen database, migrated.
+    func model() async throws -> RemindersModel {
+        let store = try await DatabaseLocation.open(database)
+        let model = try RemindersModel(store: store, timeZone: zone())
+        try await model.migrate()
+        return model
+    }
+
+    func zone() throws -> TimeZone {
+        guard let timeZone else { return TimeZone.current }
+        guard let zone = TimeZone(identifier: timeZone) else {
+            throw RemindersError.invalidInput("unknown time zone \"\(timeZone)\" (try UTC or Europe/Paris)")
+        }
+        return zone
+    }
+}
+
+/// Runs a command body: any failure becomes one line on stderr and exit status 1.
+func running(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        Output.error(error)
+        throw ExitCode(1)
+    }
+}
+
+/// Where the database is, and how to open it.
+enum DatabaseLocation {
+    static var defaultPath: String {
+        let environment = ProcessInfo.processInfo.environment
+        #if os(macOS)
+        let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first?.path ?? NSHomeDirectory()
+        #else
+        let base = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory() + "/.local/share"
+        #endif
+        return base + "/depot-reminders/reminders.sqlite"
+    }
+
+    static func resolve(_ option: String?) -> String {
+        option ?? ProcessInfo.processInfo.environment["REMINDERS_DATABASE"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultPath
+    }
+
+    static func open(_ option: String?) async throws -> Store {
+        let location = resolve(option)
+        if PostgresConfiguration.isURL(location) {
+            return try await Store.postgres(url: location)
+        }
+        let folder = URL(fileURLWithPath: location).deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw RemindersError.invalidInput("cannot create the folder \(folder.path) for the database")
+        }
+        return try Store.sqlite(at: location)
+    }
+}
