@@ -1,0 +1,128 @@
+import Depot
+import Foundation
+import Reminders
+
+/// One seeded data set and every query the model offers, run against a store.
+/// The answers are plain values, so two engines' answers compare with `==`.
+struct RemindersScenario {
+    /// Sunday 2026-03-15 10:00 UTC. In Los Angeles (PDT, UTC-7) it is 03:00 the same day.
+    static let now = Date(timeIntervalSince1970: 1_773_568_800)
+
+    static func at(_ iso: String) -> Date {
+        guard let date = try? Date(iso, strategy: Date.ISO8601FormatStyle()) else { return .distantPast }
+        return date
+    }
+
+    struct Answers: Equatable, Sendable {
+        var home: HomeScreen
+        var homeInLosAngeles: HomeScreen
+        var listOrders: [String: [String]]
+        var storedChoice: RemindersList
+        var views: [String: [String]]
+        var viewsInLosAngeles: [String: [String]]
+        var tagged: [String: [String]]
+        var searches: [String: [String]]
+        var searchCompletedCounts: [String: Int]
+        var tagTitles: [String]
+        var afterDeletingCompletedMilk: (deleted: Int, completedCount: Int)
+        var listsAfterReordering: [String]
+        var afterDeletingWork: [String]
+        var movedReminder: String
+
+        static func == (a: Answers, b: Answers) -> Bool {
+            a.home == b.home && a.homeInLosAngeles == b.homeInLosAngeles && a.listOrders == b.listOrders
+                && a.storedChoice == b.storedChoice && a.views == b.views && a.viewsInLosAngeles == b.viewsInLosAngeles
+                && a.tagged == b.tagged && a.searches == b.searches && a.searchCompletedCounts == b.searchCompletedCounts
+                && a.tagTitles == b.tagTitles && a.afterDeletingCompletedMilk == b.afterDeletingCompletedMilk
+                && a.listsAfterReordering == b.listsAfterReordering && a.afterDeletingWork == b.afterDeletingWork
+                && a.movedReminder == b.movedReminder
+        }
+    }
+
+    static func seed(_ model: RemindersModel) async throws {
+        try await model.migrate()
+        try await model.createList(title: "Groceries", color: 0xED89_35FF) // above Int32.max
+        try await model.createList(title: "Work", color: 0x4A99_EFFF)
+        try await model.createList(title: "Empty", color: 0x00000000)
+        typealias Seed = (list: String, title: String, notes: String, due: String?, priority: Priority, flag: Bool, tags: [String], done: Bool)
+        let seeds: [Seed] = [
+            ("Groceries", "buy Milk", "2% fat", "2026-03-13T12:00:00Z", .low, false, ["Errand"], false),          // overdue everywhere
+            ("Groceries", "BUY bread", "", "2026-03-15T01:00:00Z", .medium, true, ["errand"], false),             // today in UTC, overdue in LA
+            ("Groceries", "Café crème", "oat milk, not dairy", nil, .none, false, [], false),
+            ("Groceries", "100% juice", "orange", "2026-03-15T23:30:00Z", .high, false, ["Urgent"], false),        // today in both
+            ("Groceries", "milk chocolate", "", "2026-03-10T09:00:00Z", .none, false, [], true),                   // completed
+            ("Work", "under_score naming", "rename column_name", "2026-03-16T09:00:00Z", .high, true, [], false),  // tomorrow UTC, today-ish LA? (02:00 PDT Mar 16: no)
+            ("Work", "Archive C:\\temp folder", "backslash \\ test", "2026-03-20T09:00:00Z", .none, false, ["urgent"], false),
+            ("Work", "Expense report", "milk run receipts", nil, .medium, true, [], true),                         // completed, flagged
+            ("Work", "Zebra crossing survey", "", nil, .low, false, [], false),
+            ("Work", "alpha release", "", "2026-03-15T10:00:00Z", .none, false, ["Errand"], false),                // due exactly now: today
+        ]
+        for seed in seeds {
+            let detail = try await model.addReminder(
+                ReminderDraft(title: seed.title, notes: seed.notes, dueDate: seed.due.map(at), priority: seed.priority,
+                              isFlagged: seed.flag, tags: seed.tags), to: seed.list)
+            if seed.done, let id = detail.reminder.id { try await model.complete(id) }
+        }
+    }
+
+    static func titles(_ details: [ReminderDetail]) -> [String] { details.map(\.reminder.title) }
+
+    static func run(_ store: Store) async throws -> Answers {
+        let model = RemindersModel(store: store, now: { now })
+        let losAngeles = RemindersModel(store: store, timeZone: TimeZone(identifier: "America/Los_Angeles") ?? .current, now: { now })
+        try await seed(model)
+
+        let home = try await model.homeScreen()
+        let homeLA = try await losAngeles.homeScreen()
+
+        var listOrders: [String: [String]] = [:]
+        for sort in ReminderSort.allCases {
+            for ascending in [true, false] {
+                listOrders["Groceries \(sort) \(ascending ? "asc" : "desc")"] =
+                    titles(try await model.reminders(in: "groceries", sort: sort, ascending: ascending, showCompleted: false).reminders)
+            }
+        }
+        listOrders["Work title asc with completed"] = titles(try await model.reminders(in: "Work", sort: .title, ascending: true, showCompleted: true).reminders)
+        // The last choice is stored with the list and used when none is given.
+        listOrders["Work stored choice"] = titles(try await model.reminders(in: "work").reminders)
+        let storedChoice = try await model.list(named: "Work")
+
+        var views: [String: [String]] = [:]
+        var viewsLA: [String: [String]] = [:]
+        for view in SmartList.allCases {
+            views[view.rawValue] = titles(try await model.reminders(in: view))
+            viewsLA[view.rawValue] = titles(try await losAngeles.reminders(in: view))
+        }
+
+        var tagged: [String: [String]] = [:]
+        tagged["ERRAND"] = titles(try await model.reminders(taggedWith: "ERRAND"))
+        tagged["urgent"] = titles(try await model.reminders(taggedWith: "urgent", includeCompleted: true))
+
+        var searches: [String: [String]] = [:]
+        var completedCounts: [String: Int] = [:]
+        for text in ["MILK", "milk", "%", "_", "\\", "c:\\t", "café", "CAFÉ", "errand", "100%", "nothing at all", "o_n"] {
+            let (result, details) = try await model.search(text)
+            searches[text] = titles(details)
+            completedCounts[text] = result.completedCount
+        }
+        searches["milk with completed"] = titles(try await model.search("milk", includeCompleted: true).details)
+
+        let tagTitles = try await store.read { db in try db.fetchAll(String.self, "SELECT \"title\" FROM \"tags\" ORDER BY \"id\"") }
+
+        let deleted = try await model.deleteCompletedMatches("MILK")
+        let afterDelete = try await model.search("milk").result.completedCount
+
+        try await model.moveList("Empty", to: 0)
+        let reordered = try await model.lists().map(\.list.title)
+
+        let moved = try await model.move(try await model.search("Zebra").details[0].reminder.id ?? 0, to: "Empty")
+        try await model.deleteList("Work")
+        let afterWork = try await model.reminders(in: .all).map { "\($0.listTitle): \($0.reminder.title)" }
+
+        return Answers(home: home, homeInLosAngeles: homeLA, listOrders: listOrders, storedChoice: storedChoice,
+                       views: views, viewsInLosAngeles: viewsLA, tagged: tagged, searches: searches,
+                       searchCompletedCounts: completedCounts, tagTitles: tagTitles,
+                       afterDeletingCompletedMilk: (deleted, afterDelete), listsAfterReordering: reordered,
+                       afterDeletingWork: afterWork, movedReminder: "\(moved.listTitle): \(moved.reminder.title)")
+    }
+}

@@ -1,0 +1,101 @@
+import Depot
+import DepotPostgres
+import DepotSQLite
+import Foundation
+import Reminders
+import Testing
+import TestSupport
+
+/// Every query scenario on both engines, against values written here and against each other.
+@Suite(.serialized) struct RemindersScenarioTests {
+    static func sqliteAnswers() async throws -> RemindersScenario.Answers {
+        try await RemindersScenario.run(Store.sqliteInMemory())
+    }
+
+    static func postgresAnswers() async throws -> RemindersScenario.Answers {
+        let store = try await PostgresTestServer.freshStore()
+        defer { Task { await store.close() } }
+        return try await RemindersScenario.run(store)
+    }
+
+    static func expectExpected(_ answers: RemindersScenario.Answers) {
+        // Home: open 8; due before the end of today (UTC): milk, bread, juice, alpha; overdue: milk.
+        #expect(answers.home.today == 4)
+        #expect(answers.home.scheduled == 6)
+        #expect(answers.home.all == 8)
+        #expect(answers.home.flagged == 2)
+        #expect(answers.home.completed == 2)
+        #expect(answers.home.overdue == 1)
+        #expect(answers.home.lists.map { "\($0.list.title) \($0.incompleteCount)" } == ["Groceries 4", "Work 4", "Empty 0"])
+        #expect(answers.home.lists.first?.list.color == 0xED89_35FF)
+        #expect(answers.home.tags.map { "\($0.tag.title) \($0.reminderCount)" } == ["Errand 3", "Urgent 2"])
+        // In Los Angeles it is 03:00 on the 15th: bread (18:00 on the 14th there) is overdue too.
+        #expect(answers.homeInLosAngeles.overdue == 2)
+        #expect(answers.homeInLosAngeles.today == 4)
+
+        let orders = answers.listOrders
+        #expect(orders["Groceries dueDate asc"] == ["buy Milk", "BUY bread", "100% juice", "Café crème"])
+        #expect(orders["Groceries dueDate desc"] == ["100% juice", "BUY bread", "buy Milk", "Café crème"])
+        #expect(orders["Groceries priority asc"] == ["Café crème", "buy Milk", "BUY bread", "100% juice"])
+        #expect(orders["Groceries priority desc"] == ["100% juice", "BUY bread", "buy Milk", "Café crème"])
+        // Case folds A-Z only, so "BUY bread" and "buy Milk" sort as "buy bread", "buy milk"; ties end on id.
+        #expect(orders["Groceries title asc"] == ["100% juice", "BUY bread", "buy Milk", "Café crème"])
+        #expect(orders["Groceries title desc"] == ["Café crème", "buy Milk", "BUY bread", "100% juice"])
+        #expect(orders["Groceries createdAt asc"] == ["buy Milk", "BUY bread", "Café crème", "100% juice"])
+        #expect(orders["Groceries createdAt desc"] == ["buy Milk", "BUY bread", "Café crème", "100% juice"])
+        #expect(orders["Work title asc with completed"] == ["alpha release", "Archive C:\\temp folder", "under_score naming", "Zebra crossing survey", "Expense report"])
+        #expect(orders["Work stored choice"] == orders["Work title asc with completed"])
+        #expect(answers.storedChoice.sort == .title && answers.storedChoice.sortAscending && answers.storedChoice.showCompleted)
+
+        #expect(answers.views["today"] == ["buy Milk", "BUY bread", "alpha release", "100% juice"])
+        #expect(answers.views["scheduled"] == ["buy Milk", "BUY bread", "alpha release", "100% juice", "under_score naming", "Archive C:\\temp folder"])
+        #expect(answers.views["flagged"] == ["BUY bread", "under_score naming"])
+        #expect(answers.views["completed"] == ["milk chocolate", "Expense report"])
+        #expect(answers.views["all"] == ["buy Milk", "BUY bread", "Café crème", "100% juice", "under_score naming", "Archive C:\\temp folder", "Zebra crossing survey", "alpha release"])
+        #expect(answers.viewsInLosAngeles["today"] == answers.views["today"])
+
+        #expect(answers.tagged["ERRAND"] == ["buy Milk", "BUY bread", "alpha release"])
+        #expect(answers.tagged["urgent"] == ["100% juice", "Archive C:\\temp folder"])
+
+        let searches = answers.searches
+        #expect(searches["MILK"] == ["buy Milk", "Café crème"])
+        #expect(searches["milk"] == searches["MILK"])
+        #expect(answers.searchCompletedCounts["MILK"] == 2)
+        #expect(searches["milk with completed"] == ["buy Milk", "Café crème", "milk chocolate", "Expense report"])
+        #expect(searches["%"] == ["buy Milk", "100% juice"])
+        #expect(searches["_"] == ["under_score naming"])
+        #expect(searches["o_n"] == [])
+        #expect(searches["\\"] == ["Archive C:\\temp folder"])
+        #expect(searches["c:\\t"] == ["Archive C:\\temp folder"])
+        #expect(searches["café"] == ["Café crème"])
+        // É is outside A-Z: it matches only itself, on both engines.
+        #expect(searches["CAFÉ"] == [])
+        #expect(searches["errand"] == ["buy Milk", "BUY bread", "alpha release"])
+        #expect(searches["100%"] == ["100% juice"])
+        #expect(searches["nothing at all"] == [])
+
+        // "Errand" and "errand" are one tag, as first written.
+        #expect(answers.tagTitles == ["Errand", "Urgent"])
+        #expect(answers.afterDeletingCompletedMilk.deleted == 2)
+        #expect(answers.afterDeletingCompletedMilk.completedCount == 0)
+        #expect(answers.listsAfterReordering == ["Empty", "Groceries", "Work"])
+        #expect(answers.movedReminder == "Empty: Zebra crossing survey")
+        #expect(answers.afterDeletingWork == ["Empty: Zebra crossing survey", "Groceries: buy Milk", "Groceries: BUY bread", "Groceries: Café crème", "Groceries: 100% juice"])
+    }
+
+    @Test func sqliteGivesTheExpectedAnswers() async throws {
+        Self.expectExpected(try await Self.sqliteAnswers())
+    }
+
+    @Test(.enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
+    func postgresGivesTheExpectedAnswers() async throws {
+        Self.expectExpected(try await Self.postgresAnswers())
+    }
+
+    @Test(.enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
+    func bothEnginesGiveTheSameAnswers() async throws {
+        let sqlite = try await Self.sqliteAnswers()
+        let postgres = try await Self.postgresAnswers()
+        #expect(sqlite == postgres)
+    }
+}
