@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The `reminders` program, run as a newcomer runs it.
+@Suite struct RemindersCommandTests {
+    struct Outcome {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    let home = FileManager.default.temporaryDirectory.appendingPathComponent("depot-reminders-cli-\(UUID().uuidString)")
+
+    func run(_ arguments: [String]) throws -> Outcome {
+        let folder = try #require(Bundle.main.executableURL?.deletingLastPathComponent())
+        let binary = try #require([folder, folder.deletingLastPathComponent()].map { $0.appendingPathComponent("reminders") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }, "reminders is built beside the tests")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = home.path
+        environment["REMINDERS_DATABASE"] = nil
+        environment["TZ"] = "UTC"
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test func theDemoRunsOnAFreshMachineAndCanRunAgain() throws {
+        let first = try run(["demo"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("My Lists"))
+        #expect(first.stdout.contains("Trip to Lisbon"))
+        #expect(first.stdout.contains("#travel (4)"))
+        #expect(!first.stdout.contains("\u{1B}["), "no colour when the output is not a terminal")
+        #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent("depot-reminders/demo.sqlite").path))
+        let again = try run(["demo"])
+        #expect(again.status == 0)
+        #expect(again.stdout == first.stdout)
+    }
+
+    @Test func aNewcomerAddsAndListsReminders() throws {
+        #expect(try run(["lists", "add", "Groceries", "--color", "5FC94F"]).status == 0)
+        let added = try run(["add", "Oat milk", "--list", "groceries", "--due", "tomorrow", "--priority", "high", "--tag", "errand"])
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.stdout.contains("Oat milk"))
+        let shown = try run(["show", "Groceries", "--json"])
+        let decoded = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [[String: Any]]
+        #expect(decoded?.count == 1)
+        #expect((decoded?.first?["tags"] as? [String]) == ["errand"])
+        #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent("depot-reminders/reminders.sqlite").path))
+        let stats = try run(["stats", "--json"])
+        #expect(stats.stdout.contains("\"scheduled\" : 1"))
+    }
+
+    @Test(arguments: [
+        (["add", "x", "--list", "Nowhere"], "reminders: no list named \"Nowhere\"\n"),
+        (["add", "x", "--due", "someday"], "reminders: cannot read the date \"someday\": use today, tomorrow, next week, none, 2026-12-24 or 2026-12-24T18:30\n"),
+        (["complete", "404"], "reminders: no reminder with id 404\n"),
+        (["lists", "add", "x", "--color", "blue"], "reminders: a colour is RRGGBB or RRGGBBAA hex, such as 4A99EF (got \"blue\")\n"),
+        (["stats", "--time-zone", "Mars/Olympus"], "reminders: unknown time zone \"Mars/Olympus\" (try UTC or Europe/Paris)\n"),
+    ])
+    func badInputIsOneLineOnStderrAndWritesNothing(arguments: [String], message: String) throws {
+        #expect(try run(["lists", "add", "Inbox"]).status == 0)
+        let outcome = try run(arguments)
+        #expect(outcome.status == 1)
+        #expect(outcome.stderr == message)
+        #expect(outcome.stdout.isEmpty)
+        let all = try run(["view", "all", "--json"])
+        #expect(all.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]" || all.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+    }
+
+    @Test func anUnreachableServerIsOneLineWithoutThePassword() throws {
+        let outcome = try run(["stats", "--database", "postgres://me:hunter2@127.0.0.1:1/reminders"])
+        #expect(outcome.status == 1)
+        #expect(outcome.stderr.hasPrefix("reminders: connection error"))
+        #expect(outcome.stderr.split(separator: "\n").count == 1)
+        #expect(!outcome.stderr.contains("hunter2"))
+    }
+
+    @Test(.enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
+    func theSameCommandsWorkOnPostgreSQL() async throws {
+        // A fresh schema for this test, named in the URL's search_path.
+        let store = try await PostgresTestServer.freshStore()
+        let schema = try await store.read { db in try db.fetchOne(String.self, "SELECT current_schema()") } ?? ""
+        await store.close()
+        let url = try #require(PostgresTestServer.url) + "?search_path=\(schema)"
+        let demo = try run(["demo", "--database", url])
+        #expect(demo.status == 0, "\(demo.stderr)")
+        #expect(demo.stdout.contains("Trip to Lisbon"))
+        #expect(!demo.stdout.contains(try #require(URLComponents(string: url)?.password)), "the password is never printed")
+        let sqliteDemo = try run(["demo"])
+        // The home screen is the same on both engines (minus the line naming the database).
+        let body = { (text: String) in text.split(separator: "\n").filter { !$0.hasPrefix("Demo data is in") } }
+        #expect(body(demo.stdout) == body(sqliteDemo.stdout))
+        let refused = try run(["demo", "--database", url])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("pass --replace"))
+        let search = try run(["search", "TRAVEL", "--database", url, "--json"])
+        #expect(search.status == 0)
+        #expect(search.stdout.contains("\"completedCount\" : 1"))
+    }
+}
