@@ -18,10 +18,9 @@ extension Database {
         try withStatement(sql) { statement, _ in
             var results: [T] = []
             guard try statement.step() else { return results }
-            let plan = DecodePlan(columns: statement.columns, options: configuration.decoder.options)
-            let decoder = configuration.decoder
+            let plan = self.plan(for: statement, type)
             repeat {
-                results.append(try decoder.decode(type, from: statement, plan: plan))
+                results.append(try RowDecoder.decode(type, from: statement, plan: plan))
             } while try statement.step()
             return results
         }
@@ -39,8 +38,7 @@ extension Database {
     public func fetchOne<T: Decodable>(_ type: T.Type, _ sql: SQL) throws -> T? {
         try withStatement(sql) { statement, text in
             guard try statement.step() else { return nil }
-            let plan = DecodePlan(columns: statement.columns, options: configuration.decoder.options)
-            let result = try configuration.decoder.decode(type, from: statement, plan: plan)
+            let result = try RowDecoder.decode(type, from: statement, plan: self.plan(for: statement, type))
             if try statement.step() {
                 throw DatabaseError(.tooManyRows, "fetchOne found more than one row; add LIMIT 1 or use fetchAll")
             }
@@ -111,6 +109,7 @@ public final class Cursor<Element: Decodable>: ClosableCursor {
     private let sql: String
     private let values: [Value]?
     private var plan: DecodePlan?
+    private var rowsRead = 0
 
     init(database: Database, statement: any DriverStatement, cached: Bool, sql: String, values: [Value]?) {
         self.database = database
@@ -126,14 +125,16 @@ public final class Cursor<Element: Decodable>: ClosableCursor {
             throw DatabaseError.misuse("this cursor is closed: it was used after the access that opened it ended").with(sql: sql, values: nil)
         }
         do {
-            try database.checkUsable()
+            // Cancellation takes a lock to read: every 256 rows is prompt enough.
+            if rowsRead & 255 == 0 { try database.checkUsable() } else if !database.isOpen { try database.checkUsable() }
+            rowsRead &+= 1
             guard try statement.step() else {
                 close()
                 return nil
             }
-            let plan = self.plan ?? DecodePlan(columns: statement.columns, options: database.configuration.decoder.options)
+            let plan = self.plan ?? database.plan(for: statement, Element.self)
             self.plan = plan
-            return try database.configuration.decoder.decode(Element.self, from: statement, plan: plan)
+            return try RowDecoder.decode(Element.self, from: statement, plan: plan)
         } catch let error as DatabaseError {
             close()
             if error.isEngineFailure { database.noteEngineFailure() }

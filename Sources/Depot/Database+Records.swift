@@ -21,8 +21,9 @@ extension Database {
     public func insert<T: Record>(contentsOf records: some Sequence<T>) throws {
         try savepoint { db in
             var batch = BatchInsert<T>(db: db)
+            defer { batch.release() }
             for record in records {
-                try batch.add(try db.encodeForInsert(record))
+                try batch.add(try db.encodeForInsert(record, deduplicating: false))
             }
             try batch.flush()
         }
@@ -94,8 +95,29 @@ extension Database {
     /// let list = try db.find(RemindersList.self, id: 42)
     /// ```
     public func find<T: Record>(_ type: T.Type, id: some Encodable & Sendable) throws -> T? {
-        let key = try singleKey(type)
-        return try fetchOne(type, "SELECT * FROM \(ident: T.tableName) WHERE \(ident: key) = \(id)")
+        let cacheKey = PooledConnection.RecordSQLKey(type: ObjectIdentifier(type), purpose: "find")
+        let text: String
+        if let cached = connection.recordSQL[cacheKey] {
+            text = cached
+        } else {
+            let key = try singleKey(type)
+            text = try SQL("SELECT * FROM \(ident: T.tableName) WHERE \(ident: key) = \(Value.null)").rendered(for: dialect).text
+            connection.recordSQL[cacheKey] = text
+        }
+        let value: Value
+        do {
+            value = try ValueEncoder.encode(id, options: coding.encoding, column: nil)
+        } catch {
+            throw DatabaseError(.encoding, "cannot use \(id) as a primary key: \(error)", table: T.tableName)
+        }
+        return try withStatement(text: text, values: [value]) { statement, _ in
+            guard try statement.step() else { return nil }
+            let result = try RowDecoder.decode(type, from: statement, plan: plan(for: statement, type))
+            if try statement.step() {
+                throw DatabaseError(.tooManyRows, "find found more than one row: \(T.self).primaryKey \(T.primaryKey) is not unique")
+            }
+            return result
+        }
     }
 
     /// The record whose primary-key columns hold these values, or nil.
@@ -109,9 +131,9 @@ extension Database {
 
     // MARK: Helpers
 
-    private func encode<T: Record>(_ record: T) throws -> EncodedColumns {
+    private func encode<T: Record>(_ record: T, deduplicating: Bool = true) throws -> EncodedColumns {
         do {
-            return try configuration.encoder.encodeColumns(record)
+            return try EncodedColumns.encode(record, options: coding.encoding, keyStrategy: coding.keyStrategy, deduplicating: deduplicating)
         } catch let error as EncodingError {
             throw DatabaseError(encoding: error, table: T.tableName)
         } catch let error as DatabaseError {
@@ -121,8 +143,8 @@ extension Database {
         }
     }
 
-    fileprivate func encodeForInsert<T: Record>(_ record: T) throws -> EncodedColumns {
-        var columns = try encode(record)
+    fileprivate func encodeForInsert<T: Record>(_ record: T, deduplicating: Bool = true) throws -> EncodedColumns {
+        var columns = try encode(record, deduplicating: deduplicating)
         for name in T.primaryKey {
             if let index = columns.names.firstIndex(of: name), columns.values[index].isNull {
                 columns.names.remove(at: index)
@@ -165,8 +187,7 @@ extension Database {
             guard try statement.step() else {
                 throw DatabaseError(.other, "\(action) returned no row", table: T.tableName)
             }
-            let plan = DecodePlan(columns: statement.columns, options: configuration.decoder.options)
-            let result = try configuration.decoder.decode(type, from: statement, plan: plan)
+            let result = try RowDecoder.decode(type, from: statement, plan: plan(for: statement, type))
             while try statement.step() {}
             return result
         } catch let error as DatabaseError {
@@ -207,22 +228,31 @@ extension DatabaseError {
     }
 }
 
-/// Groups the rows of a batch insert into multi-row statements.
+/// Groups the rows of a batch insert into multi-row statements. The statement
+/// for a full group is prepared once and kept for the whole batch.
 private struct BatchInsert<T: Record> {
     let db: Database
     var names: [String] = []
     var pending: [Value] = []
     var pendingRows = 0
     var rowsPerStatement = 1
+    var full: (statement: any DriverStatement, cached: Bool, text: String)?
 
     init(db: Database) { self.db = db }
 
     mutating func add(_ row: EncodedColumns) throws {
+        var row = row
+        if row.names != names {
+            // New names: checked for duplicates once, then every row that matches them is fine.
+            row.removeDuplicateNames()
+        }
         if row.names != names {
             try flush()
+            release()
             names = row.names
             let byLimit = names.isEmpty ? 1 : db.dialect.maxBoundValues / names.count
             rowsPerStatement = max(1, min(db.dialect.batchInsertRows, byLimit))
+            pending.reserveCapacity(rowsPerStatement * names.count)
         }
         pending.append(contentsOf: row.values)
         pendingRows += 1
@@ -231,12 +261,42 @@ private struct BatchInsert<T: Record> {
 
     mutating func flush() throws {
         guard pendingRows > 0 else { return }
-        let text = db.insertSQL(T.self, names, rows: pendingRows)
-        let values = pending
-        pending.removeAll(keepingCapacity: true)
-        pendingRows = 0
-        try db.withStatement(text: text, values: values) { statement, _ in
-            while try statement.step() {}
+        defer {
+            pending.removeAll(keepingCapacity: true)
+            pendingRows = 0
         }
+        guard pendingRows == rowsPerStatement else {
+            // The last, smaller group: a statement of its own size.
+            let text = db.insertSQL(T.self, names, rows: pendingRows)
+            try db.withStatement(text: text, values: pending) { statement, _ in
+                while try statement.step() {}
+            }
+            return
+        }
+        if full == nil {
+            try db.checkUsable()
+            let text = db.insertSQL(T.self, names, rows: rowsPerStatement)
+            let (statement, cached) = try db.prepare(text)
+            db.connection.markBusy(statement)
+            full = (statement, cached, text)
+        }
+        guard let full else { return }
+        do {
+            try db.checkCancellation()
+            try full.statement.bind(pending)
+            while try full.statement.step() {}
+            full.statement.reset()
+        } catch let error as DatabaseError {
+            full.statement.reset()
+            if error.isEngineFailure { db.noteEngineFailure() }
+            throw error.with(sql: full.text, values: db.configuration.showsBoundValues ? pending : nil)
+        }
+    }
+
+    mutating func release() {
+        guard let full else { return }
+        full.statement.reset()
+        if full.cached { db.connection.markFree(full.statement) }
+        self.full = nil
     }
 }

@@ -18,16 +18,20 @@ public final class Database {
     /// The store's settings: coders and error verbosity.
     public let configuration: Store.Configuration
     let connection: PooledConnection
+    let coding: CodingOptions
     private let cancellation: CancellationFlag
     private var isValid = true
+    /// Whether the access is still running and no statement failed: the cheap part of ``checkUsable()``.
+    var isOpen: Bool { isValid && failedAtDepth == nil }
     private var savepointDepth = 0
     /// The savepoint depth at which an engine error left the transaction failed, if one did.
     private var failedAtDepth: Int?
     /// Whether the access's closure started: before it, a failure changed nothing.
     private(set) var bodyStarted = false
 
-    init(connection: PooledConnection, dialect: any SQLDialect, configuration: Store.Configuration, cancellation: CancellationFlag) {
+    init(connection: PooledConnection, dialect: any SQLDialect, configuration: Store.Configuration, coding: CodingOptions, cancellation: CancellationFlag) {
         self.connection = connection
+        self.coding = coding
         self.dialect = dialect
         self.configuration = configuration
         self.cancellation = cancellation
@@ -168,6 +172,11 @@ public final class Database {
 
     func checkCancellation() throws {
         if cancellation.isCancelled { throw CancellationError() }
+    }
+
+    /// The decode plan for this statement's columns and a type, made once per connection.
+    func plan(for statement: any DriverStatement, _ type: Any.Type) -> DecodePlan {
+        connection.plan(columns: statement.columns, type: type, options: coding.decoding)
     }
 
     /// Prepares (or reuses) the statement for `sql`, binds its values and gives it to `body`.

@@ -38,6 +38,11 @@ package enum ISO8601 {
     }
 
     package static func format(microseconds micros: Int64) -> String {
+        withFormatted(microseconds: micros) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Formats into a stack buffer and hands the 27 bytes to `body`: no allocation.
+    package static func withFormatted<R>(microseconds micros: Int64, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         var seconds = micros / 1_000_000
         var fraction = micros % 1_000_000
         if fraction < 0 { fraction += 1_000_000; seconds -= 1 }
@@ -45,22 +50,23 @@ package enum ISO8601 {
         var secondOfDay = seconds % 86_400
         if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
         let (year, month, day) = civil(fromDays: days)
-        var bytes = [UInt8](repeating: 0, count: 27)
-        func put(_ value: Int64, at offset: Int, width: Int) {
-            var v = value
-            for i in stride(from: offset + width - 1, through: offset, by: -1) {
-                bytes[i] = UInt8(truncatingIfNeeded: 48 + v % 10)
-                v /= 10
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27) { bytes in
+            func put(_ value: Int64, at offset: Int, width: Int) {
+                var v = value
+                for i in stride(from: offset + width - 1, through: offset, by: -1) {
+                    bytes[i] = UInt8(truncatingIfNeeded: 48 + v % 10)
+                    v /= 10
+                }
             }
+            put(year, at: 0, width: 4); bytes[4] = 45 // -
+            put(month, at: 5, width: 2); bytes[7] = 45
+            put(day, at: 8, width: 2); bytes[10] = 84 // T
+            put(secondOfDay / 3600, at: 11, width: 2); bytes[13] = 58 // :
+            put(secondOfDay / 60 % 60, at: 14, width: 2); bytes[16] = 58
+            put(secondOfDay % 60, at: 17, width: 2); bytes[19] = 46 // .
+            put(fraction, at: 20, width: 6); bytes[26] = 90 // Z
+            return body(UnsafeBufferPointer(bytes))
         }
-        put(year, at: 0, width: 4); bytes[4] = 45 // -
-        put(month, at: 5, width: 2); bytes[7] = 45
-        put(day, at: 8, width: 2); bytes[10] = 84 // T
-        put(secondOfDay / 3600, at: 11, width: 2); bytes[13] = 58 // :
-        put(secondOfDay / 60 % 60, at: 14, width: 2); bytes[16] = 58
-        put(secondOfDay % 60, at: 17, width: 2); bytes[19] = 46 // .
-        put(fraction, at: 20, width: 6); bytes[26] = 90 // Z
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Parses one of the accepted forms; nil when the text is not one of them.

@@ -13,6 +13,19 @@ final class PooledConnection: @unchecked Sendable {
     private var statements: [String: any DriverStatement] = [:]
     private var busyStatements: Set<ObjectIdentifier> = []
     private let statementCacheLimit = 512
+    private var plans: [PlanKey: DecodePlan] = [:]
+    /// Rendered SQL the record methods reuse, by record type and purpose.
+    var recordSQL: [RecordSQLKey: String] = [:]
+
+    struct RecordSQLKey: Hashable {
+        let type: ObjectIdentifier
+        let purpose: String
+    }
+
+    private struct PlanKey: Hashable {
+        let columns: ObjectIdentifier
+        let type: ObjectIdentifier
+    }
     // Written on `queue`, read by the pool after `run` has returned.
     private(set) var isBroken = false
 
@@ -48,11 +61,25 @@ final class PooledConnection: @unchecked Sendable {
         }
         let statement = try connection.prepare(sql)
         if statements[sql] == nil {
-            if statements.count >= statementCacheLimit { statements.removeAll(keepingCapacity: true) }
+            if statements.count >= statementCacheLimit {
+                statements.removeAll(keepingCapacity: true)
+                plans.removeAll(keepingCapacity: true)
+            }
             statements[sql] = statement
             return (statement, true)
         }
         return (statement, false)
+    }
+
+    /// The plan for decoding rows with these columns into a type. It holds the
+    /// column set, so the set's identity cannot be reused while the plan is cached.
+    func plan(columns: ColumnSet, type: Any.Type, options: DecodingOptions) -> DecodePlan {
+        let key = PlanKey(columns: ObjectIdentifier(columns), type: ObjectIdentifier(type))
+        if let plan = plans[key] { return plan }
+        if plans.count >= 4 * statementCacheLimit { plans.removeAll(keepingCapacity: true) }
+        let plan = DecodePlan(columns: columns, options: options, type: type)
+        plans[key] = plan
+        return plan
     }
 
     func markBusy(_ statement: any DriverStatement) { busyStatements.insert(ObjectIdentifier(statement)) }
@@ -66,6 +93,7 @@ final class PooledConnection: @unchecked Sendable {
 
     func close() {
         statements.removeAll()
+        plans.removeAll()
         connection.close()
     }
 }

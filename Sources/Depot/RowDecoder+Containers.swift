@@ -2,8 +2,9 @@ import Foundation
 
 /// The `Decoder` for a whole row.
 final class RowDecoding: Decoder {
-    let source: any RowSource
-    let plan: DecodePlan
+    @exclusivity(unchecked) var source: any RowSource
+    /// The plan owns this decoder and outlives it.
+    unowned(unsafe) let plan: DecodePlan
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { plan.options.userInfo }
 
@@ -22,7 +23,7 @@ final class RowDecoding: Decoder {
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
         let value = try plan.onlyValue(of: Any.self, from: source)
-        return ColumnDecoder(value: value, context: plan.context(0, codingPath: []), options: plan.options)
+        return ColumnDecoder(value: value, context: plan.context(0, keyName: nil), options: plan.options)
     }
 
     func keyNotFound(_ key: some CodingKey) -> DecodingError {
@@ -48,8 +49,9 @@ private struct RowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
 
     @inline(__always)
     private func column(_ key: Key) throws -> (Value, ColumnContext) {
-        guard let index = decoder.plan.index(forKey: key.stringValue) else { throw decoder.keyNotFound(key) }
-        return (try decoder.source.value(at: index), decoder.plan.context(index, codingPath: [key]))
+        let name = key.stringValue
+        guard let index = decoder.plan.index(forKey: name) else { throw decoder.keyNotFound(key) }
+        return (try decoder.source.value(at: index), decoder.plan.context(index, keyName: name))
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
@@ -65,50 +67,154 @@ private struct RowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
 
     private func decodeColumn<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T {
         let (value, context) = try column(key)
-        return try ValueDecoding.decode(type, from: value, context, decoder.plan.options)
+        return try decodeValue(type, value, context)
     }
 
     private func decodeColumnIfPresent<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T? {
-        guard decoder.plan.index(forKey: key.stringValue) != nil || decoder.plan.options.missingColumns.throws else {
+        guard let (value, context) = try presentColumn(key) else { return nil }
+        return try decodeValue(type, value, context)
+    }
+
+    /// Dates, the commonest non-primitive property, skip the generic lookup: the
+    /// type identity check makes the bit cast a no-op conversion from Date to Date.
+    @inline(__always)
+    private func decodeValue<T: Decodable>(_ type: T.Type, _ value: Value, _ context: ColumnContext) throws -> T {
+        if T.self == Date.self {
+            return unsafeBitCast(try ValueDecoding.date(value, context, decoder.plan.options), to: T.self)
+        }
+        return try ValueDecoding.decode(type, from: value, context, decoder.plan.options)
+    }
+
+    /// The column's value for an optional property: nil for NULL, and for a
+    /// missing column when the strategy allows it.
+    @inline(__always)
+    private func presentColumn(_ key: Key) throws -> (Value, ColumnContext)? {
+        let name = key.stringValue
+        guard let index = decoder.plan.index(forKey: name) else {
+            if decoder.plan.options.missingColumns.throws { throw decoder.keyNotFound(key) }
             return nil
         }
-        let (value, context) = try column(key)
+        let value = try decoder.source.value(at: index)
         if case .null = value { return nil }
-        return try ValueDecoding.decode(type, from: value, context, decoder.plan.options)
+        return (value, decoder.plan.context(index, keyName: name))
     }
 
     // The concrete overloads: synthesized Decodable calls these for primitive
     // properties, and their default implementations would skip our strict rules.
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decodeColumn(type, key) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decodeColumn(type, key) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decodeColumn(type, key) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decodeColumn(type, key) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decodeColumn(type, key) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decodeColumn(type, key) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decodeColumn(type, key) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decodeColumn(type, key) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decodeColumn(type, key) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decodeColumn(type, key) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decodeColumn(type, key) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decodeColumn(type, key) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decodeColumn(type, key) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decodeColumn(type, key) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        let (value, context) = try column(key)
+        return try ValueDecoding.bool(value, context)
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        let (value, context) = try column(key)
+        return try ValueDecoding.string(value, context)
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        let (value, context) = try column(key)
+        return try ValueDecoding.double(value, context)
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        let (value, context) = try column(key)
+        return try ValueDecoding.float(value, context)
+    }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+        let (value, context) = try column(key)
+        return try ValueDecoding.integer(Int.self, value, context)
+    }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
+        let (value, context) = try column(key)
+        return try ValueDecoding.integer(Int8.self, value, context)
+    }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+        let (value, context) = try column(key)
+        return try ValueDecoding.integer(Int16.self, value, context)
+    }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+        let (value, context) = try column(key)
+        return try ValueDecoding.integer(Int32.self, value, context)
+    }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+        let (value, context) = try column(key)
+        return try ValueDecoding.integer(Int64.self, value, context)
+    }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
+        let (value, context) = try column(key)
+        return try ValueDecoding.integer(UInt.self, value, context)
+    }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+        let (value, context) = try column(key)
+        return try ValueDecoding.integer(UInt8.self, value, context)
+    }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+        let (value, context) = try column(key)
+        return try ValueDecoding.integer(UInt16.self, value, context)
+    }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+        let (value, context) = try column(key)
+        return try ValueDecoding.integer(UInt32.self, value, context)
+    }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+        let (value, context) = try column(key)
+        return try ValueDecoding.integer(UInt64.self, value, context)
+    }
 
 
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try decodeColumnIfPresent(type, key) }
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try decodeColumnIfPresent(type, key) }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try decodeColumnIfPresent(type, key) }
-    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try decodeColumnIfPresent(type, key) }
-    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try decodeColumnIfPresent(type, key) }
-    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try decodeColumnIfPresent(type, key) }
-    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try decodeColumnIfPresent(type, key) }
-    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try decodeColumnIfPresent(type, key) }
-    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try decodeColumnIfPresent(type, key) }
-    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try decodeColumnIfPresent(type, key) }
-    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try decodeColumnIfPresent(type, key) }
-    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try decodeColumnIfPresent(type, key) }
-    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try decodeColumnIfPresent(type, key) }
-    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try decodeColumnIfPresent(type, key) }
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        guard let (value, context) = try presentColumn(key) else { return nil }
+        return try ValueDecoding.bool(value, context)
+    }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        guard let (value, context) = try presentColumn(key) else { return nil }
+        return try ValueDecoding.string(value, context)
+    }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        guard let (value, context) = try presentColumn(key) else { return nil }
+        return try ValueDecoding.double(value, context)
+    }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+        guard let (value, context) = try presentColumn(key) else { return nil }
+        return try ValueDecoding.float(value, context)
+    }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        guard let (value, context) = try presentColumn(key) else { return nil }
+        return try ValueDecoding.integer(Int.self, value, context)
+    }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? {
+        guard let (value, context) = try presentColumn(key) else { return nil }
+        return try ValueDecoding.integer(Int8.self, value, context)
+    }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? {
+        guard let (value, context) = try presentColumn(key) else { return nil }
+        return try ValueDecoding.integer(Int16.self, value, context)
+    }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
+        guard let (value, context) = try presentColumn(key) else { return nil }
+        return try ValueDecoding.integer(Int32.self, value, context)
+    }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+        guard let (value, context) = try presentColumn(key) else { return nil }
+        return try ValueDecoding.integer(Int64.self, value, context)
+    }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
+        guard let (value, context) = try presentColumn(key) else { return nil }
+        return try ValueDecoding.integer(UInt.self, value, context)
+    }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
+        guard let (value, context) = try presentColumn(key) else { return nil }
+        return try ValueDecoding.integer(UInt8.self, value, context)
+    }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? {
+        guard let (value, context) = try presentColumn(key) else { return nil }
+        return try ValueDecoding.integer(UInt16.self, value, context)
+    }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? {
+        guard let (value, context) = try presentColumn(key) else { return nil }
+        return try ValueDecoding.integer(UInt32.self, value, context)
+    }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
+        guard let (value, context) = try presentColumn(key) else { return nil }
+        return try ValueDecoding.integer(UInt64.self, value, context)
+    }
 
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
@@ -155,7 +261,7 @@ private struct RowUnkeyedContainer: UnkeyedDecodingContainer {
         }
         defer { currentIndex += 1 }
         return (try decoder.source.value(at: currentIndex),
-                decoder.plan.context(currentIndex, codingPath: [IndexKey(currentIndex)]))
+                ColumnContext(columns: decoder.plan.columns, index: currentIndex, otherKey: IndexKey(currentIndex)))
     }
 
     mutating func decodeNil() throws -> Bool {

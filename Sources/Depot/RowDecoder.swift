@@ -60,15 +60,19 @@ public struct RowDecoder: Sendable {
 
     /// Decodes a row.
     public func decode<T: Decodable>(_ type: T.Type = T.self, from row: Row) throws -> T {
-        try decode(type, from: row, plan: DecodePlan(columns: row.columns, options: options))
+        try decode(type, from: row, plan: DecodePlan(columns: row.columns, options: options, type: type))
     }
 
     /// Decodes the current row of a source through a plan made once for all its rows.
     func decode<T: Decodable>(_ type: T.Type, from source: some RowSource, plan: DecodePlan) throws -> T {
-        if T.self != Row.self, let known = try plan.decodeKnownSingleColumn(type, from: source) {
+        try Self.decode(type, from: source, plan: plan)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from source: some RowSource, plan: DecodePlan) throws -> T {
+        if plan.readsSingleColumn, let known = try plan.decodeKnownSingleColumn(type, from: source) {
             return known
         }
-        return try T(from: RowDecoding(source: source, plan: plan))
+        return try T(from: plan.decoder(for: source))
     }
 }
 
@@ -81,22 +85,64 @@ struct DecodingOptions: Sendable {
     var userInfo: [CodingUserInfoKey: any Sendable] = [:]
 }
 
-/// What decoding one statement's rows needs, computed once: the columns, and
-/// each coding key's column index as keys are first asked for.
+/// What decoding one statement's rows into one type needs, computed once and
+/// reused for every row: the columns, each coding key's column index, and
+/// whether the type reads a single column.
+///
+/// Keys are usually asked for in the same order on every row, so after the first
+/// row a lookup is one string comparison with the key expected next; any other
+/// order falls back to a dictionary.
 final class DecodePlan {
     let columns: ColumnSet
     let options: DecodingOptions
-    private var keyIndexes: [String: Int] = [:]
+    /// Whether the type is one of the directly converted single-value types.
+    let readsSingleColumn: Bool
+    // Touched for every value of every row, on one thread: skip the dynamic exclusivity checks.
+    @exclusivity(unchecked) private var keyIndexes: [String: Int] = [:]
+    @exclusivity(unchecked) private var keyOrder: [(key: String, index: Int?)] = []
+    @exclusivity(unchecked) private var cursor = 0
+    @exclusivity(unchecked) private var learning = true
+    @exclusivity(unchecked) private var rows = 0
+    @exclusivity(unchecked) private var decoding: RowDecoding?
     private static let missing = -1
 
-    init(columns: ColumnSet, options: DecodingOptions) {
+    init(columns: ColumnSet, options: DecodingOptions, type: Any.Type) {
         self.columns = columns
         self.options = options
+        self.readsSingleColumn = ValueDecoding.isKnown(type)
+    }
+
+    /// The decoder for the current row of `source`: one object, reused row after row.
+    func decoder(for source: some RowSource) -> RowDecoding {
+        if rows > 0 { learning = false }
+        rows += 1
+        cursor = 0
+        if let decoding {
+            decoding.source = source
+            return decoding
+        }
+        let decoding = RowDecoding(source: source, plan: self)
+        self.decoding = decoding
+        return decoding
     }
 
     /// The column index for a coding key, or nil when the row has no such column.
     @inline(__always)
     func index(forKey key: String) -> Int? {
+        if cursor < keyOrder.count, keyOrder[cursor].key == key {
+            cursor += 1
+            return keyOrder[cursor - 1].index
+        }
+        if cursor > 0, keyOrder[cursor - 1].key == key { return keyOrder[cursor - 1].index }
+        let index = lookup(key)
+        if learning {
+            keyOrder.append((key, index))
+            cursor = keyOrder.count
+        }
+        return index
+    }
+
+    private func lookup(_ key: String) -> Int? {
         if let cached = keyIndexes[key] { return cached == Self.missing ? nil : cached }
         let name = options.keyStrategy.isDefault ? key : options.keyStrategy.columnName(for: key)
         let index = columns.index(of: name)
@@ -110,9 +156,8 @@ final class DecodePlan {
 
     /// A known value type (Int, String, Date...) decoded from the row's only column.
     func decodeKnownSingleColumn<T>(_ type: T.Type, from source: some RowSource) throws -> T? {
-        guard ValueDecoding.isKnown(type) else { return nil }
         let value = try onlyValue(of: type, from: source)
-        return try ValueDecoding.decodeKnown(type, from: value, context(0, codingPath: []), options)
+        return try ValueDecoding.decodeKnown(type, from: value, context(0, keyName: nil), options)
     }
 
     func onlyValue(of type: Any.Type, from source: some RowSource) throws -> Value {
@@ -124,7 +169,8 @@ final class DecodePlan {
         return try source.value(at: 0)
     }
 
-    func context(_ index: Int, codingPath: [any CodingKey]) -> ColumnContext {
-        ColumnContext(column: columns.names[index], index: index, codingPath: codingPath)
+    @inline(__always)
+    func context(_ index: Int, keyName: String?) -> ColumnContext {
+        ColumnContext(columns: columns, index: index, keyName: keyName)
     }
 }

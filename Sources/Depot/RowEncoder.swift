@@ -81,7 +81,10 @@ struct EncodedColumns {
     var names: [String] = []
     var values: [Value] = []
 
-    static func encode<T: Encodable>(_ value: T, options: EncodingOptions, keyStrategy: KeyStrategy) throws -> EncodedColumns {
+    /// Encodes a record. With `deduplicating` false, a key written twice appears
+    /// twice: the caller must check the names (a batch compares them with the
+    /// previous row's, already checked).
+    static func encode<T: Encodable>(_ value: T, options: EncodingOptions, keyStrategy: KeyStrategy, deduplicating: Bool = true) throws -> EncodedColumns {
         let encoder = RowEncoding(options: options, keyStrategy: keyStrategy)
         try value.encode(to: encoder)
         if encoder.shape != .keyed {
@@ -89,15 +92,22 @@ struct EncodedColumns {
                 codingPath: [],
                 debugDescription: "\(T.self) does not encode as a row: a row needs a type with properties (a keyed container), not a single value or a list"))
         }
+        if deduplicating { encoder.columns.removeDuplicateNames() }
         return encoder.columns
     }
 
-    mutating func set(_ name: String, _ value: Value) {
-        if let index = names.firstIndex(of: name) {
-            values[index] = value
-        } else {
-            names.append(name)
-            values.append(value)
+    /// A key written twice keeps its last value at its first place, as JSONEncoder does.
+    mutating func removeDuplicateNames() {
+        guard names.count > 1 else { return }
+        var index = 1
+        while index < names.count {
+            if let first = names[..<index].firstIndex(of: names[index]) {
+                values[first] = values[index]
+                names.remove(at: index)
+                values.remove(at: index)
+            } else {
+                index += 1
+            }
         }
     }
 }
@@ -144,9 +154,10 @@ private struct RowKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol
         encoder.keyStrategy.isDefault ? key.stringValue : encoder.keyStrategy.columnName(for: key.stringValue)
     }
 
+    @inline(__always)
     private func put(_ value: Value, _ key: Key) {
-        // A key written twice keeps its last value, as JSONEncoder does.
-        encoder.columns.set(column(key), value)
+        encoder.columns.names.append(column(key))
+        encoder.columns.values.append(value)
     }
 
     mutating func encodeNil(forKey key: Key) throws { put(.null, key) }
@@ -166,6 +177,11 @@ private struct RowKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol
     mutating func encode(_ value: UInt64, forKey key: Key) throws { put(try ValueEncoder.unsigned(value, codingPath: [key]), key) }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        if T.self == Date.self {
+            // The commonest non-primitive property: skip the generic lookup. The type
+            // identity check makes the bit cast a no-op conversion from Date to Date.
+            return put(try ValueEncoder.date(unsafeBitCast(value, to: Date.self), options: encoder.options, codingPath: [key]), key)
+        }
         let name = column(key)
         put(try ValueEncoder.encode(value, options: encoder.options, column: name, codingPath: [key]), key)
     }

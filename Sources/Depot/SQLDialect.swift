@@ -25,7 +25,8 @@ public protocol SQLDialect: Sendable {
 
 extension SQLDialect {
     public func quote(identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        guard identifier.utf8.contains(34) else { return "\"" + identifier + "\"" }
+        return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
 

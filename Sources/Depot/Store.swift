@@ -45,12 +45,16 @@ public final class Store: Sendable {
     public let configuration: Configuration
     private let writers: ConnectionPool
     private let readers: ConnectionPool
+    /// The coders' options, computed once rather than per record.
+    private let codingOptions: CodingOptions
 
     /// Creates a store over a backend's driver. Backends call this from their
     /// own constructors, such as `Store.sqlite(at:)`.
     public init(driver: some DatabaseDriver, configuration: Configuration = Configuration()) {
         self.dialect = driver.dialect
         self.configuration = configuration
+        self.codingOptions = CodingOptions(encoding: configuration.encoder.options, keyStrategy: configuration.encoder.keyStrategy,
+                                           decoding: configuration.decoder.options)
         let open: @Sendable (ConnectionRole) throws -> any DriverConnection = { try driver.openConnection($0) }
         let label = "depot.\(driver.dialect.engineName.lowercased())"
         switch driver.poolLayout {
@@ -113,9 +117,10 @@ public final class Store: Sendable {
             let cancellation = CancellationFlag()
             let dialect = self.dialect
             let configuration = self.configuration
+            let codingOptions = self.codingOptions
             let outcome: Sendable1<(Result<T, any Error>, bodyStarted: Bool)> = await withTaskCancellationHandler {
                 await connection.run { connection in
-                    let db = Database(connection: connection, dialect: dialect, configuration: configuration, cancellation: cancellation)
+                    let db = Database(connection: connection, dialect: dialect, configuration: configuration, coding: codingOptions, cancellation: cancellation)
                     defer { db.invalidate() }
                     let result = Result { try db.inTransaction(kind, isolation: isolation) { try body($0) } }
                     connection.checkHealth()
@@ -133,6 +138,13 @@ public final class Store: Sendable {
             return try result.get()
         }
     }
+}
+
+/// The encoder's and decoder's options, as the hot paths use them.
+struct CodingOptions: Sendable {
+    let encoding: EncodingOptions
+    let keyStrategy: KeyStrategy
+    let decoding: DecodingOptions
 }
 
 /// Set when the task running an access is cancelled; read on the connection's queue.

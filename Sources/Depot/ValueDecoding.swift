@@ -1,16 +1,49 @@
 import Foundation
 
-/// Where a value being decoded came from, for error messages.
+/// Where a value being decoded came from, for error messages. Cheap to make:
+/// the column name and coding path are only built when an error needs them.
 struct ColumnContext {
-    var column: String?
-    var index: Int?
-    var codingPath: [any CodingKey]
+    /// The plan that holds the column set outlives every context made from it.
+    unowned(unsafe) let columns: ColumnSet?
+    let index: Int?
+    let parentPath: [any CodingKey]
+    /// The coding key's name, kept as a string so no existential is boxed per value.
+    let keyName: String?
+    /// A key that is not a plain name (an array index), when there is one.
+    let otherKey: (any CodingKey)?
+
+    init(columns: ColumnSet? = nil, index: Int? = nil, parentPath: [any CodingKey] = [], keyName: String? = nil, otherKey: (any CodingKey)? = nil) {
+        self.columns = columns
+        self.index = index
+        self.parentPath = parentPath
+        self.keyName = keyName
+        self.otherKey = otherKey
+    }
+
+    var column: String? {
+        guard let columns, let index, index < columns.count else { return nil }
+        return columns.names[index]
+    }
+
+    var codingPath: [any CodingKey] {
+        if let otherKey { return parentPath + [otherKey] }
+        guard let keyName else { return parentPath }
+        return parentPath + [NamedKey(stringValue: keyName)]
+    }
 
     var prefix: String {
         guard let column else { return "" }
         if let index { return "column \"\(column)\" (index \(index)): " }
         return "column \"\(column)\": "
     }
+}
+
+/// A coding key rebuilt from its name, for error paths.
+struct NamedKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { return nil }
 }
 
 /// The column details of a decoding failure, carried as a `DecodingError`'s
@@ -65,44 +98,16 @@ enum ValueDecoding {
     }
 
     /// The direct conversions; nil when `T` is not one of the known types.
+    /// One conformance lookup, where a chain of type tests would cost one each.
     @inline(__always)
     static func decodeKnown<T>(_ type: T.Type, from value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> T? {
-        switch type {
-        case is String.Type: return try string(value, ctx) as? T
-        case is Int64.Type: return try integer(Int64.self, value, ctx) as? T
-        case is Int.Type: return try integer(Int.self, value, ctx) as? T
-        case is Bool.Type: return try bool(value, ctx) as? T
-        case is Double.Type: return try double(value, ctx) as? T
-        case is Date.Type: return try date(value, ctx, options) as? T
-        case is UUID.Type: return try uuid(value, ctx) as? T
-        case is Data.Type: return try data(value, ctx, options) as? T
-        case is Decimal.Type: return try decimal(value, ctx) as? T
-        case is URL.Type: return try url(value, ctx) as? T
-        case is Int32.Type: return try integer(Int32.self, value, ctx) as? T
-        case is Int16.Type: return try integer(Int16.self, value, ctx) as? T
-        case is Int8.Type: return try integer(Int8.self, value, ctx) as? T
-        case is UInt.Type: return try integer(UInt.self, value, ctx) as? T
-        case is UInt64.Type: return try integer(UInt64.self, value, ctx) as? T
-        case is UInt32.Type: return try integer(UInt32.self, value, ctx) as? T
-        case is UInt16.Type: return try integer(UInt16.self, value, ctx) as? T
-        case is UInt8.Type: return try integer(UInt8.self, value, ctx) as? T
-        case is Float.Type: return try float(value, ctx) as? T
-        case is Value.Type: return value as? T
-        default: return nil
-        }
+        guard let known = type as? any ColumnDecodable.Type else { return nil }
+        return try known.decode(column: value, ctx, options) as? T
     }
 
     /// Whether ``decodeKnown(_:from:_:_:)`` converts this type directly.
     static func isKnown(_ type: Any.Type) -> Bool {
-        switch type {
-        case is String.Type, is Int64.Type, is Int.Type, is Bool.Type, is Double.Type, is Date.Type,
-             is UUID.Type, is Data.Type, is Decimal.Type, is URL.Type, is Int32.Type, is Int16.Type,
-             is Int8.Type, is UInt.Type, is UInt64.Type, is UInt32.Type, is UInt16.Type, is UInt8.Type,
-             is Float.Type, is Value.Type:
-            return true
-        default:
-            return false
-        }
+        type is any ColumnDecodable.Type
     }
 
     /// An error a type's own `init(from:)` threw (an enum's unknown raw value, say),
@@ -331,3 +336,57 @@ enum ValueDecoding {
         return url
     }
 }
+
+/// The types a column value converts to directly, without going through `Decodable`.
+protocol ColumnDecodable {
+    static func decode(column value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> Self
+}
+
+extension String: ColumnDecodable {
+    static func decode(column value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> String { try ValueDecoding.string(value, ctx) }
+}
+extension Bool: ColumnDecodable {
+    static func decode(column value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> Bool { try ValueDecoding.bool(value, ctx) }
+}
+extension Double: ColumnDecodable {
+    static func decode(column value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> Double { try ValueDecoding.double(value, ctx) }
+}
+extension Float: ColumnDecodable {
+    static func decode(column value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> Float { try ValueDecoding.float(value, ctx) }
+}
+extension Date: ColumnDecodable {
+    static func decode(column value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> Date { try ValueDecoding.date(value, ctx, options) }
+}
+extension UUID: ColumnDecodable {
+    static func decode(column value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> UUID { try ValueDecoding.uuid(value, ctx) }
+}
+extension Data: ColumnDecodable {
+    static func decode(column value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> Data { try ValueDecoding.data(value, ctx, options) }
+}
+extension Decimal: ColumnDecodable {
+    static func decode(column value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> Decimal { try ValueDecoding.decimal(value, ctx) }
+}
+extension URL: ColumnDecodable {
+    static func decode(column value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> URL { try ValueDecoding.url(value, ctx) }
+}
+extension Value: ColumnDecodable {
+    static func decode(column value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> Value { value }
+}
+
+/// Every fixed-width integer converts with a range check.
+protocol IntegerColumnDecodable: ColumnDecodable, FixedWidthInteger {}
+extension IntegerColumnDecodable {
+    static func decode(column value: Value, _ ctx: ColumnContext, _ options: DecodingOptions) throws -> Self {
+        try ValueDecoding.integer(Self.self, value, ctx)
+    }
+}
+extension Int: IntegerColumnDecodable {}
+extension Int8: IntegerColumnDecodable {}
+extension Int16: IntegerColumnDecodable {}
+extension Int32: IntegerColumnDecodable {}
+extension Int64: IntegerColumnDecodable {}
+extension UInt: IntegerColumnDecodable {}
+extension UInt8: IntegerColumnDecodable {}
+extension UInt16: IntegerColumnDecodable {}
+extension UInt32: IntegerColumnDecodable {}
+extension UInt64: IntegerColumnDecodable {}

@@ -39,33 +39,11 @@ enum ValueEncoder {
     }
 
     /// The direct mappings; nil when `value` is not one of the known types.
+    /// One conformance lookup, where a chain of casts would cost one each.
     @inline(__always)
     static func encodeKnown<T>(_ value: T, options: EncodingOptions, codingPath: [any CodingKey]) throws -> Value? {
-        switch value {
-        case let v as String: return .text(v)
-        case let v as Int: return .integer(Int64(v))
-        case let v as Int64: return .integer(v)
-        case let v as Bool: return .bool(v)
-        case let v as Double: return try double(v, codingPath: codingPath)
-        case let v as Date: return try date(v, options: options, codingPath: codingPath)
-        case let v as UUID: return uuid(v, options: options)
-        case let v as Data: return data(v, options: options)
-        case let v as Decimal:
-            guard !v.isNaN else { throw invalid(v, codingPath, "Decimal NaN cannot be stored") }
-            return .decimal(v)
-        case let v as URL: return .text(v.absoluteString)
-        case let v as Int32: return .integer(Int64(v))
-        case let v as Int16: return .integer(Int64(v))
-        case let v as Int8: return .integer(Int64(v))
-        case let v as UInt8: return .integer(Int64(v))
-        case let v as UInt16: return .integer(Int64(v))
-        case let v as UInt32: return .integer(Int64(v))
-        case let v as UInt: return try unsigned(UInt64(v), codingPath: codingPath)
-        case let v as UInt64: return try unsigned(v, codingPath: codingPath)
-        case let v as Float: return try double(Double(v), codingPath: codingPath)
-        case let v as Value: return v
-        default: return nil
-        }
+        guard let known = value as? any ColumnEncodable else { return nil }
+        return try known.columnValue(options, codingPath)
     }
 
     static func invalid(_ value: Any, _ codingPath: [any CodingKey], _ message: String) -> EncodingError {
@@ -216,4 +194,73 @@ private struct DiscardingSingleValue: SingleValueEncodingContainer {
     var codingPath: [any CodingKey]
     mutating func encodeNil() throws {}
     mutating func encode<T: Encodable>(_ value: T) throws {}
+}
+
+/// The types that map to a column value directly, without going through `Encodable`.
+protocol ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value
+}
+
+extension String: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .text(self) }
+}
+extension Bool: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .bool(self) }
+}
+extension Double: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { try ValueEncoder.double(self, codingPath: codingPath) }
+}
+extension Float: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { try ValueEncoder.double(Double(self), codingPath: codingPath) }
+}
+extension Date: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { try ValueEncoder.date(self, options: options, codingPath: codingPath) }
+}
+extension UUID: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { ValueEncoder.uuid(self, options: options) }
+}
+extension Data: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { ValueEncoder.data(self, options: options) }
+}
+extension Decimal: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value {
+        guard !isNaN else { throw ValueEncoder.invalid(self, codingPath, "Decimal NaN cannot be stored") }
+        return .decimal(self)
+    }
+}
+extension URL: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .text(absoluteString) }
+}
+extension Value: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { self }
+}
+extension Int: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(Int64(self)) }
+}
+extension Int8: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(Int64(self)) }
+}
+extension Int16: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(Int64(self)) }
+}
+extension Int32: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(Int64(self)) }
+}
+extension Int64: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(self) }
+}
+extension UInt8: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(Int64(self)) }
+}
+extension UInt16: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(Int64(self)) }
+}
+extension UInt32: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(Int64(self)) }
+}
+extension UInt: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { try ValueEncoder.unsigned(UInt64(self), codingPath: codingPath) }
+}
+extension UInt64: ColumnEncodable {
+    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { try ValueEncoder.unsigned(self, codingPath: codingPath) }
 }

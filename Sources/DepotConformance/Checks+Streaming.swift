@@ -36,43 +36,9 @@ enum StreamingChecks {
 
     static let all: [ConformanceCheck] = [
         ConformanceCheck("streaming: a cursor over 100,000 rows keeps memory flat") { context in
-            let counter = LiveCounter()
-            var configuration = Store.Configuration()
-            configuration.decoder.userInfo[Tracked.counterKey] = counter
-            let store = try await context.makeStore(configuration)
-            let text = String(repeating: "x", count: textSize)
-            try await store.write { db in
-                try createTable(db, "payloads", [("id", .integer, "PRIMARY KEY"), ("text", .text, "NOT NULL")])
-                try db.insert(contentsOf: (1...rowCount).lazy.map { Payload(id: Int64($0), text: text) })
-            }
-            let (count, idSum, streamGrowth) = try await store.read { db -> (Int, Int64, Int?) in
-                let baseline = ResidentMemory.trimmedBaseline()
-                var peak = baseline
-                var count = 0
-                var sum: Int64 = 0
-                try db.forEach(Tracked.self, "SELECT * FROM \(ident: "payloads") ORDER BY \(ident: "id")") { row in
-                    count += 1
-                    sum += row.id
-                    if count % 5_000 == 0, let now = ResidentMemory.current() { peak = max(peak ?? now, now) }
-                }
-                return (count, sum, peak.flatMap { p in baseline.map { p - $0 } })
-            }
-            try expectEqual(count, rowCount, "rows streamed")
-            try expectEqual(idSum, Int64(rowCount) * Int64(rowCount + 1) / 2, "sum of streamed ids")
-            try expect(counter.peak <= 2, "decoded rows alive at once while streaming: \(counter.peak); a cursor must not keep rows")
-            if let streamGrowth {
-                // The same rows fetched at once, to show that the measurement sees materialized rows.
-                let fetchGrowth = try await store.read { db -> Int in
-                    let baseline = ResidentMemory.trimmedBaseline() ?? 0
-                    let all = try db.fetchAll(Payload.self, "SELECT * FROM \(ident: "payloads")")
-                    let grown = (ResidentMemory.current() ?? 0) - baseline
-                    try expectEqual(all.count, rowCount, "rows fetched at once")
-                    return grown
-                }
-                let mib = 1 << 20
-                try expect(fetchGrowth >= 24 * mib, "fetching all rows grew memory by only \(fetchGrowth / mib) MiB: the measurement cannot tell streaming from fetching")
-                try expect(streamGrowth <= 16 * mib, "streaming grew memory by \(streamGrowth / mib) MiB (fetching all grew it by \(fetchGrowth / mib) MiB): a cursor must not load its rows")
-            }
+            // Resident memory is the process's: two such checks running at once (one per
+            // backend, say) would see each other's rows. They take turns.
+            try await MemoryMeasurement.exclusively { try await measureStreaming(context) }
         },
         ConformanceCheck("streaming: a cursor is closed when its access ends") { context in
             let store = try await TransactionChecks.counter(context)
@@ -110,6 +76,48 @@ enum StreamingChecks {
             try expectEqual(after, rows, "rows after the failed batch (none of it kept)")
         },
     ]
+
+
+    /// Streams 100,000 rows and compares the memory it takes with fetching them all.
+    static func measureStreaming(_ context: ConformanceContext) async throws {
+        let counter = LiveCounter()
+        var configuration = Store.Configuration()
+        configuration.decoder.userInfo[Tracked.counterKey] = counter
+        let store = try await context.makeStore(configuration)
+        let text = String(repeating: "x", count: textSize)
+        try await store.write { db in
+            try createTable(db, "payloads", [("id", .integer, "PRIMARY KEY"), ("text", .text, "NOT NULL")])
+            try db.insert(contentsOf: (1...rowCount).lazy.map { Payload(id: Int64($0), text: text) })
+        }
+        let (count, idSum, streamGrowth) = try await store.read { db -> (Int, Int64, Int?) in
+            let baseline = ResidentMemory.trimmedBaseline()
+            var peak = baseline
+            var count = 0
+            var sum: Int64 = 0
+            try db.forEach(Tracked.self, "SELECT * FROM \(ident: "payloads") ORDER BY \(ident: "id")") { row in
+                count += 1
+                sum += row.id
+                if count % 5_000 == 0, let now = ResidentMemory.current() { peak = max(peak ?? now, now) }
+            }
+            return (count, sum, peak.flatMap { p in baseline.map { p - $0 } })
+        }
+        try expectEqual(count, rowCount, "rows streamed")
+        try expectEqual(idSum, Int64(rowCount) * Int64(rowCount + 1) / 2, "sum of streamed ids")
+        try expect(counter.peak <= 2, "decoded rows alive at once while streaming: \(counter.peak); a cursor must not keep rows")
+        if let streamGrowth {
+            // The same rows fetched at once, to show that the measurement sees materialized rows.
+            let fetchGrowth = try await store.read { db -> Int in
+                let baseline = ResidentMemory.trimmedBaseline() ?? 0
+                let all = try db.fetchAll(Payload.self, "SELECT * FROM \(ident: "payloads")")
+                let grown = (ResidentMemory.current() ?? 0) - baseline
+                try expectEqual(all.count, rowCount, "rows fetched at once")
+                return grown
+            }
+            let mib = 1 << 20
+            try expect(fetchGrowth >= 24 * mib, "fetching all rows grew memory by only \(fetchGrowth / mib) MiB: the measurement cannot tell streaming from fetching")
+            try expect(streamGrowth <= 16 * mib, "streaming grew memory by \(streamGrowth / mib) MiB (fetching all grew it by \(fetchGrowth / mib) MiB): a cursor must not load its rows")
+        }
+    }
 
     final class EscapedCursor: @unchecked Sendable {
         let cursor: Cursor<String>
@@ -153,5 +161,49 @@ enum ResidentMemory {
         }
         #endif
         return current()
+    }
+}
+
+/// Runs memory-measuring work one at a time in a process.
+enum MemoryMeasurement {
+    private static let lock = AsyncLock()
+
+    static func exclusively<T>(_ body: () async throws -> T) async throws -> T {
+        await lock.lock()
+        defer { lock.unlock() }
+        return try await body()
+    }
+}
+
+/// A lock that waits without blocking a thread.
+final class AsyncLock: @unchecked Sendable {
+    private let mutex = NSLock()
+    private var locked = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func lock() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            mutex.lock()
+            if locked {
+                waiters.append(continuation)
+                mutex.unlock()
+            } else {
+                locked = true
+                mutex.unlock()
+                continuation.resume()
+            }
+        }
+    }
+
+    func unlock() {
+        mutex.lock()
+        if waiters.isEmpty {
+            locked = false
+            mutex.unlock()
+        } else {
+            let next = waiters.removeFirst()
+            mutex.unlock()
+            next.resume()
+        }
     }
 }

@@ -143,3 +143,23 @@ import Testing
         #expect(Store.sqliteVersion.hasPrefix("3."))
     }
 }
+
+@Suite struct SQLiteSchemaChangeTests {
+    @Test func aCachedSelectStarSeesColumnsAddedLater() async throws {
+        struct Before: Decodable, Sendable { var a: Int }
+        struct After: Decodable, Sendable { var a: Int; var b: String? }
+        let store = Store.sqliteInMemory()
+        let before = try await store.write { db in
+            try db.execute("CREATE TABLE \(ident: "t") (\(ident: "a") INTEGER)")
+            try db.execute("INSERT INTO \(ident: "t") VALUES (\(1))")
+            return try db.fetchAll(Before.self, "SELECT * FROM \(ident: "t")")
+        }
+        #expect(before.map(\.a) == [1])
+        let after = try await store.write { db in
+            try db.execute("ALTER TABLE \(ident: "t") ADD COLUMN \(ident: "b") TEXT")
+            try db.execute("UPDATE \(ident: "t") SET \(ident: "b") = \("x")")
+            return try db.fetchAll(After.self, "SELECT * FROM \(ident: "t")")
+        }
+        #expect(after.map(\.b) == ["x"])
+    }
+}

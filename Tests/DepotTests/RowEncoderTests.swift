@@ -28,6 +28,21 @@ import Testing
                                .null, .uuid(uuid), .decimal(Decimal(string: "1.1")!), .blob(Data([1, 2]))])
     }
 
+    @Test func aKeyWrittenTwiceKeepsItsLastValueAtItsFirstPlace() throws {
+        struct Twice: Encodable {
+            enum K: String, CodingKey { case a, b }
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: K.self)
+                try c.encode(1, forKey: .a)
+                try c.encode(2, forKey: .b)
+                try c.encode(3, forKey: .a)
+            }
+        }
+        let row = try RowEncoder().encode(Twice())
+        #expect(row.columns.names == ["a", "b"])
+        #expect(row.values == [.integer(3), .integer(2)])
+    }
+
     @Test func snakeCaseNamesColumns() throws {
         struct S: Codable { var dueDate: Int; var remindersListID: Int; var isURLValid: Bool; var a1B: Int }
         var encoder = RowEncoder()

@@ -8,8 +8,10 @@ final class SQLiteStatement: DriverStatement {
     private let handle: OpaquePointer
     private let connection: SQLiteConnection
     private let sql: String
-    let columns: ColumnSet
+    private(set) var columns: ColumnSet
     private let parameterCount: Int32
+    private var checkedColumns = false
+    private var repreparedCount: Int32 = 0
     private(set) var changes = 0
 
     init(connection: SQLiteConnection, sql: String) throws {
@@ -62,7 +64,9 @@ final class SQLiteStatement: DriverStatement {
                 guard let micros = ISO8601.microseconds(date) else {
                     throw DatabaseError(.encoding, "value \(offset + 1): the date \(date.timeIntervalSince1970) seconds from 1970 is outside the years 0001...9999", sql: sql)
                 }
-                code = bindText(ISO8601.format(microseconds: micros), index)
+                code = ISO8601.withFormatted(microseconds: micros) { bytes in
+                    sqlite3_bind_text(handle, index, UnsafeRawPointer(bytes.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), depot_sqlite_transient())
+                }
             case .uuid(let uuid): code = bindText(uuid.uuidString.lowercased(), index)
             case .decimal(let decimal): code = bindText(decimal.description, index)
             }
@@ -88,6 +92,7 @@ final class SQLiteStatement: DriverStatement {
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW:
+            if !checkedColumns { refreshColumns() }
             return true
         case SQLITE_DONE:
             changes = Int(sqlite3_changes64(connection.handle))
@@ -101,6 +106,18 @@ final class SQLiteStatement: DriverStatement {
 
     func reset() {
         sqlite3_reset(handle)
+        checkedColumns = false
+    }
+
+    /// SQLite re-prepares a statement after a schema change, and `SELECT *` may then
+    /// return other columns: its re-prepare counter says when to read them again.
+    private func refreshColumns() {
+        checkedColumns = true
+        let reprepared = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+        guard reprepared != repreparedCount else { return }
+        repreparedCount = reprepared
+        let count = sqlite3_column_count(handle)
+        columns = ColumnSet((0..<count).map { String(cString: sqlite3_column_name(handle, $0)) })
     }
 
     func value(at index: Int) throws -> Value {
@@ -116,6 +133,8 @@ final class SQLiteStatement: DriverStatement {
             let count = Int(sqlite3_column_bytes(handle, column))
             guard let pointer = sqlite3_column_text(handle, column) else { return .text("") }
             let bytes = UnsafeBufferPointer(start: pointer, count: count)
+            // ASCII needs no validation; the generic validating initializer is slow.
+            if bytes.allSatisfy({ $0 < 0x80 }) { return .text(String(decoding: bytes, as: UTF8.self)) }
             guard let text = String(validating: bytes, as: UTF8.self) else {
                 throw DatabaseError(.decoding, "the column holds text that is not valid UTF-8 (\(count) bytes)",
                                     column: columns.names[index], columnIndex: index, sql: sql)
