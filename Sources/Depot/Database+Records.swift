@@ -9,8 +9,8 @@ extension Database {
     @discardableResult
     public func insert<T: Record>(_ record: T) throws -> T {
         let columns = try encodeForInsert(record)
-        let sql = insertSQL(T.self, columns.names) + " RETURNING *"
-        return try fetchReturned(T.self, SQL(unsafeRaw: sql), columns.values, action: "insert")
+        let sql = insertSQL(T.self, columns.names, returning: true)
+        return try fetchReturned(T.self, sql, columns.values, action: "insert")
     }
 
     /// Inserts many records in one savepoint: all or none.
@@ -45,7 +45,7 @@ extension Database {
             sql += " DO UPDATE SET " + updated.map { "\(dialect.quote(identifier: $0)) = excluded.\(dialect.quote(identifier: $0))" }.joined(separator: ", ")
         }
         sql += " RETURNING *"
-        return try fetchReturned(T.self, SQL(unsafeRaw: sql), columns.values, action: "upsert")
+        return try fetchReturned(T.self, sql, columns.values, action: "upsert")
     }
 
     /// Updates every column of the stored record with the same primary key;
@@ -154,7 +154,17 @@ extension Database {
         return columns
     }
 
-    fileprivate func insertSQL<T: Record>(_ type: T.Type, _ names: [String], rows: Int = 1) -> String {
+    /// The INSERT for these columns, rendered once per connection.
+    fileprivate func insertSQL<T: Record>(_ type: T.Type, _ names: [String], rows: Int = 1, returning: Bool = false) -> String {
+        let key = PooledConnection.InsertSQLKey(type: ObjectIdentifier(type), names: names, rows: rows, returning: returning)
+        if let cached = connection.insertSQL[key] { return cached }
+        let text = renderInsert(type, names, rows: rows) + (returning ? " RETURNING *" : "")
+        if connection.insertSQL.count >= 256 { connection.insertSQL.removeAll(keepingCapacity: true) }
+        connection.insertSQL[key] = text
+        return text
+    }
+
+    private func renderInsert<T: Record>(_ type: T.Type, _ names: [String], rows: Int) -> String {
         let table = dialect.quote(identifier: T.tableName)
         if names.isEmpty { return "INSERT INTO \(table) DEFAULT VALUES" }
         let columns = names.map { dialect.quote(identifier: $0) }.joined(separator: ", ")
@@ -172,9 +182,8 @@ extension Database {
     }
 
     /// Runs a statement whose placeholders are already rendered, and decodes the one row it returns.
-    private func fetchReturned<T: Record>(_ type: T.Type, _ sql: SQL, _ values: [Value], action: String) throws -> T {
+    private func fetchReturned<T: Record>(_ type: T.Type, _ text: String, _ values: [Value], action: String) throws -> T {
         try checkUsable()
-        let text = try sql.rendered(for: dialect).text
         let (statement, cached) = try prepare(text)
         connection.markBusy(statement)
         defer {

@@ -22,6 +22,16 @@ final class PooledConnection: @unchecked Sendable {
         let purpose: String
     }
 
+    /// Rendered INSERT statements, by record type, columns, row count and RETURNING.
+    var insertSQL: [InsertSQLKey: String] = [:]
+
+    struct InsertSQLKey: Hashable {
+        let type: ObjectIdentifier
+        let names: [String]
+        let rows: Int
+        let returning: Bool
+    }
+
     private struct PlanKey: Hashable {
         let columns: ObjectIdentifier
         let type: ObjectIdentifier

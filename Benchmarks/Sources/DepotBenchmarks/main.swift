@@ -1,3 +1,5 @@
+import Depot
+import DepotPostgres
 import Foundation
 
 // depot-benchmarks: Depot side by side with the raw C APIs and the peer libraries,
@@ -58,6 +60,19 @@ func runAll(_ options: Options) async throws {
     if let path = options.markdown { try report.markdown().write(toFile: path, atomically: true, encoding: .utf8) }
 }
 
+if options.profile == "pginsert", let url = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"] {
+    let items = Workload.items(options.rows)
+    var configuration = try DepotPostgres.PostgresConfiguration(url: url)
+    configuration.maxConnections = 1
+    let store = try await Store.postgres(configuration)
+    for _ in 0..<options.repetitions {
+        try await store.write { db in
+            try db.execute(script: SQL(unsafeRaw: postgresTableSQL(.native)))
+            for item in items { try db.insert(item) }
+        }
+    }
+    exit(0)
+}
 if let scenario = options.profile {
     // Only Depot's loop for one scenario, for a profiler: SQLite in memory, text dates.
     let items = Workload.items(options.rows)
