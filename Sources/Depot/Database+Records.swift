@@ -15,9 +15,11 @@ extension Database {
 
     /// Inserts many records in one savepoint: all or none.
     ///
-    /// Rows go in as few statements as the engine likes (``SQLDialect/batchInsertRows``
-    /// rows each, split below its bound-value limit), each statement prepared once
-    /// and reused, so there is no limit on the number of records.
+    /// On an engine with a bulk path (PostgreSQL's COPY) the rows stream through it.
+    /// Elsewhere they go in as few statements as the engine likes
+    /// (``SQLDialect/batchInsertRows`` rows each, split below its bound-value limit),
+    /// each statement prepared once and reused. Either way there is no limit on the
+    /// number of records.
     public func insert<T: Record>(contentsOf records: some Sequence<T>) throws {
         try savepoint { db in
             var batch = BatchInsert<T>(db: db)
@@ -181,29 +183,15 @@ extension Database {
         return text
     }
 
-    /// Runs a statement whose placeholders are already rendered, and decodes the one row it returns.
+    /// Runs a rendered INSERT or UPSERT ... RETURNING * and decodes the one row it returns.
     private func fetchReturned<T: Record>(_ type: T.Type, _ text: String, _ values: [Value], action: String) throws -> T {
-        try checkUsable()
-        let (statement, cached) = try prepare(text)
-        connection.markBusy(statement)
-        defer {
-            statement.reset()
-            if cached { connection.markFree(statement) }
-        }
-        let shownValues = configuration.showsBoundValues ? values : nil
-        do {
-            try statement.bind(values)
+        try withStatement(text: text, values: values) { statement, _ in
             guard try statement.step() else {
                 throw DatabaseError(.other, "\(action) returned no row", table: T.tableName)
             }
             let result = try RowDecoder.decode(type, from: statement, plan: plan(for: statement, type))
             while try statement.step() {}
             return result
-        } catch let error as DatabaseError {
-            if error.isEngineFailure { noteEngineFailure() }
-            throw error.with(sql: text, values: shownValues)
-        } catch let error as DecodingError {
-            throw DatabaseError(decoding: error, sql: text, values: shownValues)
         }
     }
 
@@ -246,6 +234,8 @@ private struct BatchInsert<T: Record> {
     var pendingRows = 0
     var rowsPerStatement = 1
     var full: (statement: any DriverStatement, cached: Bool, text: String)?
+    /// The engine's bulk path (PostgreSQL's COPY), when it has one.
+    var bulk: (any BulkInsertWriter)?
 
     init(db: Database) { self.db = db }
 
@@ -254,6 +244,10 @@ private struct BatchInsert<T: Record> {
         if row.names != names {
             // New names: checked for duplicates once, then every row that matches them is fine.
             row.removeDuplicateNames()
+        }
+        if let bulking = db.connection.driver as? any BulkInsertingConnection, !row.names.isEmpty {
+            try addInBulk(row, bulking)
+            return
         }
         if row.names != names {
             try flush()
@@ -268,7 +262,41 @@ private struct BatchInsert<T: Record> {
         if pendingRows == rowsPerStatement { try flush() }
     }
 
+    private mutating func addInBulk(_ row: EncodedColumns, _ connection: any BulkInsertingConnection) throws {
+        do {
+            if row.names != names || bulk == nil {
+                try finishBulk()
+                names = row.names
+                try db.checkUsable()
+                bulk = try connection.beginBulkInsert(table: T.tableName, columns: names)
+            }
+            try bulk?.append(row.values)
+        } catch let error as DatabaseError {
+            bulk?.cancel()
+            bulk = nil
+            if error.isEngineFailure { db.noteEngineFailure() }
+            throw error
+        }
+    }
+
+    mutating func finishBulk() throws {
+        guard let writer = bulk else { return }
+        bulk = nil
+        do {
+            try db.checkCancellation()
+            try writer.finish()
+        } catch let error as DatabaseError {
+            writer.cancel()
+            if error.isEngineFailure { db.noteEngineFailure() }
+            throw error
+        } catch {
+            writer.cancel()
+            throw error
+        }
+    }
+
     mutating func flush() throws {
+        try finishBulk()
         guard pendingRows > 0 else { return }
         defer {
             pending.removeAll(keepingCapacity: true)
@@ -303,6 +331,8 @@ private struct BatchInsert<T: Record> {
     }
 
     mutating func release() {
+        bulk?.cancel()
+        bulk = nil
         guard let full else { return }
         full.statement.reset()
         if full.cached { db.connection.markFree(full.statement) }

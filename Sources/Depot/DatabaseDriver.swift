@@ -77,3 +77,24 @@ public protocol DriverStatement: AnyObject, RowSource {
 extension DriverStatement {
     public func prepareForStreaming() throws {}
 }
+
+/// A connection with a faster way to insert many rows than repeated INSERTs,
+/// such as PostgreSQL's COPY. Optional: the core uses it for batch inserts when
+/// a connection offers it, and multi-row INSERTs otherwise.
+///
+/// The contract is the INSERT's: the same rows, the same defaults for the columns
+/// left out, the same constraint errors; all or none, inside the caller's savepoint.
+public protocol BulkInsertingConnection: DriverConnection {
+    /// Starts a bulk insert into `table`'s `columns`.
+    func beginBulkInsert(table: String, columns: [String]) throws -> any BulkInsertWriter
+}
+
+/// Receives the rows of one bulk insert.
+public protocol BulkInsertWriter: AnyObject {
+    /// Adds a row: one value per column, in order.
+    func append(_ values: [Value]) throws
+    /// Sends what is left and waits for the engine's verdict.
+    func finish() throws
+    /// Abandons the insert; the caller rolls its savepoint back.
+    func cancel()
+}

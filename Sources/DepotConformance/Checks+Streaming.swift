@@ -52,6 +52,38 @@ enum StreamingChecks {
                 try await store.read { _ in try cursor.next() }
             }
         },
+        ConformanceCheck("streaming: a batch insert stores every type and character as single inserts do") { context in
+            struct Mixed: Record, Equatable {
+                static var tableName: String { "mixed" }
+                var id: Int64
+                var text: String?
+                var blob: Data?
+                var number: Double?
+                var flag: Bool?
+                var when: Date?
+                var uuid: UUID?
+                var amount: Decimal?
+                var nested: [String: String]?
+            }
+            let awkward = ["tab\there", "new\nline", "carriage\rreturn", "back\\slash \\N", "\\.", "", "é 👩‍👩‍👧", "comma, \"quote\""]
+            let rows = awkward.enumerated().map { index, text in
+                Mixed(id: Int64(index + 1), text: text, blob: Data([0, 9, 10, 92, 255]), number: index == 0 ? .infinity : -Double(index) / 3,
+                      flag: index % 2 == 0, when: edgeDates[index % edgeDates.count], uuid: UUID(), amount: Decimal(index) / 7,
+                      nested: ["k": text])
+            } + [Mixed(id: 100, text: nil, blob: nil, number: nil, flag: nil, when: nil, uuid: nil, amount: nil, nested: nil)]
+            var stored: [[Mixed]] = []
+            for batch in [true, false] {
+                let store = try await context.makeStore()
+                stored.append(try await store.write { db in
+                    try createTable(db, "mixed", [("id", .integer, "PRIMARY KEY"), ("text", .text, ""), ("blob", .blob, ""), ("number", .double, ""),
+                                                  ("flag", .bool, ""), ("when", .date, ""), ("uuid", .uuid, ""), ("amount", .decimal, ""), ("nested", .json, "")])
+                    if batch { try db.insert(contentsOf: rows) } else { for row in rows { try db.insert(row) } }
+                    return try db.fetchAll(Mixed.self, "SELECT * FROM \(ident: "mixed") ORDER BY \(ident: "id")")
+                })
+            }
+            try expectSame(stored[0], stored[1], "rows stored by a batch against rows stored one by one")
+            try expectSame(stored[0].map(\.text), rows.map(\.text), "texts stored by a batch")
+        },
         ConformanceCheck("streaming: a batch insert larger than the bound-value limit is all-or-none") { context in
             let store = try await context.makeStore()
             try await store.write { db in try Item.createTable(db) }

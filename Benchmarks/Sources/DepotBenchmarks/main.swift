@@ -11,6 +11,7 @@ struct Options {
     var repetitions = 5
     var engines: Set<String> = ["sqlite", "postgres"]
     var memoryProbe: String?
+    var path = ""
     var markdown: String?
     var contender: String?
     var storage: String?
@@ -26,6 +27,7 @@ struct Options {
             case "--repetitions": repetitions = Int(iterator.next() ?? "") ?? repetitions
             case "--only": engines = [iterator.next() ?? ""]
             case "--memory-probe": memoryProbe = iterator.next()
+            case "--path": path = iterator.next() ?? ""
             case "--markdown": markdown = iterator.next()
             case "--contender": contender = iterator.next()
             case "--storage": storage = iterator.next()
@@ -41,7 +43,7 @@ struct Options {
 
 let options = Options(Array(CommandLine.arguments.dropFirst()))
 if let probe = options.memoryProbe {
-    try await MemoryProbe.run(probe, rows: options.rows)
+    try await MemoryProbe.run(probe, rows: options.rows, path: options.path)
     exit(0)
 }
 
