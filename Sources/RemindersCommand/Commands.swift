@@ -118,7 +118,7 @@ struct Add: AsyncParsableCommand {
             let detail = try await model.addReminder(
                 ReminderDraft(title: title, notes: notes, dueDate: dueDate ?? nil, priority: priority?.priority,
                               isFlagged: flag, tags: tags), to: target)
-            options.json ? try Output.json(detail) : Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+            try options.show(detail, model)
         }
     }
 
@@ -157,7 +157,7 @@ struct Edit: AsyncParsableCommand {
             let dueDate: Date?? = try due.map { try DateInput.parse($0, timeZone: model.timeZone, now: model.now()) }
             let detail = try await model.editReminder(id, ReminderDraft(title: title, notes: notes, dueDate: dueDate,
                                                                         priority: priority?.priority, tags: tags))
-            options.json ? try Output.json(detail) : Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+            try options.show(detail, model)
         }
     }
 }
@@ -172,7 +172,7 @@ struct Complete: AsyncParsableCommand {
         try await running {
             let model = try await options.model()
             let detail = try await model.complete(id, !undo)
-            options.json ? try Output.json(detail) : Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+            try options.show(detail, model)
         }
     }
 }
@@ -187,7 +187,7 @@ struct FlagCommand: AsyncParsableCommand {
         try await running {
             let model = try await options.model()
             let detail = try await model.flag(id, !undo)
-            options.json ? try Output.json(detail) : Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+            try options.show(detail, model)
         }
     }
 }
@@ -202,7 +202,7 @@ struct Move: AsyncParsableCommand {
         try await running {
             let model = try await options.model()
             let detail = try await model.move(id, to: to)
-            options.json ? try Output.json(detail) : Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+            try options.show(detail, model)
         }
     }
 }
@@ -231,7 +231,7 @@ struct TagCommand: AsyncParsableCommand {
         try await running {
             let model = try await options.model()
             let detail = try await model.tag(id, with: tags)
-            options.json ? try Output.json(detail) : Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+            try options.show(detail, model)
         }
     }
 }
@@ -246,7 +246,7 @@ struct Untag: AsyncParsableCommand {
         try await running {
             let model = try await options.model()
             let detail = try await model.untag(id, from: tags.map { $0.hasPrefix("#") ? String($0.dropFirst()) : $0 })
-            options.json ? try Output.json(detail) : Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+            try options.show(detail, model)
         }
     }
 }
@@ -275,5 +275,16 @@ struct Search: AsyncParsableCommand {
     struct SearchOutput: Encodable {
         var reminders: [ReminderDetail]
         var completedCount: Int
+    }
+}
+
+extension GlobalOptions {
+    /// Prints a reminder a command changed: JSON with --json, else a one-row table.
+    func show(_ detail: ReminderDetail, _ model: RemindersModel) throws {
+        if json {
+            try Output.json(detail)
+        } else {
+            Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+        }
     }
 }
