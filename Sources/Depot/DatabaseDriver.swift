@@ -75,6 +75,7 @@ public protocol DriverStatement: AnyObject, RowSource {
 }
 
 extension DriverStatement {
+    /// Does nothing: most engines already read row by row.
     public func prepareForStreaming() throws {}
 }
 

@@ -25,5 +25,6 @@ public protocol Record: Codable, Sendable {
 }
 
 extension Record {
+    /// The default primary key: a single `id` column.
     public static var primaryKey: [String] { ["id"] }
 }

@@ -71,6 +71,7 @@ public struct Row: Sendable, Hashable, RowSource {
     /// The value at a position, which must be in `0..<values.count`.
     public subscript(_ index: Int) -> Value { values[index] }
 
+    /// The value at a position, for decoders.
     public func value(at index: Int) throws -> Value { values[index] }
 
     /// Decodes the row into a `Decodable` type.

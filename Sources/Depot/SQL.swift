@@ -110,10 +110,12 @@ extension SQL: ExpressibleByStringInterpolation {
     public struct StringInterpolation: StringInterpolationProtocol {
         var fragments: [Fragment] = []
 
+        /// Starts an interpolation; Swift calls this for a literal.
         public init(literalCapacity: Int, interpolationCount: Int) {
             fragments.reserveCapacity(interpolationCount * 2 + 1)
         }
 
+        /// Appends literal SQL text from the string literal itself.
         public mutating func appendLiteral(_ literal: String) {
             if literal.isEmpty { return }
             if case .raw(let previous)? = fragments.last {

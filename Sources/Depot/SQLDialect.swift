@@ -24,6 +24,7 @@ public protocol SQLDialect: Sendable {
 }
 
 extension SQLDialect {
+    /// Double quotes, with `"` inside doubled: standard SQL, right for SQLite and PostgreSQL.
     public func quote(identifier: String) -> String {
         guard identifier.utf8.contains(34) else { return "\"" + identifier + "\"" }
         return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""

@@ -52,6 +52,7 @@ public enum Priority: Int, Codable, Sendable, CaseIterable, Comparable {
     case medium = 2
     case high = 3
 
+    /// Priorities order from none to high.
     public static func < (lhs: Priority, rhs: Priority) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// `!`, `!!` or `!!!`, as Reminders shows it.
@@ -109,6 +110,7 @@ public struct Tag: Record, Equatable, Hashable {
     /// The title, as first written.
     public var title: String
 
+    /// A tag; the title is matched ignoring letter case.
     public init(id: Int64? = nil, title: String) {
         self.id = id
         self.title = title
@@ -118,11 +120,15 @@ public struct Tag: Record, Equatable, Hashable {
 /// That a reminder carries a tag.
 public struct ReminderTag: Record, Equatable, Hashable {
     public static let tableName = "remindersTags"
+    /// A reminder carries a tag at most once.
     public static let primaryKey = ["reminderID", "tagID"]
 
+    /// The tagged reminder.
     public var reminderID: Int64
+    /// The tag.
     public var tagID: Int64
 
+    /// That `reminderID` carries `tagID`.
     public init(reminderID: Int64, tagID: Int64) {
         self.reminderID = reminderID
         self.tagID = tagID

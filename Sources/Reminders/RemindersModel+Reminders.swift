@@ -3,13 +3,20 @@ import Foundation
 
 /// What a new reminder says; also the changes an edit makes (nil leaves a field as it is).
 public struct ReminderDraft: Sendable, Equatable {
+    /// The title; required for a new reminder.
     public var title: String?
+    /// The notes.
     public var notes: String?
+    /// The due date: `.some(nil)` clears it, nil leaves it.
     public var dueDate: Date??
+    /// The priority.
     public var priority: Priority?
+    /// Whether it is flagged.
     public var isFlagged: Bool?
+    /// Tags to add, by title; new ones are created.
     public var tags: [String]
 
+    /// A draft; every field left nil is left as it is.
     public init(title: String? = nil, notes: String? = nil, dueDate: Date?? = nil, priority: Priority? = nil,
                 isFlagged: Bool? = nil, tags: [String] = []) {
         self.title = title

@@ -28,6 +28,7 @@ public struct RemindersModel: Sendable {
     /// The clock, so tests can fix "now".
     public var now: @Sendable () -> Date
 
+    /// A model over a store; "today" means the calendar day in `timeZone` at `now()`.
     public init(store: Store, timeZone: TimeZone = TimeZone(identifier: "UTC") ?? .current, now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.timeZone = timeZone

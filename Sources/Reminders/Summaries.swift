@@ -23,13 +23,17 @@ public struct HomeScreen: Codable, Equatable, Sendable {
 
 /// A list and how many open reminders it holds.
 public struct ListSummary: Codable, Equatable, Sendable {
+    /// The list.
     public var list: RemindersList
+    /// Its open reminders.
     public var incompleteCount: Int
 }
 
 /// A tag and how many reminders carry it.
 public struct TagSummary: Codable, Equatable, Sendable {
+    /// The tag.
     public var tag: Tag
+    /// How many reminders carry it, done or not.
     public var reminderCount: Int
 }
 
@@ -43,8 +47,11 @@ public struct SearchResult: Codable, Equatable, Sendable {
 
 /// A reminder with its list's title and its tags, as listings show it.
 public struct ReminderDetail: Codable, Equatable, Sendable {
+    /// The reminder.
     public var reminder: Reminder
+    /// Its list's title.
     public var listTitle: String
+    /// Its tags, by title, ignoring case in order.
     public var tags: [String]
 }
 

@@ -2,6 +2,7 @@ import Depot
 
 /// How PostgreSQL spells placeholders, column types and transactions.
 public struct PostgresDialect: SQLDialect {
+    /// Rows per INSERT when a batch does not go through COPY.
     public let batchInsertRows: Int
 
     /// The dialect; `batchInsertRows` rows go in one INSERT of a batch.
@@ -9,15 +10,19 @@ public struct PostgresDialect: SQLDialect {
         self.batchInsertRows = batchInsertRows
     }
 
+    /// "PostgreSQL".
     public var engineName: String { "PostgreSQL" }
 
+    /// `$1`, `$2`...
     public func placeholder(_ index: Int) -> String { "$\(index)" }
 
     /// The protocol's limit: a statement binds at most 65,535 values.
     public var maxBoundValues: Int { 65_535 }
 
+    /// Reads run beside writes on other connections.
     public var capabilities: Capabilities { Capabilities(concurrentReadsDuringWrite: true) }
 
+    /// The native type for a portable type.
     public func typeName(_ type: ColumnType) -> String {
         switch type {
         case .bool: "boolean"

@@ -4,6 +4,7 @@ import Depot
 ///
 /// Column types are the ones STRICT tables accept: `INTEGER`, `REAL`, `TEXT`, `BLOB`.
 public struct SQLiteDialect: SQLDialect {
+    /// What this store can do: an in-memory store cannot read during a write.
     public let capabilities: Capabilities
 
     /// The dialect of a store; an in-memory store cannot read during a write.
@@ -11,6 +12,7 @@ public struct SQLiteDialect: SQLDialect {
         self.capabilities = capabilities
     }
 
+    /// "SQLite".
     public var engineName: String { "SQLite" }
 
     /// `?1`, `?2`...: numbered, so a statement may reuse a value.
@@ -22,6 +24,7 @@ public struct SQLiteDialect: SQLDialect {
     /// One reused single-row statement: an embedded engine pays no round trip per statement.
     public var batchInsertRows: Int { 1 }
 
+    /// The STRICT-table type for a portable type.
     public func typeName(_ type: ColumnType) -> String {
         switch type {
         case .bool, .integer: "INTEGER"
