@@ -1,0 +1,116 @@
+import Foundation
+
+/// Groups the rows of a batch insert into multi-row statements. The statement
+/// for a full group is prepared once and kept for the whole batch.
+struct BatchInsert<T: Record> {
+    let db: Database
+    var names: [String] = []
+    var pending: [Value] = []
+    var pendingRows = 0
+    var rowsPerStatement = 1
+    var full: (statement: any DriverStatement, cached: Bool, text: String)?
+    /// The engine's bulk path (PostgreSQL's COPY), when it has one.
+    var bulk: (any BulkInsertWriter)?
+
+    init(db: Database) { self.db = db }
+
+    mutating func add(_ row: EncodedColumns) throws {
+        var row = row
+        if row.names != names {
+            // New names: checked for duplicates once, then every row that matches them is fine.
+            row.removeDuplicateNames()
+        }
+        if let bulking = db.connection.driver as? any BulkInsertingConnection, !row.names.isEmpty {
+            try addInBulk(row, bulking)
+            return
+        }
+        if row.names != names {
+            try flush()
+            release()
+            names = row.names
+            let byLimit = names.isEmpty ? 1 : db.dialect.maxBoundValues / names.count
+            rowsPerStatement = max(1, min(db.dialect.batchInsertRows, byLimit))
+            pending.reserveCapacity(rowsPerStatement * names.count)
+        }
+        pending.append(contentsOf: row.values)
+        pendingRows += 1
+        if pendingRows == rowsPerStatement { try flush() }
+    }
+
+    private mutating func addInBulk(_ row: EncodedColumns, _ connection: any BulkInsertingConnection) throws {
+        do {
+            if row.names != names || bulk == nil {
+                try finishBulk()
+                names = row.names
+                try db.checkUsable()
+                bulk = try connection.beginBulkInsert(table: T.tableName, columns: names)
+            }
+            try bulk?.append(row.values)
+        } catch let error as DatabaseError {
+            bulk?.cancel()
+            bulk = nil
+            if error.isEngineFailure { db.noteEngineFailure() }
+            throw error
+        }
+    }
+
+    mutating func finishBulk() throws {
+        guard let writer = bulk else { return }
+        bulk = nil
+        do {
+            try db.checkCancellation()
+            try writer.finish()
+        } catch let error as DatabaseError {
+            writer.cancel()
+            if error.isEngineFailure { db.noteEngineFailure() }
+            throw error
+        } catch {
+            writer.cancel()
+            throw error
+        }
+    }
+
+    mutating func flush() throws {
+        try finishBulk()
+        guard pendingRows > 0 else { return }
+        defer {
+            pending.removeAll(keepingCapacity: true)
+            pendingRows = 0
+        }
+        guard pendingRows == rowsPerStatement else {
+            // The last, smaller group: a statement of its own size.
+            let text = db.insertSQL(T.self, names, rows: pendingRows)
+            try db.withStatement(text: text, values: pending) { statement, _ in
+                while try statement.step() {}
+            }
+            return
+        }
+        if full == nil {
+            try db.checkUsable()
+            let text = db.insertSQL(T.self, names, rows: rowsPerStatement)
+            let (statement, cached) = try db.prepare(text)
+            db.connection.markBusy(statement)
+            full = (statement, cached, text)
+        }
+        guard let full else { return }
+        do {
+            try db.checkCancellation()
+            try full.statement.bind(pending)
+            while try full.statement.step() {}
+            full.statement.reset()
+        } catch let error as DatabaseError {
+            full.statement.reset()
+            if error.isEngineFailure { db.noteEngineFailure() }
+            throw error.with(sql: full.text, values: db.configuration.showsBoundValues ? pending : nil)
+        }
+    }
+
+    mutating func release() {
+        bulk?.cancel()
+        bulk = nil
+        guard let full else { return }
+        full.statement.reset()
+        if full.cached { db.connection.markFree(full.statement) }
+        self.full = nil
+    }
+}
