@@ -91,8 +91,13 @@ public struct Capabilities: Sendable, Hashable {
     /// and writes in turn, so a read waits for the writer to finish.
     public var concurrentReadsDuringWrite: Bool
 
+    /// Text may hold U+0000. True on SQLite; PostgreSQL's text cannot, so there a
+    /// string holding it is refused with an `encoding` error (never cut short).
+    public var textCanHoldNUL: Bool
+
     /// Creates a capability set.
-    public init(concurrentReadsDuringWrite: Bool) {
+    public init(concurrentReadsDuringWrite: Bool, textCanHoldNUL: Bool = true) {
         self.concurrentReadsDuringWrite = concurrentReadsDuringWrite
+        self.textCanHoldNUL = textCanHoldNUL
     }
 }

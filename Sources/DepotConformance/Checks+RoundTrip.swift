@@ -64,6 +64,25 @@ enum RoundTripChecks {
             let back = try await roundTrip(store, .text, values)
             try expectSame(back.map { Array($0.utf8) }, values.map { Array($0.utf8) }, "String UTF-8 bytes")
         },
+        ConformanceCheck("round trip: text holding U+0000 is kept whole or refused, never cut short") { context in
+            let store = try await context.makeStore()
+            let values = ["before\u{0}after", "\u{0}"]
+            if store.dialect.capabilities.textCanHoldNUL {
+                let back = try await roundTrip(store, .text, values)
+                try expectSame(back.map { Array($0.utf8) }, values.map { Array($0.utf8) }, "text holding NUL")
+            } else {
+                let error = await expectThrowsAny { try await roundTrip(store, .text, nullable: true, values) }
+                try expectEqual((error as? DatabaseError)?.kind, .encoding, "storing text holding NUL where text cannot hold it (error: \(String(describing: error)))")
+                // The refused write rolled back its table too: make it again, then try a batch.
+                try await store.write { db in
+                    try createTable(db, "boxes", [("id", .integer, "PRIMARY KEY"), ("value", .text, "")])
+                }
+                let batch = await expectThrowsAny {
+                    try await store.write { db in try db.insert(contentsOf: [Box(id: 9, value: "a\u{0}b")]) }
+                }
+                try expectEqual((batch as? DatabaseError)?.kind, .encoding, "a batch holding NUL (error: \(String(describing: batch)))")
+            }
+        },
         ConformanceCheck("round trip: blobs, empty and 1 MiB") { context in
             let mebibyte = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
             let values = [Data(), Data([0]), Data([0, 255, 0, 1]), mebibyte]

@@ -37,6 +37,7 @@ struct GlobalOptions: ParsableArguments {
     /// The model over the chosen database, migrated.
     func model() async throws -> RemindersModel {
         let store = try await DatabaseLocation.open(database)
+        OpenStores.shared.add(store)
         let model = try RemindersModel(store: store, timeZone: zone())
         try await model.migrate()
         return model
@@ -55,11 +56,32 @@ struct GlobalOptions: ParsableArguments {
 func running(_ body: () async throws -> Void) async throws {
     do {
         try await body()
+        await OpenStores.shared.closeAll()
     } catch let error as ExitCode {
+        await OpenStores.shared.closeAll()
         throw error
     } catch {
+        await OpenStores.shared.closeAll()
         Output.error(error)
         throw ExitCode(1)
+    }
+}
+
+/// The stores a command opened, closed before it exits so SQLite checkpoints its
+/// write-ahead log and removes the -wal and -shm files.
+final class OpenStores: @unchecked Sendable {
+    static let shared = OpenStores()
+    private let lock = NSLock()
+    private var stores: [Store] = []
+
+    func add(_ store: Store) { lock.withLock { stores.append(store) } }
+
+    func closeAll() async {
+        let open = lock.withLock { () -> [Store] in
+            defer { stores.removeAll() }
+            return stores
+        }
+        for store in open { await store.close() }
     }
 }
 

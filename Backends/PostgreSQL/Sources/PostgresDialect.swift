@@ -19,8 +19,8 @@ public struct PostgresDialect: SQLDialect {
     /// The protocol's limit: a statement binds at most 65,535 values.
     public var maxBoundValues: Int { 65_535 }
 
-    /// Reads run beside writes on other connections.
-    public var capabilities: Capabilities { Capabilities(concurrentReadsDuringWrite: true) }
+    /// Reads run beside writes on other connections; text cannot hold U+0000.
+    public var capabilities: Capabilities { Capabilities(concurrentReadsDuringWrite: true, textCanHoldNUL: false) }
 
     /// The native type for a portable type.
     public func typeName(_ type: ColumnType) -> String {
