@@ -92,7 +92,8 @@ import TestSupport
         let store = try await PostgresTestServer.freshStore()
         let schema = try await store.read { db in try db.fetchOne(String.self, "SELECT current_schema()") } ?? ""
         await store.close()
-        let url = try #require(PostgresTestServer.url) + "?search_path=\(schema)"
+        let server = try #require(PostgresTestServer.url)
+        let url = server + (server.contains("?") ? "&" : "?") + "search_path=\(schema)"
         let demo = try run(["demo", "--database", url])
         #expect(demo.status == 0, "\(demo.stderr)")
         #expect(demo.stdout.contains("Trip to Lisbon"))
