@@ -38,30 +38,21 @@ extension URL: ColumnEncodable {
 extension Value: ColumnEncodable {
     func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { self }
 }
-extension Int: ColumnEncodable {
+/// Integers whose every value fits an Int64 store as they are.
+protocol LosslessIntegerColumnEncodable: ColumnEncodable, BinaryInteger {}
+extension LosslessIntegerColumnEncodable {
     func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(Int64(self)) }
 }
-extension Int8: ColumnEncodable {
-    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(Int64(self)) }
-}
-extension Int16: ColumnEncodable {
-    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(Int64(self)) }
-}
-extension Int32: ColumnEncodable {
-    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(Int64(self)) }
-}
-extension Int64: ColumnEncodable {
-    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(self) }
-}
-extension UInt8: ColumnEncodable {
-    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(Int64(self)) }
-}
-extension UInt16: ColumnEncodable {
-    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(Int64(self)) }
-}
-extension UInt32: ColumnEncodable {
-    func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { .integer(Int64(self)) }
-}
+extension Int: LosslessIntegerColumnEncodable {}
+extension Int8: LosslessIntegerColumnEncodable {}
+extension Int16: LosslessIntegerColumnEncodable {}
+extension Int32: LosslessIntegerColumnEncodable {}
+extension Int64: LosslessIntegerColumnEncodable {}
+extension UInt8: LosslessIntegerColumnEncodable {}
+extension UInt16: LosslessIntegerColumnEncodable {}
+extension UInt32: LosslessIntegerColumnEncodable {}
+
+/// Unsigned integers above Int64.max are refused, not wrapped.
 extension UInt: ColumnEncodable {
     func columnValue(_ options: EncodingOptions, _ codingPath: [any CodingKey]) throws -> Value { try ValueEncoder.unsigned(UInt64(self), codingPath: codingPath) }
 }

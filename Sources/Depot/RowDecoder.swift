@@ -60,14 +60,10 @@ public struct RowDecoder: Sendable {
 
     /// Decodes a row.
     public func decode<T: Decodable>(_ type: T.Type = T.self, from row: Row) throws -> T {
-        try decode(type, from: row, plan: DecodePlan(columns: row.columns, options: options, type: type))
+        try Self.decode(type, from: row, plan: DecodePlan(columns: row.columns, options: options, type: type))
     }
 
     /// Decodes the current row of a source through a plan made once for all its rows.
-    func decode<T: Decodable>(_ type: T.Type, from source: some RowSource, plan: DecodePlan) throws -> T {
-        try Self.decode(type, from: source, plan: plan)
-    }
-
     static func decode<T: Decodable>(_ type: T.Type, from source: some RowSource, plan: DecodePlan) throws -> T {
         if plan.readsSingleColumn, let known = try plan.decodeKnownSingleColumn(type, from: source) {
             return known

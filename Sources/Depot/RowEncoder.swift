@@ -62,7 +62,7 @@ public struct RowEncoder: Sendable {
     /// - Throws: `EncodingError` when a property cannot be stored, or when the
     ///   value is not a keyed type (a struct or class with properties).
     public func encode<T: Encodable>(_ value: T) throws -> Row {
-        let encoded = try encodeColumns(value)
+        let encoded = try EncodedColumns.encode(value, options: options, keyStrategy: keyStrategy)
         return Row(columns: ColumnSet(encoded.names), values: encoded.values)
     }
 
@@ -71,9 +71,6 @@ public struct RowEncoder: Sendable {
         try ValueEncoder.encode(value, options: options, column: nil)
     }
 
-    func encodeColumns<T: Encodable>(_ value: T) throws -> EncodedColumns {
-        try EncodedColumns.encode(value, options: options, keyStrategy: keyStrategy)
-    }
 }
 
 /// The columns of one encoded record, in the order `encode(to:)` wrote them.

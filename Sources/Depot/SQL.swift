@@ -45,11 +45,6 @@ public struct SQL: Sendable, Hashable {
         fragments = [.raw(text)]
     }
 
-    /// Whether the statement binds no value.
-    public var hasBoundValues: Bool {
-        fragments.contains { if case .value = $0 { return true } else { return false } }
-    }
-
     /// Joins statements or fragments with a separator.
     ///
     /// ```swift
