@@ -10,7 +10,11 @@ extension Database {
     public func insert<T: Record>(_ record: T) throws -> T {
         let columns = try encodeForInsert(record)
         let sql = insertSQL(T.self, columns.names, returning: true)
-        return try fetchReturned(T.self, sql, columns.values, action: "insert")
+        let stored = try fetchReturned(T.self, sql, columns.values, action: "insert")
+        var keys = ExplicitKeys<T>()
+        keys.note(columns)
+        try keys.advanceGenerators(self)
+        return stored
     }
 
     /// Inserts many records in one savepoint: all or none.
@@ -24,10 +28,14 @@ extension Database {
         try savepoint { db in
             var batch = BatchInsert<T>(db: db)
             defer { batch.release() }
+            var keys = ExplicitKeys<T>()
             for record in records {
-                try batch.add(try db.encodeForInsert(record, deduplicating: false))
+                let columns = try db.encodeForInsert(record, deduplicating: false)
+                keys.note(columns)
+                try batch.add(columns)
             }
             try batch.flush()
+            try keys.advanceGenerators(db)
         }
     }
 
@@ -35,8 +43,10 @@ extension Database {
     /// Returns the record as stored.
     @discardableResult
     public func upsert<T: Record>(_ record: T) throws -> T {
-        let columns = try encode(record)
-        let key = try primaryKeyColumns(T.self, in: columns.names)
+        // A nil key is left out, as `insert` does, so the engine generates it.
+        let all = try encode(record)
+        let key = try primaryKeyColumns(T.self, in: all.names)
+        let columns = Self.droppingNilKeys(all, T.self)
         var sql = insertSQL(T.self, columns.names)
         sql += " ON CONFLICT (" + key.map { dialect.quote(identifier: $0) }.joined(separator: ", ") + ")"
         let updated = columns.names.filter { !key.contains($0) }
@@ -47,7 +57,11 @@ extension Database {
             sql += " DO UPDATE SET " + updated.map { "\(dialect.quote(identifier: $0)) = excluded.\(dialect.quote(identifier: $0))" }.joined(separator: ", ")
         }
         sql += " RETURNING *"
-        return try fetchReturned(T.self, sql, columns.values, action: "upsert")
+        let stored = try fetchReturned(T.self, sql, columns.values, action: "upsert")
+        var keys = ExplicitKeys<T>()
+        keys.note(columns)
+        try keys.advanceGenerators(self)
+        return stored
     }
 
     /// Updates every column of the stored record with the same primary key;
@@ -66,7 +80,10 @@ extension Database {
                 assignments.append("\(ident: name) = \(value)")
             }
         }
-        guard !assignments.isEmpty else { return }
+        if assignments.isEmpty {
+            // Only key columns: set them to themselves, so a missing row is still found out.
+            assignments = key.map { "\(ident: $0) = \(ident: $0)" }
+        }
         let sql: SQL = "UPDATE \(ident: T.tableName) SET \(SQL.join(assignments, separator: ", ")) WHERE \(SQL.join(conditions, separator: " AND "))"
         if try execute(sql) == 0 {
             throw DatabaseError(.notFound, "no \(T.self) with this primary key to update", table: T.tableName, sql: try sql.rendered(for: dialect).text)
@@ -88,7 +105,8 @@ extension Database {
     @discardableResult
     public func delete<T: Record>(_ type: T.Type, id: some Encodable & Sendable) throws -> Bool {
         let key = try singleKey(type)
-        return try execute("DELETE FROM \(ident: T.tableName) WHERE \(ident: key) = \(id)") > 0
+        let value = try encodeKey(id, T.self)
+        return try execute("DELETE FROM \(ident: T.tableName) WHERE \(ident: key) = \(value)") > 0
     }
 
     /// The record with this primary key (a single-column key), or nil.
@@ -106,12 +124,7 @@ extension Database {
             text = try SQL("SELECT * FROM \(ident: T.tableName) WHERE \(ident: key) = \(Value.null)").rendered(for: dialect).text
             connection.recordSQL[cacheKey] = text
         }
-        let value: Value
-        do {
-            value = try ValueEncoder.encode(id, options: coding.encoding, column: nil)
-        } catch {
-            throw DatabaseError(.encoding, "cannot use \(id) as a primary key: \(error)", table: T.tableName)
-        }
+        let value = try encodeKey(id, T.self)
         return try withStatement(text: text, values: [value]) { statement, _ in
             guard try statement.step() else { return nil }
             let result = try RowDecoder.decode(type, from: statement, plan: plan(for: statement, type))
@@ -133,6 +146,17 @@ extension Database {
 
     // MARK: Helpers
 
+    /// A primary-key value encoded as the record's property is, with the store's strategies.
+    private func encodeKey<T: Record>(_ id: some Encodable, _ type: T.Type) throws -> Value {
+        do {
+            return try ValueEncoder.encode(id, options: coding.encoding, column: T.primaryKey.first)
+        } catch let error as EncodingError {
+            throw DatabaseError(encoding: error, table: T.tableName)
+        } catch {
+            throw DatabaseError(.encoding, "cannot use this value as a primary key of \(T.self): \(error)", table: T.tableName)
+        }
+    }
+
     private func encode<T: Record>(_ record: T, deduplicating: Bool = true) throws -> EncodedColumns {
         do {
             return try EncodedColumns.encode(record, options: coding.encoding, keyStrategy: coding.keyStrategy, deduplicating: deduplicating)
@@ -146,7 +170,12 @@ extension Database {
     }
 
     func encodeForInsert<T: Record>(_ record: T, deduplicating: Bool = true) throws -> EncodedColumns {
-        var columns = try encode(record, deduplicating: deduplicating)
+        Self.droppingNilKeys(try encode(record, deduplicating: deduplicating), T.self)
+    }
+
+    /// The columns without the primary-key columns that hold NULL, so the engine generates them.
+    private static func droppingNilKeys<T: Record>(_ encoded: EncodedColumns, _ type: T.Type) -> EncodedColumns {
+        var columns = encoded
         for name in T.primaryKey {
             if let index = columns.names.firstIndex(of: name), columns.values[index].isNull {
                 columns.names.remove(at: index)
@@ -221,6 +250,27 @@ extension DatabaseError {
                       codingPath: describe(codingPath: context.codingPath))
         @unknown default:
             self.init(.encoding, "\(error)", table: table)
+        }
+    }
+}
+
+/// The largest integer key each primary-key column was given explicitly by the
+/// inserts of one call, so the engine's key generator can be moved past them.
+struct ExplicitKeys<T: Record> {
+    private var largest: [String: Int64] = [:]
+
+    mutating func note(_ columns: EncodedColumns) {
+        for name in T.primaryKey {
+            guard let index = columns.names.firstIndex(of: name), case .integer(let value) = columns.values[index] else { continue }
+            if let known = largest[name], known >= value { continue }
+            largest[name] = value
+        }
+    }
+
+    func advanceGenerators(_ db: Database) throws {
+        for (column, value) in largest.sorted(by: { $0.key < $1.key }) {
+            guard let sql = db.dialect.advanceKeyGenerator(table: T.tableName, column: column, past: value) else { continue }
+            try db.execute(sql)
         }
     }
 }

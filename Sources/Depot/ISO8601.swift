@@ -2,9 +2,15 @@ import Foundation
 
 /// Depot's own ISO-8601 text codec for dates, microsecond precision, UTC.
 ///
-/// It writes one format only, `2026-11-22T02:45:18.123456Z` (27 characters, so
-/// stored dates sort and compare as text and SQLite's date functions read them),
-/// and reads the common forms a database may hold: a date alone, a space or a
+/// It writes one form only, SQLite's own: `2026-11-22 02:45:18.123456`, UTC,
+/// a space between date and time, no zone suffix, and the fraction of a second
+/// with its trailing zeros dropped (`2026-11-22 02:45:18.5`, and none at all on
+/// a whole second: `2026-11-22 02:45:18`). So a stored date compares and sorts
+/// as text against every other stored date and against what SQLite itself
+/// writes (`CURRENT_TIMESTAMP`, `datetime('now')`): the same instant is the
+/// same text, an earlier one sorts first. SQLite's date functions read it.
+///
+/// It reads the common forms a database may hold: a date alone, a space or a
 /// `T` between date and time, minutes with or without seconds, any number of
 /// fraction digits (past the sixth they must be zeros: nothing is rounded away),
 /// and `Z`, `+HH`, `+HHMM` or `+HH:MM` offsets. A time without an offset is UTC,
@@ -13,8 +19,8 @@ package enum ISO8601 {
     /// Microseconds between 1970-01-01 and 2001-01-01.
     static let referenceOffsetMicros: Int64 = 978_307_200_000_000
     /// The first and last instants a four-digit year can name, in microseconds since 1970.
-    static let minMicros: Int64 = -62_135_596_800_000_000 // 0001-01-01T00:00:00Z
-    static let maxMicros: Int64 = 253_402_300_799_999_999 // 9999-12-31T23:59:59.999999Z
+    package static let minMicros: Int64 = -62_135_596_800_000_000 // 0001-01-01T00:00:00Z
+    package static let maxMicros: Int64 = 253_402_300_799_999_999 // 9999-12-31T23:59:59.999999Z
 
     /// The date's microseconds since 1970-01-01 UTC, rounded to the nearest
     /// microsecond; nil when the date is outside the years 0001...9999 (or not finite).
@@ -31,17 +37,19 @@ package enum ISO8601 {
         Date(timeIntervalSinceReferenceDate: Double(microseconds - referenceOffsetMicros) / 1_000_000)
     }
 
-    /// Formats a date; dates outside 0001...9999 are clamped (use ``microseconds(_:)`` to check first).
-    package static func format(_ date: Date) -> String {
-        let micros = microseconds(date) ?? (date.timeIntervalSince1970 < 0 ? minMicros : maxMicros)
-        return format(microseconds: micros)
+    /// Formats a date; nil when it is outside the years 0001...9999, which no
+    /// four-digit year can name (never a clamped, different date).
+    package static func format(_ date: Date) -> String? {
+        microseconds(date).map(format(microseconds:))
     }
 
     package static func format(microseconds micros: Int64) -> String {
         withFormatted(microseconds: micros) { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// Formats into a stack buffer and hands the 27 bytes to `body`: no allocation.
+    /// Formats into a stack buffer and hands the 19 to 26 bytes to `body`: no allocation.
+    ///
+    /// `micros` must be within ``minMicros``...``maxMicros``.
     package static func withFormatted<R>(microseconds micros: Int64, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         var seconds = micros / 1_000_000
         var fraction = micros % 1_000_000
@@ -50,7 +58,7 @@ package enum ISO8601 {
         var secondOfDay = seconds % 86_400
         if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
         let (year, month, day) = civil(fromDays: days)
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27) { bytes in
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 26) { bytes in
             func put(_ value: Int64, at offset: Int, width: Int) {
                 var v = value
                 for i in stride(from: offset + width - 1, through: offset, by: -1) {
@@ -60,12 +68,16 @@ package enum ISO8601 {
             }
             put(year, at: 0, width: 4); bytes[4] = 45 // -
             put(month, at: 5, width: 2); bytes[7] = 45
-            put(day, at: 8, width: 2); bytes[10] = 84 // T
+            put(day, at: 8, width: 2); bytes[10] = 32 // space
             put(secondOfDay / 3600, at: 11, width: 2); bytes[13] = 58 // :
             put(secondOfDay / 60 % 60, at: 14, width: 2); bytes[16] = 58
-            put(secondOfDay % 60, at: 17, width: 2); bytes[19] = 46 // .
-            put(fraction, at: 20, width: 6); bytes[26] = 90 // Z
-            return body(UnsafeBufferPointer(bytes))
+            put(secondOfDay % 60, at: 17, width: 2)
+            guard fraction != 0 else { return body(UnsafeBufferPointer(rebasing: bytes[0..<19])) }
+            bytes[19] = 46 // .
+            put(fraction, at: 20, width: 6)
+            var end = 26
+            while bytes[end - 1] == 48 { end -= 1 } // trailing zeros: the fraction is not 0, so a digit stays
+            return body(UnsafeBufferPointer(rebasing: bytes[0..<end]))
         }
     }
 

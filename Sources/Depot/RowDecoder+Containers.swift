@@ -17,8 +17,9 @@ final class RowDecoding: Decoder {
         KeyedDecodingContainer(RowKeyedContainer<Key>(decoder: self))
     }
 
+    /// A row has no list of values: ``RowDecoder`` reads the type from the JSON of the row's only column.
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        RowUnkeyedContainer(decoder: self)
+        throw NeedsJSON()
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
@@ -241,57 +242,6 @@ extension RowDecoder.MissingColumnStrategy {
         if case .throw = self { return true }
         return false
     }
-}
-
-/// Reads a row's columns in order.
-private struct RowUnkeyedContainer: UnkeyedDecodingContainer {
-    let decoder: RowDecoding
-    var currentIndex = 0
-    var codingPath: [any CodingKey] { [] }
-    var count: Int? { decoder.plan.columns.count }
-    var isAtEnd: Bool { currentIndex >= decoder.plan.columns.count }
-
-    init(decoder: RowDecoding) { self.decoder = decoder }
-
-    private mutating func next(_ type: Any.Type) throws -> (Value, ColumnContext) {
-        guard !isAtEnd else {
-            let message = "the row has only \(decoder.plan.columns.count) columns (\(decoder.plan.columns))"
-            throw DecodingError.valueNotFound(type, .init(codingPath: [], debugDescription: message,
-                                                          underlyingError: ColumnFailure(message: message)))
-        }
-        defer { currentIndex += 1 }
-        return (try decoder.source.value(at: currentIndex),
-                ColumnContext(columns: decoder.plan.columns, index: currentIndex, otherKey: IndexKey(currentIndex)))
-    }
-
-    mutating func decodeNil() throws -> Bool {
-        guard !isAtEnd, case .null = try decoder.source.value(at: currentIndex) else { return false }
-        currentIndex += 1
-        return true
-    }
-
-    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        let (value, context) = try next(type)
-        return try ValueDecoding.decode(type, from: value, context, decoder.plan.options)
-    }
-
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        throw DecodingError.typeMismatch(Any.self, .init(codingPath: [], debugDescription: "a row cannot hold a nested container"))
-    }
-
-    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        throw DecodingError.typeMismatch(Any.self, .init(codingPath: [], debugDescription: "a row cannot hold a nested container"))
-    }
-
-    mutating func superDecoder() throws -> any Decoder { decoder }
-}
-
-struct IndexKey: CodingKey {
-    var stringValue: String
-    var intValue: Int?
-    init(_ index: Int) { stringValue = "Index \(index)"; intValue = index }
-    init?(stringValue: String) { return nil }
-    init?(intValue: Int) { self.init(intValue) }
 }
 
 /// The `Decoder` for one column's value: single values decode directly; a

@@ -40,15 +40,17 @@ public struct RowDecoder: Sendable {
     public var jsonDecoder: JSONDecoder = JSONDecoder()
     /// JSON decoders for particular columns, by column name; others use ``jsonDecoder``.
     public var columnJSONDecoders: [String: JSONDecoder] = [:]
-    /// Values your `init(from:)` implementations can read from `decoder.userInfo`.
+    /// Values your `init(from:)` implementations can read from `decoder.userInfo`,
+    /// for the row and for nested values read from JSON (added to the JSON
+    /// decoder's own `userInfo`, whose entries win on a shared key).
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
 
     /// A decoder with default strategies.
     public init() {}
 
     var options: DecodingOptions {
-        let json = jsonDecoder
-        let columns = columnJSONDecoders
+        let json = jsonDecoder.adding(userInfo: userInfo)
+        let columns = columnJSONDecoders.mapValues { $0.adding(userInfo: userInfo) }
         return DecodingOptions(
             dateStrategy: dateDecodingStrategy,
             dataStrategy: dataDecodingStrategy,
@@ -68,7 +70,39 @@ public struct RowDecoder: Sendable {
         if plan.readsSingleColumn, let known = try plan.decodeKnownSingleColumn(type, from: source) {
             return known
         }
-        return try T(from: plan.decoder(for: source))
+        if plan.readsJSONCollection { return try plan.decodeJSONSingleColumn(type, from: source) }
+        do {
+            return try T(from: plan.decoder(for: source))
+        } catch is NeedsJSON {
+            // An array, a set or another type that reads an unkeyed container: a
+            // row has no list of values, so the type is one column holding JSON.
+            return try plan.decodeJSONSingleColumn(type, from: source)
+        } catch let error as DecodingError {
+            throw plan.locating(error, type, from: source)
+        }
+    }
+}
+
+/// Dictionaries with string keys: at the top of a row they read one column holding
+/// a JSON object, not the row's columns by name (which would read `{"a":1}` as
+/// a one-entry dictionary of text).
+private protocol JSONDictionaryMarker {}
+extension Dictionary: JSONDictionaryMarker where Key == String {}
+
+/// Builds a copy of a JSON coder with `userInfo` added, so nested values see the
+/// row coder's user info. The coder's own entries win over the row coder's.
+extension JSONDecoder {
+    func adding(userInfo extra: [CodingUserInfoKey: any Sendable]) -> JSONDecoder {
+        guard !extra.isEmpty else { return self }
+        let copy = JSONDecoder()
+        copy.dateDecodingStrategy = dateDecodingStrategy
+        copy.dataDecodingStrategy = dataDecodingStrategy
+        copy.nonConformingFloatDecodingStrategy = nonConformingFloatDecodingStrategy
+        copy.keyDecodingStrategy = keyDecodingStrategy
+        copy.allowsJSON5 = allowsJSON5
+        copy.assumesTopLevelDictionary = assumesTopLevelDictionary
+        copy.userInfo = userInfo.merging(extra.mapValues { $0 as Any }) { own, _ in own }
+        return copy
     }
 }
 
@@ -93,6 +127,8 @@ final class DecodePlan {
     let options: DecodingOptions
     /// Whether the type is one of the directly converted single-value types.
     let readsSingleColumn: Bool
+    /// Whether the type is a dictionary, read from one column holding a JSON object.
+    let readsJSONCollection: Bool
     // Touched for every value of every row, on one thread: skip the dynamic exclusivity checks.
     @exclusivity(unchecked) private var keyIndexes: [String: Int] = [:]
     @exclusivity(unchecked) private var keyOrder: [(key: String, index: Int?)] = []
@@ -106,6 +142,7 @@ final class DecodePlan {
         self.columns = columns
         self.options = options
         self.readsSingleColumn = ValueDecoding.isKnown(type)
+        self.readsJSONCollection = type is any JSONDictionaryMarker.Type
     }
 
     /// The decoder for the current row of `source`: one object, reused row after row.
@@ -156,9 +193,39 @@ final class DecodePlan {
         return try ValueDecoding.decodeKnown(type, from: value, context(0, keyName: nil), options)
     }
 
-    func onlyValue(of type: Any.Type, from source: some RowSource) throws -> Value {
+    /// A collection decoded from the JSON of the row's only column.
+    func decodeJSONSingleColumn<T: Decodable>(_ type: T.Type, from source: some RowSource) throws -> T {
+        let value = try onlyValue(of: type, from: source, hint: "a collection reads one column holding JSON; decode a struct to read several columns")
+        return try ValueDecoding.decodeJSON(type, from: value, context(0, keyName: nil), options)
+    }
+
+    /// An error that a type's own `init(from:)` threw (an enum's unknown raw value,
+    /// a validation), given the column it concerns: the first key of its coding
+    /// path, or the only column of the row.
+    func locating(_ error: DecodingError, _ type: Any.Type, from source: some RowSource) -> DecodingError {
+        let context: DecodingError.Context
+        switch error {
+        case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c), .keyNotFound(_, let c): context = c
+        @unknown default: return error
+        }
+        if context.underlyingError is ColumnFailure { return error }
+        let index: Int?
+        if let first = context.codingPath.first {
+            index = columns.index(of: columnName(forKey: first.stringValue))
+        } else {
+            index = columns.count == 1 ? 0 : nil
+        }
+        guard let index, let value = try? source.value(at: index) else {
+            let message = "cannot decode \(type) from a row of columns \(columns): \(context.debugDescription)"
+            return .dataCorrupted(.init(codingPath: context.codingPath, debugDescription: message,
+                                        underlyingError: ColumnFailure(message: message)))
+        }
+        return ValueDecoding.locating(error, type, value, ColumnContext(columns: columns, index: index, parentPath: context.codingPath))
+    }
+
+    func onlyValue(of type: Any.Type, from source: some RowSource, hint: String = "a single value needs exactly one column") throws -> Value {
         guard columns.count == 1 else {
-            let message = "cannot decode \(type) from a row of \(columns.count) columns (\(columns)): a single value needs exactly one column"
+            let message = "cannot decode \(type) from a row of \(columns.count) columns (\(columns)): \(hint)"
             throw DecodingError.typeMismatch(type, .init(codingPath: [], debugDescription: message,
                                                          underlyingError: ColumnFailure(message: message)))
         }

@@ -33,7 +33,9 @@ public struct RowEncoder: Sendable {
     public var jsonEncoder: JSONEncoder = RowEncoder.defaultJSONEncoder()
     /// JSON encoders for particular columns, by column name; others use ``jsonEncoder``.
     public var columnJSONEncoders: [String: JSONEncoder] = [:]
-    /// Values your `encode(to:)` implementations can read from `encoder.userInfo`.
+    /// Values your `encode(to:)` implementations can read from `encoder.userInfo`,
+    /// for the record and for nested values stored as JSON (added to the JSON
+    /// encoder's own `userInfo`, whose entries win on a shared key).
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
 
     /// An encoder with default strategies.
@@ -47,8 +49,8 @@ public struct RowEncoder: Sendable {
     }
 
     var options: EncodingOptions {
-        let json = jsonEncoder
-        let columns = columnJSONEncoders
+        let json = jsonEncoder.adding(userInfo: userInfo)
+        let columns = columnJSONEncoders.mapValues { $0.adding(userInfo: userInfo) }
         return EncodingOptions(
             dateStrategy: dateEncodingStrategy,
             uuidStrategy: uuidEncodingStrategy,
@@ -261,4 +263,19 @@ private struct RefusingEncoder: Encoder {
     }
     func unkeyedContainer() -> any UnkeyedEncodingContainer { RefusingUnkeyedContainer() }
     func singleValueContainer() -> any SingleValueEncodingContainer { RefusingSingleValueContainer() }
+}
+
+extension JSONEncoder {
+    /// A copy with `userInfo` added, so nested values see the row coder's user info.
+    func adding(userInfo extra: [CodingUserInfoKey: any Sendable]) -> JSONEncoder {
+        guard !extra.isEmpty else { return self }
+        let copy = JSONEncoder()
+        copy.outputFormatting = outputFormatting
+        copy.dateEncodingStrategy = dateEncodingStrategy
+        copy.dataEncodingStrategy = dataEncodingStrategy
+        copy.nonConformingFloatEncodingStrategy = nonConformingFloatEncodingStrategy
+        copy.keyEncodingStrategy = keyEncodingStrategy
+        copy.userInfo = userInfo.merging(extra.mapValues { $0 as Any }) { own, _ in own }
+        return copy
+    }
 }

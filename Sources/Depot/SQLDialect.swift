@@ -21,6 +21,19 @@ public protocol SQLDialect: Sendable {
     /// How many rows one INSERT of a batch holds (further limited by ``maxBoundValues``).
     /// 1 means one reused single-row statement, best where a statement costs no round trip.
     var batchInsertRows: Int { get }
+    /// The statement that moves an auto-incrementing key's generator past `value`,
+    /// run after an insert gave that key explicitly, so the next generated key
+    /// does not collide with it; nil when the engine needs none.
+    ///
+    /// SQLite's `INTEGER PRIMARY KEY` takes the largest key plus one by itself;
+    /// PostgreSQL's identity sequence does not look at the rows, so its dialect
+    /// advances the sequence (never backwards) when the column has one.
+    func advanceKeyGenerator(table: String, column: String, past value: Int64) -> SQL?
+}
+
+extension SQLDialect {
+    /// None: the engine's generated keys already follow the largest stored key.
+    public func advanceKeyGenerator(table: String, column: String, past value: Int64) -> SQL? { nil }
 }
 
 extension SQLDialect {

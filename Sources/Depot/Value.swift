@@ -74,7 +74,7 @@ extension Value: CustomStringConvertible {
         case .blob(let d):
             let hex = d.prefix(16).map { String(format: "%02x", $0) }.joined()
             return d.count > 16 ? "BLOB x'\(hex)…' (\(d.count) bytes)" : "BLOB x'\(hex)'"
-        case .date(let d): return "DATE \(ISO8601.format(d))"
+        case .date(let d): return "DATE " + (ISO8601.format(d) ?? "\(d.timeIntervalSince1970) seconds from 1970 (outside the years 0001...9999)")
         case .uuid(let u): return "UUID \(u.uuidString.lowercased())"
         case .decimal(let d): return "DECIMAL \(d)"
         }

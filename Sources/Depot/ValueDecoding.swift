@@ -9,15 +9,12 @@ struct ColumnContext {
     let parentPath: [any CodingKey]
     /// The coding key's name, kept as a string so no existential is boxed per value.
     let keyName: String?
-    /// A key that is not a plain name (an array index), when there is one.
-    let otherKey: (any CodingKey)?
 
-    init(columns: ColumnSet? = nil, index: Int? = nil, parentPath: [any CodingKey] = [], keyName: String? = nil, otherKey: (any CodingKey)? = nil) {
+    init(columns: ColumnSet? = nil, index: Int? = nil, parentPath: [any CodingKey] = [], keyName: String? = nil) {
         self.columns = columns
         self.index = index
         self.parentPath = parentPath
         self.keyName = keyName
-        self.otherKey = otherKey
     }
 
     var column: String? {
@@ -26,7 +23,6 @@ struct ColumnContext {
     }
 
     var codingPath: [any CodingKey] {
-        if let otherKey { return parentPath + [otherKey] }
         guard let keyName else { return parentPath }
         return parentPath + [NamedKey(stringValue: keyName)]
     }
@@ -172,7 +168,11 @@ enum ValueDecoding {
         case .text(let s), .json(let s): return s
         // Stored as text on SQLite: read the same text on every engine.
         case .uuid(let u): return u.uuidString.lowercased()
-        case .date(let d): return ISO8601.format(d)
+        case .date(let d):
+            guard let text = ISO8601.format(d) else {
+                throw corrupted(String.self, value, ctx, "the date is outside the years 0001...9999, which Depot's date text can name")
+            }
+            return text
         case .decimal(let d): return d.description
         default: throw mismatch(String.self, value, ctx)
         }
@@ -242,7 +242,7 @@ enum ValueDecoding {
             case .date(let d): return d
             case .text(let s):
                 guard let d = ISO8601.parse(s) else {
-                    throw corrupted(Date.self, value, ctx, "not an ISO-8601 date (expected like 2026-11-22T02:45:18.123456Z)")
+                    throw corrupted(Date.self, value, ctx, "not a date in ISO-8601 text (expected like 2026-11-22 02:45:18.123456 or 2026-11-22T02:45:18Z)")
                 }
                 return d
             default: throw mismatch(Date.self, value, ctx, "dates are stored as ISO-8601 text; set a numeric date strategy to read numbers")
@@ -303,36 +303,66 @@ enum ValueDecoding {
             }
             return dec
         case .text(let s):
-            guard isDecimalLiteral(s), let dec = Decimal(string: s, locale: posix) else {
+            guard let literal = canonicalDecimal(s), let dec = Decimal(string: s, locale: posix) else {
                 throw corrupted(Decimal.self, value, ctx, "not a decimal number")
+            }
+            // Decimal keeps 38 significant digits and rounds the rest away silently: refuse instead.
+            guard canonicalDecimal(dec.description) == literal else {
+                throw corrupted(Decimal.self, value, ctx, "more significant digits or a larger exponent than Decimal holds (it would read \(dec))")
             }
             return dec
         default: throw mismatch(Decimal.self, value, ctx)
         }
     }
 
-    /// `[+-]digits[.digits][e[+-]digits]`, the whole text: `Decimal(string:)` alone accepts "12abc".
-    static func isDecimalLiteral(_ s: String) -> Bool {
+    /// The number a `[+-]digits[.digits][e[+-]digits]` literal names, in one
+    /// canonical text: sign, significant digits without leading or trailing zeros,
+    /// and the power of ten of the last one (`-12.50` → `-125e-1`, `0.0` → `0`).
+    /// Nil when the text is not such a literal, the whole text (`Decimal(string:)`
+    /// alone accepts "12abc"), or its exponent has more than six digits.
+    static func canonicalDecimal(_ s: String) -> String? {
         var bytes = Substring(s).utf8[...]
-        if let first = bytes.first, first == 43 || first == 45 { bytes = bytes.dropFirst() }
-        func digits() -> Int {
-            var count = 0
-            while let c = bytes.first, c >= 48, c <= 57 { bytes = bytes.dropFirst(); count += 1 }
-            return count
+        var negative = false
+        if let first = bytes.first, first == 43 || first == 45 { negative = first == 45; bytes = bytes.dropFirst() }
+        var digits: [UInt8] = []
+        var exponent = 0
+        var count = 0
+        while let c = bytes.first, c >= 48, c <= 57 { digits.append(c); bytes = bytes.dropFirst(); count += 1 }
+        guard count > 0 else { return nil }
+        if bytes.first == 46 {
+            bytes = bytes.dropFirst()
+            count = 0
+            while let c = bytes.first, c >= 48, c <= 57 { digits.append(c); exponent -= 1; bytes = bytes.dropFirst(); count += 1 }
+            guard count > 0 else { return nil }
         }
-        guard digits() > 0 else { return false }
-        if bytes.first == 46 { bytes = bytes.dropFirst(); guard digits() > 0 else { return false } }
         if let e = bytes.first, e == 101 || e == 69 {
             bytes = bytes.dropFirst()
-            if let sign = bytes.first, sign == 43 || sign == 45 { bytes = bytes.dropFirst() }
-            guard digits() > 0 else { return false }
+            var sign = 1
+            if let c = bytes.first, c == 43 || c == 45 { sign = c == 45 ? -1 : 1; bytes = bytes.dropFirst() }
+            var written = 0
+            count = 0
+            while let c = bytes.first, c >= 48, c <= 57 {
+                guard count < 6 else { return nil }
+                written = written * 10 + Int(c - 48)
+                bytes = bytes.dropFirst()
+                count += 1
+            }
+            guard count > 0 else { return nil }
+            exponent += sign * written
         }
-        return bytes.isEmpty
+        guard bytes.isEmpty else { return nil }
+        while let last = digits.last, last == 48 { digits.removeLast(); exponent += 1 }
+        guard let first = digits.firstIndex(where: { $0 != 48 }) else { return "0" }
+        return (negative ? "-" : "") + String(decoding: digits[first...], as: UTF8.self) + "e\(exponent)"
     }
 
     static func url(_ value: Value, _ ctx: ColumnContext) throws -> URL {
         guard case .text(let s) = value else { throw mismatch(URL.self, value, ctx) }
-        guard let url = URL(string: s) else { throw corrupted(URL.self, value, ctx, "not a URL") }
+        // Foundation percent-encodes what a URL cannot hold ("a b" becomes "a%20b"):
+        // a URL is stored as its absoluteString, so anything else is not one.
+        guard let url = URL(string: s), url.absoluteString == s else {
+            throw corrupted(URL.self, value, ctx, "not a URL as URL.absoluteString writes it")
+        }
         return url
     }
 }

@@ -3,11 +3,33 @@ import Foundation
 import Testing
 
 @Suite struct ISO8601Tests {
-    @Test func formatsOneFixedWidthUTCForm() {
-        #expect(ISO8601.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000000Z")
-        #expect(ISO8601.format(Date(timeIntervalSince1970: -0.000_001)) == "1969-12-31T23:59:59.999999Z")
-        #expect(ISO8601.format(Date(timeIntervalSince1970: 951_782_400.25)) == "2000-02-29T00:00:00.250000Z")
-        #expect(ISO8601.format(Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01T00:00:00.000000Z")
+    @Test func formatsSQLitesOwnUTCFormWithoutTrailingZeros() {
+        #expect(ISO8601.format(Date(timeIntervalSince1970: 0)) == "1970-01-01 00:00:00")
+        #expect(ISO8601.format(Date(timeIntervalSince1970: -0.000_001)) == "1969-12-31 23:59:59.999999")
+        #expect(ISO8601.format(Date(timeIntervalSince1970: 951_782_400.25)) == "2000-02-29 00:00:00.25")
+        #expect(ISO8601.format(Date(timeIntervalSince1970: 951_782_400.000_01)) == "2000-02-29 00:00:00.00001")
+        #expect(ISO8601.format(Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01 00:00:00")
+    }
+
+    @Test func refusesToFormatADateNoFourDigitYearNames() {
+        #expect(ISO8601.format(Date(timeIntervalSince1970: -62_135_596_800.5)) == nil)
+        #expect(ISO8601.format(Date(timeIntervalSince1970: 253_402_300_800)) == nil)
+        #expect(ISO8601.format(Date(timeIntervalSince1970: .infinity)) == nil)
+    }
+
+    /// Text order is time order, and the same instant is the same text as SQLite
+    /// writes it (`CURRENT_TIMESTAMP`, `datetime()`), so dates compare as text.
+    @Test func textOrderIsTimeOrder() {
+        var generator = SplitMix64(seed: 7)
+        let micros = (0..<5_000).map { _ -> Int64 in
+            let whole = Int64.random(in: 1_700_000_000...1_700_000_100, using: &generator) * 1_000_000
+            return whole + [0, 1, 10, 500_000, 999_999, Int64.random(in: 0..<1_000_000, using: &generator)][Int.random(in: 0..<6, using: &generator)]
+        }
+        for (a, b) in zip(micros, micros.dropFirst()) {
+            let (ta, tb) = (ISO8601.format(microseconds: a), ISO8601.format(microseconds: b))
+            #expect((a < b) == (ta < tb) && (a == b) == (ta == tb), "\(ta) vs \(tb)")
+        }
+        #expect(ISO8601.format(microseconds: 1_700_000_000_000_000) == "2023-11-14 22:13:20")
     }
 
     @Test(arguments: [

@@ -10,7 +10,7 @@ import Foundation
 ///
 /// The password is handed to libpq as its own parameter and never appears in
 /// ``description``, in logs or in error messages.
-public struct PostgresConfiguration: Sendable, CustomStringConvertible {
+public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The server's host name or address, or a folder holding its Unix socket.
     public var host: String
     /// The server's port.
@@ -88,11 +88,37 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
         "postgres://\(user)\(password == nil ? "" : ":***")@\(host):\(port)/\(database)"
     }
 
-    /// A URL with its password replaced by `***`.
+    /// The same text as ``description``.
+    public var debugDescription: String { description }
+
+    /// The configuration's parts for `dump` and debuggers, with the password as `***`.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "host": host, "port": port, "user": user, "password": password.map { _ in "***" } as Any,
+            "database": database, "searchPath": searchPath as Any,
+            "parameters": parameters.mapValues { _ in "…" }, "maxConnections": maxConnections,
+            "batchInsertRows": batchInsertRows, "store": store,
+        ], displayStyle: .struct)
+    }
+
+    /// A URL with its password replaced by `***`, found by its place in the text
+    /// (after the user's `:` and before the last `@`), so that a URL too broken to
+    /// parse is redacted as well.
     static func redact(_ url: String) -> String {
-        guard var components = URLComponents(string: url), components.password != nil else { return url }
-        components.password = "***"
-        return components.string ?? "(unprintable URL)"
+        var text = url
+        let authorityStart = text.range(of: "://")?.upperBound ?? text.startIndex
+        if let at = text[authorityStart...].lastIndex(of: "@"),
+           let colon = text[authorityStart..<at].firstIndex(of: ":") {
+            text = text[..<colon] + ":***" + text[at...]
+        }
+        // A password given as a query parameter: `?password=...`.
+        var searchStart = text.startIndex
+        while let found = text.range(of: "password=", options: .caseInsensitive, range: searchStart..<text.endIndex) {
+            let end = text[found.upperBound...].firstIndex(of: "&") ?? text.endIndex
+            text.replaceSubrange(found.upperBound..<end, with: "***")
+            searchStart = text.index(found.upperBound, offsetBy: 3)
+        }
+        return text
     }
 
     /// The keyword/value pairs libpq's PQconnectdbParams takes.

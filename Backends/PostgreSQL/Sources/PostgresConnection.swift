@@ -9,10 +9,13 @@ final class PostgresConnection: DriverConnection {
     private let cancelHandle: OpaquePointer?
     private var statementCount = 0
     private(set) var isClosed = false
+    /// Whether errors may quote the values the server reports (``Store/Configuration/showsBoundValues``).
+    let showsValues: Bool
     /// The statement whose rows are being streamed, which holds the connection until drained.
     weak var streaming: PostgresStatement?
 
     init(configuration: PostgresConfiguration) throws {
+        showsValues = configuration.store.showsBoundValues
         let pairs = configuration.libpqParameters
         let keywords = pairs.map { strdup($0.0) }
         let values = pairs.map { strdup($0.1) }
@@ -67,7 +70,7 @@ final class PostgresConnection: DriverConnection {
                 throw DatabaseError(.other, "the server rolled the transaction back instead of committing it", engineCode: "ROLLBACK")
             }
         default:
-            throw PostgresError.make(result, handle)
+            throw PostgresError.make(result, handle, showsValues: showsValues)
         }
     }
 

@@ -12,7 +12,7 @@ extension PostgresConnection: BulkInsertingConnection {
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         guard PQresultStatus(result) == PGRES_COPY_IN else {
-            throw PostgresError.make(result, handle, sql: sql)
+            throw PostgresError.make(result, handle, sql: sql, showsValues: showsValues)
         }
         return PostgresCopyWriter(connection: self, sql: sql)
     }
@@ -64,6 +64,7 @@ final class PostgresCopyWriter: BulkInsertWriter {
                 throw DatabaseError(.encoding, "row \(rows), column \(column + 1): the date is outside the years 0001...9999", sql: sql)
             }
             ISO8601.withFormatted(microseconds: micros) { buffer.append(contentsOf: $0) }
+            buffer.append(contentsOf: [43, 48, 48]) // +00: UTC, whatever the session's zone
         case .uuid(let uuid): buffer.append(contentsOf: uuid.uuidString.lowercased().utf8)
         case .decimal(let decimal): buffer.append(contentsOf: decimal.description.utf8)
         }
@@ -100,7 +101,7 @@ final class PostgresCopyWriter: BulkInsertWriter {
         var failure: DatabaseError?
         while let result = PQgetResult(connection.handle) {
             if PQresultStatus(result) != PGRES_COMMAND_OK, failure == nil {
-                failure = PostgresError.make(result, connection.handle, sql: sql)
+                failure = PostgresError.make(result, connection.handle, sql: sql, showsValues: connection.showsValues)
             }
             PQclear(result)
         }

@@ -38,6 +38,19 @@ public struct PostgresDialect: SQLDialect {
         }
     }
 
+    /// Moves the column's sequence (an identity or serial column's; nothing when
+    /// it has none) to `value` when it is behind, so the next generated key is
+    /// larger than every key inserted explicitly, as on SQLite.
+    ///
+    /// Caveat: `setval` is not transactional: a rolled-back insert still leaves
+    /// the sequence advanced, a gap as any rolled-back insert leaves.
+    public func advanceKeyGenerator(table: String, column: String, past value: Int64) -> SQL? {
+        """
+        SELECT setval(seq::regclass, \(value)) FROM pg_get_serial_sequence(\(quote(identifier: table)), \(column)) AS seq \
+        WHERE seq IS NOT NULL AND \(value) > COALESCE(pg_sequence_last_value(seq::regclass), 0)
+        """
+    }
+
     /// Reads run in a read-only REPEATABLE READ transaction, so every statement
     /// of a read sees one snapshot, as on SQLite. Writes default to READ COMMITTED.
     public func beginTransaction(_ kind: TransactionKind, isolation: IsolationLevel?) -> String {

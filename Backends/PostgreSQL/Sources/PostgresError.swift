@@ -4,7 +4,11 @@ import Depot
 /// Builds ``DatabaseError``s from libpq results and connection failures.
 enum PostgresError {
     /// The error a failed result reports, with the server's SQLSTATE, detail, constraint, table and column.
-    static func make(_ result: OpaquePointer?, _ connection: OpaquePointer, sql: String? = nil) -> DatabaseError {
+    ///
+    /// The server quotes values in some messages and details (`Key (email)=(alice@example.com)
+    /// already exists.`, `invalid input syntax for type uuid: "abc"`): unless `showsValues`,
+    /// those values are replaced with `…`, and the constraint, table and column stay.
+    static func make(_ result: OpaquePointer?, _ connection: OpaquePointer, sql: String? = nil, showsValues: Bool) -> DatabaseError {
         func field(_ code: UInt8) -> String? {
             guard let result, let pointer = PQresultErrorField(result, Int32(code)) else { return nil }
             return String(cString: pointer)
@@ -15,12 +19,45 @@ enum PostgresError {
             ?? String(cString: PQerrorMessage(connection))
         var kind = sqlState.map(Self.kind) ?? .other
         if PQstatus(connection) != CONNECTION_OK { kind = .connection }
-        var error = DatabaseError(kind, message.trimmingCharacters(in: .whitespacesAndNewlines),
+        var text = message.trimmingCharacters(in: .whitespacesAndNewlines)
+        var detail = field(UInt8(ascii: "D"))
+        if !showsValues {
+            text = redactingValues(message: text, sqlState: sqlState)
+            detail = detail.flatMap(redactingValues(detail:))
+        }
+        var error = DatabaseError(kind, text,
                                   engineCode: sqlState ?? (kind == .connection ? "connection lost" : nil),
-                                  detail: field(UInt8(ascii: "D")), constraint: field(UInt8(ascii: "n")),
+                                  detail: detail, constraint: field(UInt8(ascii: "n")),
                                   table: field(UInt8(ascii: "t")), column: field(UInt8(ascii: "c")), sql: sql)
         if kind == .notNull, error.column == nil { error.column = field(UInt8(ascii: "c")) }
         return error
+    }
+
+    /// A DETAIL without the row values it quotes: `Key (email)=(…) already exists.`,
+    /// `Failing row contains (…).`; nil for a detail that may quote values in a form not known here.
+    static func redactingValues(detail: String) -> String? {
+        if detail.hasPrefix("Failing row contains (") { return "Failing row contains (…)." }
+        if detail.hasPrefix("Key ("), let equals = detail.range(of: ")=(") {
+            let columns = detail[..<equals.lowerBound] + ")=(…)"
+            let endings = [") already exists.", ") is not present in table ", ") is still referenced from table ", ") conflicts with existing key "]
+            for ending in endings {
+                if let range = detail.range(of: ending, options: .backwards, range: equals.upperBound..<detail.endIndex) {
+                    var rest = detail[range.lowerBound...].dropFirst() // the text after the values' closing parenthesis
+                    if ending == ") conflicts with existing key " { rest = " conflicts with an existing key (…)." }
+                    return String(columns + rest)
+                }
+            }
+            return String(columns)
+        }
+        let valueFree = ["There is a unique constraint", "Reason code:", "Process ", "The transaction might succeed if retried."]
+        return valueFree.contains(where: detail.hasPrefix) ? detail : nil
+    }
+
+    /// A message without the value the server quotes in data errors (class 22, such as
+    /// `invalid input syntax for type uuid: "abc"`): the quoted part becomes `"…"`.
+    static func redactingValues(message: String, sqlState: String?) -> String {
+        guard sqlState?.hasPrefix("22") == true, let colon = message.range(of: ": \"") else { return message }
+        return message[..<colon.lowerBound] + ": \"…\""
     }
 
     /// A failure of the connection itself (libpq's message; it never holds the password).

@@ -29,6 +29,8 @@ final class PostgresStatement: DriverStatement {
 
     private(set) var columns = ColumnSet([])
     private var columnTypes: [Oid] = []
+    /// Whether ``columns`` and `columnTypes` describe the result being read.
+    private var columnsAreCurrent = false
     private(set) var changes = 0
 
     init(connection: PostgresConnection, sql: String) {
@@ -125,7 +127,7 @@ final class PostgresStatement: DriverStatement {
         let result = PQprepare(connection.handle, name, sql, Int32(types.count), types)
         defer { PQclear(result) }
         guard PQresultStatus(result) == PGRES_COMMAND_OK else {
-            throw PostgresError.make(result, connection.handle, sql: sql)
+            throw PostgresError.make(result, connection.handle, sql: sql, showsValues: connection.showsValues)
         }
         prepared[types] = name
         return name
@@ -162,6 +164,7 @@ final class PostgresStatement: DriverStatement {
     }
 
     private func execute() throws {
+        columnsAreCurrent = false
         let name = try statementName()
         try connection.finishStreaming()
         if wantsStreaming {
@@ -185,7 +188,7 @@ final class PostgresStatement: DriverStatement {
             changes = Int(String(cString: PQcmdTuples(result))) ?? 0
             state = .buffered(result: result, row: -1, rows: PQntuples(result))
         default:
-            let error = PostgresError.make(result, connection.handle, sql: sql)
+            let error = PostgresError.make(result, connection.handle, sql: sql, showsValues: connection.showsValues)
             PQclear(result)
             state = .done
             throw error
@@ -216,7 +219,7 @@ final class PostgresStatement: DriverStatement {
             PQclear(result)
             return try nextStreamedRow()
         default:
-            let error = PostgresError.make(result, connection.handle, sql: sql)
+            let error = PostgresError.make(result, connection.handle, sql: sql, showsValues: connection.showsValues)
             PQclear(result)
             finishStream()
             throw error
@@ -241,10 +244,19 @@ final class PostgresStatement: DriverStatement {
         streamIsLive = false
     }
 
+    /// Reads the columns and their types from the first result of each execution.
+    ///
+    /// The same SQL text runs as several prepared statements (one per set of
+    /// parameter types), and each may return other column types
+    /// (`SELECT $1` is a bigint for one, a float8 for another): metadata kept from
+    /// an earlier execution would misread the bytes.
     private func readColumns(_ result: OpaquePointer) {
+        guard !columnsAreCurrent else { return }
+        columnsAreCurrent = true
         let count = PQnfields(result)
-        if Int(count) == columnTypes.count, columnTypes.count > 0 { return }
-        columnTypes = (0..<count).map { PQftype(result, $0) }
-        columns = ColumnSet((0..<count).map { String(cString: PQfname(result, $0)) })
+        let types = (0..<count).map { PQftype(result, $0) }
+        if types != columnTypes { columnTypes = types }
+        let names = (0..<count).map { String(cString: PQfname(result, $0)) }
+        if names != columns.names { columns = ColumnSet(names) }
     }
 }

@@ -110,19 +110,31 @@ enum PostgresBinary {
             guard micros != .max, micros != .min else {
                 throw Unsupported(message: "an infinite timestamp has no Date")
             }
-            let (sum, overflow) = micros.addingReportingOverflow(postgresEpochMicros)
-            guard !overflow else { throw Unsupported(message: "the timestamp is out of Date's range") }
-            return .date(ISO8601.date(microseconds: sum))
+            return .date(try storableDate(micros.addingReportingOverflow(postgresEpochMicros)))
         case PostgresType.date:
             try expect(4)
             let days = read(Int32.self, bytes)
             guard days != .max, days != .min else { throw Unsupported(message: "an infinite date has no Date") }
-            return .date(ISO8601.date(microseconds: Int64(days) * 86_400_000_000 + postgresEpochMicros))
+            let (micros, overflow) = Int64(days).multipliedReportingOverflow(by: 86_400_000_000)
+            guard !overflow else { throw outsideStorableYears }
+            return .date(try storableDate(micros.addingReportingOverflow(postgresEpochMicros)))
         case PostgresType.numeric:
             return .decimal(try numeric(bytes))
         default:
             throw Unsupported(message: "Depot does not read PostgreSQL type OID \(type); cast the column in SQL (for example ::text)")
         }
+    }
+
+    static let outsideStorableYears = Unsupported(
+        message: "the date is outside the years 0001...9999 that Depot maps on every engine; cast it to text in SQL to read it")
+
+    /// A date within the years every engine stores; a date outside them (PostgreSQL
+    /// reaches 4713 BC and 294276 AD) is an error, never a clamped or wrapped one.
+    static func storableDate(_ micros: (partialValue: Int64, overflow: Bool)) throws -> Date {
+        guard !micros.overflow, micros.partialValue >= ISO8601.minMicros, micros.partialValue <= ISO8601.maxMicros else {
+            throw outsideStorableYears
+        }
+        return ISO8601.date(microseconds: micros.partialValue)
     }
 
     static func utf8(_ bytes: UnsafeRawBufferPointer) throws -> String {
