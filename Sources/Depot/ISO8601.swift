@@ -4,11 +4,13 @@ import Foundation
 ///
 /// It writes one form only, SQLite's own: `2026-11-22 02:45:18.123456`, UTC,
 /// a space between date and time, no zone suffix, and the fraction of a second
-/// with its trailing zeros dropped (`2026-11-22 02:45:18.5`, and none at all on
-/// a whole second: `2026-11-22 02:45:18`). So a stored date compares and sorts
-/// as text against every other stored date and against what SQLite itself
-/// writes (`CURRENT_TIMESTAMP`, `datetime('now')`): the same instant is the
-/// same text, an earlier one sorts first. SQLite's date functions read it.
+/// in milliseconds, with microsecond digits only when they are not zeros
+/// (`2026-11-22 02:45:18.500`), and none at all on a whole second
+/// (`2026-11-22 02:45:18`). So a stored date compares and sorts as text against
+/// every other stored date and against what SQLite itself writes
+/// (`CURRENT_TIMESTAMP`, `datetime('now')`, `strftime('%Y-%m-%d %H:%M:%f')` off
+/// the whole second): the same instant is the same text, an earlier one sorts
+/// first. SQLite's date functions read it.
 ///
 /// It reads the common forms a database may hold: a date alone, a space or a
 /// `T` between date and time, minutes with or without seconds, any number of
@@ -35,6 +37,19 @@ package enum ISO8601 {
     /// The date that lies the given microseconds after 1970-01-01 UTC.
     package static func date(microseconds: Int64) -> Date {
         Date(timeIntervalSinceReferenceDate: Double(microseconds - referenceOffsetMicros) / 1_000_000)
+    }
+
+    /// The date that lies the given microseconds after 1970-01-01 UTC, when a
+    /// `Date` holds exactly that microsecond; nil when it does not.
+    ///
+    /// A `Date` is a `Double` of seconds since 2001: within about 270 years of
+    /// 2001 it holds every microsecond, further away only some (near year 9999,
+    /// one in thirty), and `9999-12-31 23:59:59.999999` would become year 10000.
+    /// Such a value is refused rather than read as a neighbouring instant.
+    package static func exactDate(microseconds: Int64) -> Date? {
+        guard microseconds >= minMicros, microseconds <= maxMicros else { return nil }
+        let date = date(microseconds: microseconds)
+        return self.microseconds(date) == microseconds ? date : nil
     }
 
     /// Formats a date; nil when it is outside the years 0001...9999, which no
@@ -76,15 +91,18 @@ package enum ISO8601 {
             bytes[19] = 46 // .
             put(fraction, at: 20, width: 6)
             var end = 26
-            while bytes[end - 1] == 48 { end -= 1 } // trailing zeros: the fraction is not 0, so a digit stays
+            while end > 23, bytes[end - 1] == 48 { end -= 1 } // trailing zeros past the milliseconds
             return body(UnsafeBufferPointer(rebasing: bytes[0..<end]))
         }
     }
 
     /// Parses one of the accepted forms; nil when the text is not one of them.
+    ///
+    /// Caveat: a valid text whose microsecond a `Date` cannot hold exactly (see
+    /// ``exactDate(microseconds:)``) is nil as well.
     package static func parse(_ text: String) -> Date? {
         var text = text
-        return text.withUTF8 { parse(bytes: $0) }.map(date(microseconds:))
+        return text.withUTF8 { parse(bytes: $0) }.flatMap(exactDate(microseconds:))
     }
 
     package static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Int64? {

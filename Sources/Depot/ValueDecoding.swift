@@ -241,8 +241,12 @@ enum ValueDecoding {
             switch value {
             case .date(let d): return d
             case .text(let s):
-                guard let d = ISO8601.parse(s) else {
+                var text = s
+                guard let micros = text.withUTF8({ ISO8601.parse(bytes: $0) }) else {
                     throw corrupted(Date.self, value, ctx, "not a date in ISO-8601 text (expected like 2026-11-22 02:45:18.123456 or 2026-11-22T02:45:18Z)")
+                }
+                guard let d = ISO8601.exactDate(microseconds: micros) else {
+                    throw corrupted(Date.self, value, ctx, "a Date cannot hold this microsecond exactly (so far from 2001 a Date's Double keeps fewer digits)")
                 }
                 return d
             default: throw mismatch(Date.self, value, ctx, "dates are stored as ISO-8601 text; set a numeric date strategy to read numbers")

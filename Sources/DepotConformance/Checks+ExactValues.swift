@@ -62,9 +62,9 @@ enum ExactValueChecks {
             try expectEqual(none, 0, "coalesce(NULL, 0)")
             try expectEqual(five, 5, "the same SQL with 5")
         },
-        ConformanceCheck("values: a date outside the years 0001...9999 is a decoding error naming the column, never a clamped date") { context in
+        ConformanceCheck("values: a date outside the years 0001...9999, or one a Date cannot hold exactly, is a decoding error naming the column, never a clamped date") { context in
             let store = try await context.makeStore()
-            for text in ["10000-01-01", "200000-01-01"] {
+            for text in ["10000-01-01", "200000-01-01", "9999-12-31 23:59:59.999999"] {
                 let error = try await expectError(.decoding, "decoding \(text) as Date") {
                     try await store.read { db in try db.fetchOne(Date.self, "SELECT CAST(\(text) AS \(type: .date)) AS \(ident: "d")") }
                 }

