@@ -15,6 +15,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        // Tests only: random values with printed, replayable seeds.
+        .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
     ],
     targets: [
         // The engine-independent core. Imports no C.
@@ -75,6 +77,15 @@ let package = Package(
             name: "DepotPostgresTests",
             dependencies: ["Depot", "DepotPostgres", "DepotSQLite", "DepotConformance", "TestSupport"],
             path: "Tests/DepotPostgresTests"
+        ),
+        // Differential property tests: random values and cells through both engines.
+        .testTarget(
+            name: "DepotPropertyTests",
+            dependencies: [
+                "Depot", "DepotSQLite", "DepotPostgres", "TestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            path: "Tests/DepotPropertyTests"
         ),
         .testTarget(
             name: "RemindersTests",

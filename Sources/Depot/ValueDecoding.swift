@@ -195,9 +195,24 @@ enum ValueDecoding {
                 throw corrupted(T.self, value, ctx, "not a whole number in range \(T.min)...\(T.max)")
             }
             return result
+        case .text(let s) where canonicalDecimal(s) != nil:
+            // A Decimal is TEXT on SQLite and numeric on PostgreSQL: read it the same way on both.
+            guard let whole = wholeNumber(s), let result = T(exactly: whole) else {
+                throw corrupted(T.self, value, ctx, "not a whole number in range \(T.min)...\(T.max)")
+            }
+            return result
         case .bool(let b): return b ? 1 : 0
         default: throw mismatch(T.self, value, ctx)
         }
+    }
+
+    /// The integer a decimal literal names exactly (`42`, `-7.0`, `1e3`); nil when it is not whole or not an Int64.
+    static func wholeNumber(_ s: String) -> Int64? {
+        guard let canonical = canonicalDecimal(s) else { return nil }
+        if canonical == "0" { return 0 }
+        guard let e = canonical.lastIndex(of: "e"), let exponent = Int(canonical[canonical.index(after: e)...]),
+              exponent >= 0, exponent <= 18 else { return nil }
+        return Int64(canonical[..<e] + String(repeating: "0", count: exponent))
     }
 
     static func bool(_ value: Value, _ ctx: ColumnContext) throws -> Bool {
@@ -223,6 +238,13 @@ enum ValueDecoding {
                 throw corrupted(Double.self, value, ctx, "not exactly representable as a Double; decode a Decimal, or CAST(... AS DOUBLE PRECISION) in SQL")
             }
             return d
+        case .text(let s) where canonicalDecimal(s) != nil:
+            // A Decimal is TEXT on SQLite and numeric on PostgreSQL: read it the same way on both.
+            guard let d = Double(s), d.isFinite, canonicalDecimal("\(d)") == canonicalDecimal(s) else {
+                throw corrupted(Double.self, value, ctx, "not exactly representable as a Double; decode a Decimal")
+            }
+            return d
+        case .bool(let b): return b ? 1 : 0 // a Bool is the INTEGER 0 or 1 on SQLite
         default: throw mismatch(Double.self, value, ctx)
         }
     }
@@ -301,9 +323,13 @@ enum ValueDecoding {
         switch value {
         case .decimal(let d): return d
         case .integer(let i): return Decimal(i)
+        case .bool(let b): return b ? 1 : 0 // a Bool is the INTEGER 0 or 1 on SQLite
         case .double(let d):
             guard d.isFinite, let dec = Decimal(string: "\(d)", locale: posix) else {
                 throw corrupted(Decimal.self, value, ctx, "not a finite number")
+            }
+            guard canonicalDecimal(dec.description) == canonicalDecimal("\(d)") else {
+                throw corrupted(Decimal.self, value, ctx, "outside the range Decimal holds (it would read \(dec))")
             }
             return dec
         case .text(let s):
@@ -361,7 +387,12 @@ enum ValueDecoding {
     }
 
     static func url(_ value: Value, _ ctx: ColumnContext) throws -> URL {
-        guard case .text(let s) = value else { throw mismatch(URL.self, value, ctx) }
+        // What reads as a String reads as a URL: a UUID or a Decimal is text on SQLite.
+        let s: String
+        switch value {
+        case .text, .json, .uuid, .decimal, .date: s = try string(value, ctx)
+        default: throw mismatch(URL.self, value, ctx)
+        }
         // Foundation percent-encodes what a URL cannot hold ("a b" becomes "a%20b"):
         // a URL is stored as its absoluteString, so anything else is not one.
         guard let url = URL(string: s), url.absoluteString == s else {
