@@ -26,17 +26,29 @@ package enum ISO8601 {
 
     /// The date's microseconds since 1970-01-01 UTC, rounded to the nearest
     /// microsecond; nil when the date is outside the years 0001...9999 (or not finite).
+    ///
+    /// The whole seconds and the fraction are scaled apart: `t * 1_000_000` in one
+    /// multiplication would round by up to a quarter of a microsecond a century
+    /// from 2001, enough to land on the wrong one.
     package static func microseconds(_ date: Date) -> Int64? {
-        let scaled = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
-        guard scaled.isFinite, abs(scaled) < 1.0e18, let whole = Int64(exactly: scaled) else { return nil }
-        let micros = whole + referenceOffsetMicros
+        let seconds = date.timeIntervalSinceReferenceDate
+        guard seconds.isFinite, abs(seconds) < 1.0e12 else { return nil }
+        let whole = seconds.rounded(.down)
+        let fraction = ((seconds - whole) * 1_000_000).rounded() // exact subtraction; a product below 10⁶
+        guard let wholeSeconds = Int64(exactly: whole), let fractionMicros = Int64(exactly: fraction) else { return nil }
+        let micros = wholeSeconds * 1_000_000 + fractionMicros + referenceOffsetMicros
         guard micros >= minMicros, micros <= maxMicros else { return nil }
         return micros
     }
 
-    /// The date that lies the given microseconds after 1970-01-01 UTC.
+    /// The date nearest to the given microseconds after 1970-01-01 UTC.
     package static func date(microseconds: Int64) -> Date {
-        Date(timeIntervalSinceReferenceDate: Double(microseconds - referenceOffsetMicros) / 1_000_000)
+        let relative = microseconds - referenceOffsetMicros
+        var seconds = relative / 1_000_000
+        var fraction = relative % 1_000_000
+        if fraction < 0 { fraction += 1_000_000; seconds -= 1 }
+        // Whole seconds are exact in a Double; one rounding, in the sum.
+        return Date(timeIntervalSinceReferenceDate: Double(seconds) + Double(fraction) / 1_000_000)
     }
 
     /// The date that lies the given microseconds after 1970-01-01 UTC, when a

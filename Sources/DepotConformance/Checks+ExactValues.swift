@@ -232,6 +232,17 @@ enum ExactValueChecks {
             try expectEqual(before, [1], "dates before CURRENT_TIMESTAMP")
             try expectEqual(after, [2], "dates after CURRENT_TIMESTAMP")
         },
+        ConformanceCheck("values: a quoted name that matches no column is an error, never read as text") { context in
+            let store = try await RecordChecks.itemsStore(context)
+            try await store.write { db in try db.insert(Item.sample(1)) }
+            let error = try await expectError(.syntax, "selecting a column that does not exist") {
+                try await store.read { db in try db.fetchAll(String.self, "SELECT \(ident: "titel") FROM \(ident: "items")") }
+            }
+            try expectMentions(error.description, ["titel"], "the error text")
+            try await expectError(.syntax, "filtering on a column that does not exist") {
+                try await store.read { db in try db.fetchAll(Item.self, "SELECT * FROM \(ident: "items") WHERE \(ident: "titel") = \("titel")") }
+            }
+        },
         ConformanceCheck("errors: no error text holds a bound value unless the store asks, and constraint, table and column stay") { context in
             let secret = "alice@example.com"
             for shows in [false, true] {

@@ -92,5 +92,5 @@ let edgeDates: [Date] = [
 
 /// A date rounded to the microsecond, as every backend keeps it.
 func microsecondRounded(_ date: Date) -> Date {
-    Date(timeIntervalSinceReferenceDate: (date.timeIntervalSinceReferenceDate * 1_000_000).rounded() / 1_000_000)
+    ISO8601.microseconds(date).map(ISO8601.date(microseconds:)) ?? date
 }

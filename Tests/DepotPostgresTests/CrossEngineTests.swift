@@ -72,7 +72,7 @@ struct CrossEngineTests {
         #expect(results[0] == results[1])
         let expected = records.map { record -> Everything in
             var copy = record
-            copy.when = Date(timeIntervalSinceReferenceDate: (record.when.timeIntervalSinceReferenceDate * 1_000_000).rounded() / 1_000_000)
+            copy.when = ISO8601.microseconds(record.when).map(ISO8601.date(microseconds:)) ?? record.when
             return copy
         }
         #expect(results[1] == expected)

@@ -23,6 +23,10 @@ final class SQLiteConnection: DriverConnection {
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
         do {
+            // "name" is an identifier on every engine: SQLite would otherwise read a quoted
+            // name that matches no column as the text 'name', and answer silently.
+            let dqs = depot_sqlite_disable_double_quoted_strings(handle)
+            guard dqs == SQLITE_OK else { throw SQLiteError.make(dqs, handle, sql: nil) }
             // Foreign keys are off by default in SQLite, per connection: turn them on for every one.
             try execute(script: "PRAGMA foreign_keys = ON")
             if role == .writer, !isMemory {
