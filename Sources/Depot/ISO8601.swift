@@ -41,6 +41,24 @@ package enum ISO8601 {
         return micros
     }
 
+    /// Seconds since 1970 as a `Double`, nearest to the given microseconds.
+    package static func secondsSince1970(microseconds: Int64) -> Double {
+        var seconds = microseconds / 1_000_000
+        var fraction = microseconds % 1_000_000
+        if fraction < 0 { fraction += 1_000_000; seconds -= 1 }
+        return Double(seconds) + Double(fraction) / 1_000_000
+    }
+
+    /// The microsecond nearest to seconds since 1970, scaled without a rounding
+    /// multiply; nil outside the years 0001...9999.
+    package static func microseconds(secondsSince1970 seconds: Double) -> Int64? {
+        guard seconds.isFinite, abs(seconds) < 1.0e12 else { return nil }
+        let whole = seconds.rounded(.down)
+        guard let wholeSeconds = Int64(exactly: whole), let fraction = Int64(exactly: ((seconds - whole) * 1_000_000).rounded()) else { return nil }
+        let micros = wholeSeconds * 1_000_000 + fraction
+        return micros >= minMicros && micros <= maxMicros ? micros : nil
+    }
+
     /// The date nearest to the given microseconds after 1970-01-01 UTC.
     package static func date(microseconds: Int64) -> Date {
         let relative = microseconds - referenceOffsetMicros

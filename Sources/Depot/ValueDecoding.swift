@@ -275,9 +275,21 @@ enum ValueDecoding {
             }
         case .secondsSince1970:
             if case .date(let d) = value { return d }
-            return Date(timeIntervalSince1970: try double(value, ctx))
+            // To the microsecond, as the encoder wrote it: the same Date back, where
+            // Date(timeIntervalSince1970:) would move it by a rounding.
+            let seconds = try double(value, ctx)
+            if let micros = ISO8601.microseconds(secondsSince1970: seconds) { return ISO8601.date(microseconds: micros) }
+            return Date(timeIntervalSince1970: seconds)
         case .millisecondsSince1970:
             if case .date(let d) = value { return d }
+            // Whole milliseconds convert exactly, as the encoder wrote them: the
+            // same Date back, not one a floating-point division away.
+            if case .integer(let ms) = value {
+                let (micros, overflow) = ms.multipliedReportingOverflow(by: 1000)
+                if !overflow, micros >= ISO8601.minMicros, micros <= ISO8601.maxMicros {
+                    return ISO8601.date(microseconds: micros)
+                }
+            }
             return Date(timeIntervalSince1970: try double(value, ctx) / 1000)
         case .timeIntervalSinceReferenceDate:
             if case .date(let d) = value { return d }

@@ -73,8 +73,11 @@ enum ValueEncoder {
             if case .iso8601Text = options.dateStrategy { return .text(ISO8601.format(microseconds: micros)) }
             return .date(v)
         case .secondsSince1970:
+            // The microsecond a store keeps, in seconds: read back as the same Date.
+            if let micros = ISO8601.microseconds(v) { return .double(ISO8601.secondsSince1970(microseconds: micros)) }
             return try double(v.timeIntervalSince1970, codingPath: codingPath)
         case .millisecondsSince1970:
+            if let micros = ISO8601.microseconds(v), micros % 1000 == 0 { return .integer(micros / 1000) }
             let ms = v.timeIntervalSince1970 * 1000
             guard ms.isFinite, let whole = Int64(exactly: ms.rounded()),
                   abs(ms - ms.rounded()) < 0.000_5 else {

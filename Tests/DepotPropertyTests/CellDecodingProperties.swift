@@ -1,4 +1,4 @@
-import Depot
+@testable import Depot
 import Foundation
 import PropertyBased
 import Testing
@@ -86,10 +86,36 @@ struct CellDecodingProperties {
         }
     }
 
+    /// What a value read from `cell` as `target` must be, where the mapping says
+    /// exactly (the text read as text, a number as the same number...); nil where this oracle has no rule.
+    static func oracle(_ cell: Value, _ target: String, _ read: String) -> String? {
+        func is_(_ expected: String) -> String? { read == expected ? nil : "expected \(expected)" }
+        switch (cell, target) {
+        case (.text(let s), "String"), (.text(let s), "String?"): return is_(canonical(Optional(s)))
+        case (.text(let s), "URL"): return is_("url \(s)")
+        case (.text(let s), "Decimal"):
+            guard let literal = ValueDecoding.canonicalDecimal(s), let decimal = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")),
+                  ValueDecoding.canonicalDecimal(decimal.description) == literal else { return "\(s) has no exact Decimal, yet \(read) was read" }
+            return is_(canonical(Optional(decimal)))
+        case (.integer(let i), "Int64"): return is_(canonical(Optional(i)))
+        case (.integer(let i), "Decimal"): return is_(canonical(Optional(Decimal(i))))
+        case (.double(let d), "Double"): return is_(canonical(Optional(d)))
+        case (.date(let d), "Date"), (.date(let d), "Date?"): // kept to the microsecond
+            return is_(canonical(ISO8601.microseconds(d).map(ISO8601.date(microseconds:)) as Any))
+        case (.uuid(let u), "UUID"): return is_(canonical(Optional(u)))
+        case (.uuid(let u), "String"): return is_(canonical(Optional(u.uuidString.lowercased())))
+        case (.blob(let b), "Data"): return is_(canonical(Optional(b)))
+        case (.bool(let b), "Bool"): return is_(canonical(Optional(b)))
+        default: return nil
+        }
+    }
+
     @Test func everyCellDecodesIntoEveryTypeTheSameOnBothEngines() async throws {
         var rng = propertySeed("cells into types")
         let engines = try await Engines.make()
-        let cells = (0..<200).map { _ in Self.randomValue(&rng) }
+        // Every edge once, then random cells.
+        let edges: [Value] = Self.integerEdges.map(Value.integer) + Self.doubleEdges.map(Value.double) + Self.textPool.map(Value.text)
+        let cells = edges + (0..<120).map { _ in Self.randomValue(&rng) }
         var outcomes: [String: [Outcome]] = [:]
         for (name, store) in engines.both {
             outcomes[name] = try await store.read { db in
@@ -105,7 +131,7 @@ struct CellDecodingProperties {
         }
         await engines.close()
         let sqlite = outcomes["SQLite"] ?? [], postgres = outcomes["PostgreSQL"] ?? []
-        var disagreements = 0, untyped = 0, unnamed = 0, values = 0
+        var disagreements = 0, untyped = 0, unnamed = 0, values = 0, wrong = 0
         for (index, (a, b)) in zip(sqlite, postgres).enumerated() {
             let cell = cells[index / Self.targets.count], target = Self.targets[index % Self.targets.count].name
             if a != b {
@@ -114,7 +140,12 @@ struct CellDecodingProperties {
             }
             for outcome in [a, b] {
                 switch outcome {
-                case .value: values += 1
+                case .value(let read):
+                    values += 1
+                    if let violation = Self.oracle(cell, target, read) {
+                        wrong += 1
+                        Issue.record("\(cell) as \(target): a silent wrong value: read \(read), \(violation)")
+                    }
                 case .untyped:
                     untyped += 1
                     Issue.record("\(cell) as \(target): \(outcome)")
@@ -127,7 +158,7 @@ struct CellDecodingProperties {
                 }
             }
         }
-        print("cells into types: \(sqlite.count) cases per engine, \(values) values read, disagreements \(disagreements), untyped errors \(untyped), errors without their cell \(unnamed)")
+        print("cells into types: \(sqlite.count) cases per engine, \(values) values read, silent wrong values \(wrong), disagreements \(disagreements), untyped errors \(untyped), errors without their cell \(unnamed)")
         #expect(sqlite.count == cells.count * Self.targets.count && postgres.count == sqlite.count)
     }
 }

@@ -64,6 +64,11 @@ enum Outcome: Equatable, CustomStringConvertible {
 
 /// A canonical text for a decoded value, equal on both engines when the values are equal.
 func canonical(_ value: Any) -> String {
+    let mirror = Mirror(reflecting: value)
+    if mirror.displayStyle == .optional {
+        guard let wrapped = mirror.children.first?.value else { return "nil" }
+        return canonical(wrapped)
+    }
     switch value {
     case let d as Double: return d == 0 ? "0.0" : "\(d) (\(d.bitPattern))" // -0.0 may read back as 0.0 on SQLite (documented)
     case let f as Float: return f == 0 ? "0.0" : "\(f)"

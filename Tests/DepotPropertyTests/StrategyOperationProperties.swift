@@ -1,4 +1,4 @@
-import Depot
+@testable import Depot
 import Foundation
 import PropertyBased
 import Testing
@@ -44,9 +44,10 @@ struct StrategyOperationProperties {
                         configuration.encoder.keyStrategy = key.1
                         configuration.decoder.keyStrategy = key.1
                         // Milliseconds keep milliseconds: draw whole ones there.
-                        let scale = date.0 == "milliseconds" ? 1_000.0 : 1_000_000.0
+                        // Dates on the microsecond grid a store keeps (the millisecond one for milliseconds).
+                        let step: Int64 = date.0 == "milliseconds" ? 1_000 : 1
                         let events = (0..<4).map { _ in
-                            Event(id: UUID(), startsAt: Date(timeIntervalSince1970: (Double(Int64.random(in: 0...4_000_000_000_000, using: &rng)) / scale).rounded(.down) + Double(Int.random(in: 0..<1000, using: &rng)) / scale),
+                            Event(id: UUID(), startsAt: ISO8601.date(microseconds: Int64.random(in: -2_000_000_000_000_000...4_000_000_000_000_000, using: &rng) / step * step),
                                   payload: Data((0..<Int.random(in: 0...8, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }),
                                   title: randomText(&rng), endsAt: Bool.random(using: &rng) ? Date(timeIntervalSince1970: 1_800_000_000) : nil)
                         }
