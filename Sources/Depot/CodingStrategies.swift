@@ -2,10 +2,10 @@ import Foundation
 
 /// How a `Date` is stored in a column.
 public enum DateStrategy: Sendable {
-    /// The backend's native form: ISO-8601 UTC text on SQLite, `timestamptz` on
+    /// The backend's native form: UTC date text on SQLite (`2026-11-22 02:45:18.123456`), `timestamptz` on
     /// PostgreSQL. Microsecond precision. The default.
     case deferredToStore
-    /// ISO-8601 UTC text with microseconds on every engine: `2026-11-22T02:45:18.123456Z`.
+    /// Date text on every engine, in the form SQLite stores natively: `2026-11-22 02:45:18.123456` (UTC).
     case iso8601Text
     /// A REAL number of seconds since 1970-01-01.
     case secondsSince1970

@@ -81,7 +81,7 @@ public enum ColumnType: String, Sendable, Hashable, CaseIterable {
     case text
     /// `BLOB` / `bytea`.
     case blob
-    /// ISO-8601 UTC `TEXT` / `timestamptz`.
+    /// UTC date `TEXT` (`2026-11-22 02:45:18.123456`) / `timestamptz`.
     case date
     /// Lowercase `TEXT` / `uuid`.
     case uuid

@@ -3,7 +3,7 @@ import Foundation
 /// A value that a column holds or a statement binds, independent of the engine.
 ///
 /// Each backend maps every case to its native storage: on SQLite a `.date` is
-/// ISO-8601 UTC text and a `.uuid` lowercase text; on PostgreSQL they are
+/// UTC date text (`2026-11-22 02:45:18.123456`) and a `.uuid` lowercase text; on PostgreSQL they are
 /// `timestamptz` and `uuid`. The README's type mapping table lists every case.
 ///
 /// ```swift

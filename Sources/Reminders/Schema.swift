@@ -1,4 +1,5 @@
 import Depot
+import Foundation
 
 /// The reminders schema: migrations are history, applied in order, never edited
 /// once shipped. The model types describe the newest schema.
@@ -14,7 +15,22 @@ public enum RemindersSchema {
         migrator.register("1 lists, reminders, tags") { db in
             try db.execute(script: db.isPostgres ? postgresV1 : sqliteV1)
         }
+        migrator.register("2 dates in SQLite's own text form") { db in
+            // Depot once stored `2026-11-22T02:45:18.123456Z`; it now stores SQLite's
+            // `2026-11-22 02:45:18.123456`. Mixed forms would compare wrongly as text
+            // within a day, so rewrite the old ones. PostgreSQL stores timestamptz.
+            guard !db.isPostgres else { return }
+            for row in try db.fetchAll(StoredDates.self, "SELECT \(ident: "id"), \(ident: "dueDate"), \(ident: "createdAt") FROM \(ident: "reminders")") {
+                try db.execute("UPDATE \(ident: "reminders") SET \(ident: "dueDate") = \(row.dueDate), \(ident: "createdAt") = \(row.createdAt) WHERE \(ident: "id") = \(row.id)")
+            }
+        }
         return migrator
+    }
+
+    private struct StoredDates: Decodable {
+        var id: Int64
+        var dueDate: Date?
+        var createdAt: Date
     }
 
     /// Applies the migrations not applied yet.
