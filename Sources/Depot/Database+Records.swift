@@ -11,9 +11,7 @@ extension Database {
         let columns = try encodeForInsert(record)
         let sql = insertSQL(T.self, columns.names, returning: true)
         let stored = try fetchReturned(T.self, sql, columns.values, action: "insert")
-        var keys = ExplicitKeys<T>()
-        keys.note(columns)
-        try keys.advanceGenerators(self)
+        try advanceKeyGenerators(T.self, past: columns)
         return stored
     }
 
@@ -58,9 +56,7 @@ extension Database {
         }
         sql += " RETURNING *"
         let stored = try fetchReturned(T.self, sql, columns.values, action: "upsert")
-        var keys = ExplicitKeys<T>()
-        keys.note(columns)
-        try keys.advanceGenerators(self)
+        try advanceKeyGenerators(T.self, past: columns)
         return stored
     }
 
@@ -145,6 +141,13 @@ extension Database {
     }
 
     // MARK: Helpers
+
+    /// Moves the engine's key generators past the integer keys one record gave explicitly.
+    private func advanceKeyGenerators<T: Record>(_ type: T.Type, past columns: EncodedColumns) throws {
+        var keys = ExplicitKeys<T>()
+        keys.note(columns)
+        try keys.advanceGenerators(self)
+    }
 
     /// A primary-key value encoded as the record's property is, with the store's strategies.
     private func encodeKey<T: Record>(_ id: some Encodable, _ type: T.Type) throws -> Value {
