@@ -254,8 +254,12 @@ final class PostgresStatement: DriverStatement {
         guard !columnsAreCurrent else { return }
         columnsAreCurrent = true
         let count = PQnfields(result)
-        let types = (0..<count).map { PQftype(result, $0) }
-        if types != columnTypes { columnTypes = types }
+        // The common case, the same columns as last time, compares in place and allocates nothing.
+        if Int(count) == columnTypes.count, Int(count) == columns.count, (0..<count).allSatisfy({ index in
+            PQftype(result, index) == columnTypes[Int(index)]
+                && columns.names[Int(index)].withCString { strcmp($0, PQfname(result, index)) == 0 }
+        }) { return }
+        columnTypes = (0..<count).map { PQftype(result, $0) }
         let names = (0..<count).map { String(cString: PQfname(result, $0)) }
         if names != columns.names { columns = ColumnSet(names) }
     }
