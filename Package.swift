@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -15,12 +16,24 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        // The @Columns macro's compiler plugin.
+        .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
         // Tests only: random values with printed, replayable seeds.
         .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
     ],
     targets: [
         // The engine-independent core. Imports no C.
-        .target(name: "Depot", path: "Sources/Depot"),
+        .target(name: "Depot", dependencies: ["DepotMacros"], path: "Sources/Depot"),
+
+        // The compiler plugin behind `@Columns`: positional column mappings.
+        .macro(
+            name: "DepotMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ],
+            path: "Sources/DepotMacros"
+        ),
 
         // The shared conformance suite: plain Swift, no test framework.
         .target(name: "DepotConformance", dependencies: ["Depot"], path: "Sources/DepotConformance"),

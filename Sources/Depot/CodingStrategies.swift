@@ -44,6 +44,8 @@ struct EncodingOptions: Sendable {
     var dataStrategy: DataStrategy = .blob
     var jsonEncoder: @Sendable (_ column: String?) -> JSONEncoder = { _ in RowEncoder.defaultJSONEncoder() }
     var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+    /// Whether ``ColumnMapped`` types encode through their generated mapping.
+    var usesGeneratedMapping = true
 
     static let `default` = EncodingOptions()
 }

@@ -162,7 +162,8 @@ extension Database {
 
     private func encode<T: Record>(_ record: T, deduplicating: Bool = true) throws -> EncodedColumns {
         do {
-            return try EncodedColumns.encode(record, options: coding.encoding, keyStrategy: coding.keyStrategy, deduplicating: deduplicating)
+            return try EncodedColumns.encode(record, options: coding.encoding, keyStrategy: coding.keyStrategy, deduplicating: deduplicating,
+                                             names: connection.columnNames)
         } catch let error as EncodingError {
             throw DatabaseError(encoding: error, table: T.tableName)
         } catch let error as DatabaseError {

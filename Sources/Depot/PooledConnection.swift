@@ -14,6 +14,8 @@ final class PooledConnection: @unchecked Sendable {
     private var busyStatements: Set<ObjectIdentifier> = []
     private let statementCacheLimit = 512
     private var plans: [PlanKey: DecodePlan] = [:]
+    /// Column names of generated mappings under the store's key strategy.
+    let columnNames = ColumnNamesCache()
     /// Rendered SQL the record methods reuse, by record type and purpose.
     var recordSQL: [RecordSQLKey: String] = [:]
 

@@ -28,11 +28,7 @@ final class RowDecoding: Decoder {
     }
 
     func keyNotFound(_ key: some CodingKey) -> DecodingError {
-        let column = plan.columnName(forKey: key.stringValue)
-        let named = column == key.stringValue ? "" : " (column \"\(column)\")"
-        let message = "no column for key \"\(key.stringValue)\"\(named); the row has columns: \(plan.columns)"
-        return .keyNotFound(key, .init(codingPath: [], debugDescription: message,
-                                      underlyingError: ColumnFailure(column: column, index: nil, message: message)))
+        plan.keyNotFound(key.stringValue)
     }
 }
 

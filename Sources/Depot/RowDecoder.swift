@@ -72,6 +72,9 @@ public struct RowDecoder: Sendable {
         }
         if plan.readsJSONCollection { return try plan.decodeJSONSingleColumn(type, from: source) }
         do {
+            if let mapping = plan.mapping {
+                return try mapping.type.decodeMapped(type, from: source, plan: plan, mapping: mapping)
+            }
             return try T(from: plan.decoder(for: source))
         } catch is NeedsJSON {
             // An array, a set or another type that reads an unkeyed container: a
@@ -113,6 +116,8 @@ struct DecodingOptions: Sendable {
     var missingColumns: RowDecoder.MissingColumnStrategy = .throw
     var jsonDecoder: @Sendable (_ column: String?) -> JSONDecoder = { _ in JSONDecoder() }
     var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+    /// Whether ``ColumnMapped`` types decode through their generated mapping.
+    var usesGeneratedMapping = true
 }
 
 /// What decoding one statement's rows into one type needs, computed once and
@@ -137,12 +142,30 @@ final class DecodePlan {
     @exclusivity(unchecked) private var rows = 0
     @exclusivity(unchecked) private var decoding: RowDecoding?
     private static let missing = -1
+    /// A ``ColumnMapped`` type's column positions, when it decodes through its generated mapping.
+    private(set) var mapping: ColumnMapping?
 
     init(columns: ColumnSet, options: DecodingOptions, type: Any.Type) {
         self.columns = columns
         self.options = options
         self.readsSingleColumn = ValueDecoding.isKnown(type)
         self.readsJSONCollection = type is any JSONDictionaryMarker.Type
+        if options.usesGeneratedMapping, !readsSingleColumn, let mapped = type as? any ColumnMapped.Type {
+            mapping = ColumnMapping(type: mapped, plan: self)
+        }
+    }
+
+    /// The column position for a coding key, after the key strategy; nil when the row has no such column.
+    func columnIndex(forKey key: String) -> Int? {
+        columns.index(of: columnName(forKey: key))
+    }
+
+    func keyNotFound(_ key: String) -> DecodingError {
+        let column = columnName(forKey: key)
+        let named = column == key ? "" : " (column \"\(column)\")"
+        let message = "no column for key \"\(key)\"\(named); the row has columns: \(columns)"
+        return .keyNotFound(NamedKey(stringValue: key), .init(codingPath: [], debugDescription: message,
+                                      underlyingError: ColumnFailure(column: column, index: nil, message: message)))
     }
 
     /// The decoder for the current row of `source`: one object, reused row after row.

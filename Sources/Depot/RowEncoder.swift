@@ -83,7 +83,12 @@ struct EncodedColumns {
     /// Encodes a record. With `deduplicating` false, a key written twice appears
     /// twice: the caller must check the names (a batch compares them with the
     /// previous row's, already checked).
-    static func encode<T: Encodable>(_ value: T, options: EncodingOptions, keyStrategy: KeyStrategy, deduplicating: Bool = true) throws -> EncodedColumns {
+    static func encode<T: Encodable>(_ value: T, options: EncodingOptions, keyStrategy: KeyStrategy, deduplicating: Bool = true,
+                                     names cache: ColumnNamesCache? = nil) throws -> EncodedColumns {
+        if options.usesGeneratedMapping, let mapped = T.self as? any ColumnMapped.Type {
+            let names = cache?.names(for: mapped, keyStrategy: keyStrategy) ?? ColumnNames(type: mapped, keyStrategy: keyStrategy)
+            return try mapped.encodeMapped(value, names: names, options: options)
+        }
         let encoder = RowEncoding(options: options, keyStrategy: keyStrategy)
         try value.encode(to: encoder)
         if encoder.shape != .keyed {

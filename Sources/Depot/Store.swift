@@ -34,6 +34,10 @@ public final class Store: Sendable {
         public var showsBoundValues = false
         /// How long an access waits for a free connection before failing with a `timeout` error.
         public var checkoutTimeout: Duration = .seconds(30)
+        /// Whether types marked ``Columns()`` are read and written through their
+        /// generated, positional mapping. On by default. The mapping means what
+        /// the type's `Codable` conformance means; turn it off to compare the two.
+        public var usesGeneratedMapping = true
 
         /// The default configuration.
         public init() {}
@@ -53,8 +57,10 @@ public final class Store: Sendable {
     public init(driver: some DatabaseDriver, configuration: Configuration = Configuration()) {
         self.dialect = driver.dialect
         self.configuration = configuration
-        self.codingOptions = CodingOptions(encoding: configuration.encoder.options, keyStrategy: configuration.encoder.keyStrategy,
-                                           decoding: configuration.decoder.options)
+        var encoding = configuration.encoder.options, decoding = configuration.decoder.options
+        encoding.usesGeneratedMapping = configuration.usesGeneratedMapping
+        decoding.usesGeneratedMapping = configuration.usesGeneratedMapping
+        self.codingOptions = CodingOptions(encoding: encoding, keyStrategy: configuration.encoder.keyStrategy, decoding: decoding)
         let open: @Sendable (ConnectionRole) throws -> any DriverConnection = { try driver.openConnection($0) }
         let label = "depot.\(driver.dialect.engineName.lowercased())"
         switch driver.poolLayout {

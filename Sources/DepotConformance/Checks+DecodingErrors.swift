@@ -3,8 +3,18 @@ import Foundation
 
 /// Bad rows fail with a decoding error that points at the exact cell.
 enum DecodingErrorChecks {
-    struct StrictNotes: Decodable, Sendable { var id: Int64; var title: String; var notes: String }
-    struct Typo: Decodable, Sendable { var id: Int64; var titel: String? }
+    @Columns
+    struct StrictNotes: Codable, Sendable {
+        var id: Int64
+        var title: String
+        var notes: String
+    }
+
+    @Columns
+    struct Typo: Codable, Sendable {
+        var id: Int64
+        var titel: String?
+    }
     struct One<T: Decodable & Sendable>: Decodable, Sendable { var v: T }
 
     static func itemsStore(_ context: ConformanceContext, _ configuration: Store.Configuration = Store.Configuration()) async throws -> Store {

@@ -33,12 +33,14 @@ enum ExactValueChecks {
         }
     }
 
+    @Columns
     struct Keyed<Key: Codable & Sendable & Equatable>: Record, Equatable {
         static var tableName: String { "keyed" }
         var id: Key
         var title: String
     }
 
+    @Columns
     struct KeyOnly: Record, Equatable {
         static var tableName: String { "key_only" }
         var id: Int64

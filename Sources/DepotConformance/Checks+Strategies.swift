@@ -3,12 +3,21 @@ import Foundation
 
 /// The coders' strategies mean the same on every engine.
 enum StrategyChecks {
+    @Columns
     struct Snake: Record, Equatable {
         static var tableName: String { "snake_items" }
         var id: Int64
         var dueDate: Date?
         var remindersListID: Int64
         var isURLValid: Bool
+    }
+
+    @Columns
+    struct Prefixed: Record, Equatable {
+        static var tableName: String { "prefixed" }
+        static var primaryKey: [String] { ["c_id"] }
+        var id: Int64
+        var name: String
     }
 
     static let all: [ConformanceCheck] = [
@@ -31,7 +40,6 @@ enum StrategyChecks {
             configuration.encoder.keyStrategy = .custom { "c_" + $0 }
             configuration.decoder.keyStrategy = .custom { "c_" + $0 }
             let store = try await context.makeStore(configuration)
-            struct Prefixed: Record, Equatable { static var tableName: String { "prefixed" }; static var primaryKey: [String] { ["c_id"] }; var id: Int64; var name: String }
             let back = try await store.write { db in
                 try createTable(db, "prefixed", [("c_id", .integer, "PRIMARY KEY"), ("c_name", .text, "NOT NULL")])
                 return try db.insert(Prefixed(id: 3, name: "x"))

@@ -6,6 +6,7 @@ import Foundation
 
 /// Cursors stream; batch inserts have no size limit and are all-or-none.
 enum StreamingChecks {
+    @Columns
     struct Payload: Record {
         static var tableName: String { "payloads" }
         var id: Int64
@@ -31,6 +32,21 @@ enum StreamingChecks {
         enum CodingKeys: String, CodingKey { case id, text }
     }
 
+    /// Every kind of value, for the batch insert check.
+    @Columns
+    struct Mixed: Record, Equatable {
+        static var tableName: String { "mixed" }
+        var id: Int64
+        var text: String?
+        var blob: Data?
+        var number: Double?
+        var flag: Bool?
+        var when: Date?
+        var uuid: UUID?
+        var amount: Decimal?
+        var nested: [String: String]?
+    }
+
     static let rowCount = 100_000
     static let textSize = 500
 
@@ -53,18 +69,6 @@ enum StreamingChecks {
             }
         },
         ConformanceCheck("streaming: a batch insert stores every type and character as single inserts do") { context in
-            struct Mixed: Record, Equatable {
-                static var tableName: String { "mixed" }
-                var id: Int64
-                var text: String?
-                var blob: Data?
-                var number: Double?
-                var flag: Bool?
-                var when: Date?
-                var uuid: UUID?
-                var amount: Decimal?
-                var nested: [String: String]?
-            }
             let awkward = ["tab\there", "new\nline", "carriage\rreturn", "back\\slash \\N", "\\.", "", "é 👩‍👩‍👧", "comma, \"quote\""]
             let rows = awkward.enumerated().map { index, text in
                 Mixed(id: Int64(index + 1), text: text, blob: Data([0, 9, 10, 92, 255]), number: index == 0 ? .infinity : -Double(index) / 3,

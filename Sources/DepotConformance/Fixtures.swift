@@ -2,6 +2,7 @@ import Depot
 import Foundation
 
 /// A record with one column, for round trips of a single type.
+@Columns
 struct Box<T: Codable & Sendable & Equatable>: Record, Equatable {
     static var tableName: String { "boxes" }
     var id: Int64
@@ -47,6 +48,7 @@ struct Address: Codable, Sendable, Equatable {
 }
 
 /// A reminder-like record with every kind of property, for the record and error checks.
+@Columns
 struct Item: Record, Equatable {
     static var tableName: String { "items" }
     var id: Int64?

@@ -15,4 +15,16 @@ struct PostgresConformance {
             try await PostgresTestServer.freshStore(configuration)
         }
     }
+
+    /// The same checks with `@Columns` types read and written through Codable:
+    /// the generated mapping must mean exactly what Codable means.
+    @Test("PostgreSQL through Codable", arguments: ConformanceSuite.checks.map(\.name))
+    func postgresThroughCodable(_ name: String) async throws {
+        let check = try #require(ConformanceSuite.check(named: name))
+        try await check.run { configuration in
+            var configuration = configuration
+            configuration.usesGeneratedMapping = false
+            return try await PostgresTestServer.freshStore(configuration)
+        }
+    }
 }

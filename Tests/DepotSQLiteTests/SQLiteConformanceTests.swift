@@ -37,11 +37,24 @@ struct SQLiteConformance {
         }
     }
 
+    /// The same checks with `@Columns` types read and written through Codable:
+    /// the generated mapping must mean exactly what Codable means.
+    @Test("file database through Codable", arguments: checks)
+    func fileDatabaseThroughCodable(_ name: String) async throws {
+        let check = try #require(ConformanceSuite.check(named: name))
+        try await check.run { configuration in
+            var sqlite = SQLiteConfiguration()
+            sqlite.store = configuration
+            sqlite.store.usesGeneratedMapping = false
+            return try Store.sqlite(at: try temporaryDatabasePath(), sqlite)
+        }
+    }
+
     @Test("the suite has a check for every area the contract names")
     func suiteCoversTheContract() {
         let areas = Set(Self.checks.map { $0.split(separator: ":").first.map(String.init) ?? "" })
         #expect(areas == ["round trip", "decoding", "errors", "strategies", "sql", "constraints", "records",
-                          "transactions", "migrations", "concurrency", "streaming", "values"])
+                          "transactions", "migrations", "concurrency", "streaming", "values", "mapping"])
         #expect(Set(Self.checks).count == Self.checks.count, "check names are unique")
     }
 }

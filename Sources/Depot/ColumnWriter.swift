@@ -1,0 +1,117 @@
+import Foundation
+
+/// Writes a ``ColumnMapped`` type's properties as the values of one row, one
+/// column after another.
+///
+/// Only code that the ``Columns()`` macro generates calls it. Each call stores
+/// the next key's value with the same rules as `RowEncoder`: the same values and
+/// the same errors. A nil optional is written as NULL, never skipped.
+public struct ColumnWriter {
+    let names: ColumnNames
+    let options: EncodingOptions
+    var values: [Value] = []
+
+    init(names: ColumnNames, options: EncodingOptions) {
+        self.names = names
+        self.options = options
+        values.reserveCapacity(names.keys.count)
+    }
+
+    /// The coding path of the value being written, for errors.
+    private var codingPath: [any CodingKey] {
+        values.count < names.keys.count ? [NamedKey(stringValue: names.keys[values.count])] : []
+    }
+
+    private var column: String? {
+        values.count < names.columns.count ? names.columns[values.count] : nil
+    }
+
+    /// Writes a `Bool`.
+    public mutating func encode(_ value: Bool) throws { values.append(.bool(value)) }
+    /// Writes a `String`.
+    public mutating func encode(_ value: String) throws { values.append(.text(value)) }
+    /// Writes a `Double`; NaN is refused.
+    public mutating func encode(_ value: Double) throws { values.append(try ValueEncoder.double(value, codingPath: codingPath)) }
+    /// Writes an `Int`.
+    public mutating func encode(_ value: Int) throws { values.append(.integer(Int64(value))) }
+    /// Writes an `Int32`.
+    public mutating func encode(_ value: Int32) throws { values.append(.integer(Int64(value))) }
+    /// Writes an `Int64`.
+    public mutating func encode(_ value: Int64) throws { values.append(.integer(value)) }
+    /// Writes a `Date`, with the store's date strategy.
+    public mutating func encode(_ value: Date) throws {
+        values.append(try ValueEncoder.date(value, options: options, codingPath: codingPath))
+    }
+    /// Writes any other `Encodable` value, as `RowEncoder` writes a property of that type.
+    public mutating func encode<T: Encodable>(_ value: T) throws {
+        values.append(try ValueEncoder.encode(value, options: options, column: column, codingPath: codingPath))
+    }
+
+    /// Writes an optional `Bool`: NULL for nil.
+    public mutating func encode(_ value: Bool?) throws { if let value { try encode(value) } else { values.append(.null) } }
+    /// Writes an optional `String`: NULL for nil.
+    public mutating func encode(_ value: String?) throws { if let value { try encode(value) } else { values.append(.null) } }
+    /// Writes an optional `Double`: NULL for nil.
+    public mutating func encode(_ value: Double?) throws { if let value { try encode(value) } else { values.append(.null) } }
+    /// Writes an optional `Int`: NULL for nil.
+    public mutating func encode(_ value: Int?) throws { if let value { try encode(value) } else { values.append(.null) } }
+    /// Writes an optional `Int64`: NULL for nil.
+    public mutating func encode(_ value: Int64?) throws { if let value { try encode(value) } else { values.append(.null) } }
+    /// Writes an optional `Date`: NULL for nil.
+    public mutating func encode(_ value: Date?) throws { if let value { try encode(value) } else { values.append(.null) } }
+    /// Writes any other optional `Encodable` value: NULL for nil.
+    public mutating func encode<T: Encodable>(_ value: T?) throws {
+        if let value { try encode(value) } else { values.append(.null) }
+    }
+}
+
+/// A ``ColumnMapped`` type's keys and their column names under one key strategy.
+final class ColumnNames: @unchecked Sendable {
+    let keys: [String]
+    /// The column name of each key, in key order.
+    let columns: [String]
+    /// Whether the key strategy gives two keys one column name: the row then keeps
+    /// the last value at the first place, as `RowEncoder` does.
+    let hasRepeats: Bool
+
+    init(type: any ColumnMapped.Type, keyStrategy: KeyStrategy) {
+        keys = type.columnKeys
+        columns = keyStrategy.isDefault ? keys : keys.map { keyStrategy.columnName(for: $0) }
+        hasRepeats = Set(columns).count != columns.count
+    }
+}
+
+extension ColumnMapped {
+    /// Encodes `value`, which is a `Self`, through the generated mapping.
+    static func encodeMapped<T>(_ value: T, names: ColumnNames, options: EncodingOptions) throws -> EncodedColumns {
+        var writer = ColumnWriter(names: names, options: options)
+        if T.self == Self.self {
+            // The identity check makes the cast a no-op conversion from Self to Self.
+            try unsafeBitCast(value, to: Self.self).encode(columns: &writer)
+        } else if let mapped = value as? Self {
+            try mapped.encode(columns: &writer)
+        } else {
+            throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "\(T.self) is not \(Self.self)"))
+        }
+        guard writer.values.count == names.keys.count else {
+            throw EncodingError.invalidValue(value, .init(
+                codingPath: [],
+                debugDescription: "the generated column mapping of \(Self.self) wrote \(writer.values.count) values for \(names.keys.count) columnKeys"))
+        }
+        var columns = EncodedColumns(names: names.columns, values: writer.values)
+        if names.hasRepeats { columns.removeDuplicateNames() }
+        return columns
+    }
+}
+
+/// The ``ColumnNames`` of each mapped type, made once per connection (whose store has one key strategy).
+final class ColumnNamesCache {
+    private var names: [ObjectIdentifier: ColumnNames] = [:]
+
+    func names(for type: any ColumnMapped.Type, keyStrategy: KeyStrategy) -> ColumnNames {
+        if let cached = names[ObjectIdentifier(type)] { return cached }
+        let made = ColumnNames(type: type, keyStrategy: keyStrategy)
+        names[ObjectIdentifier(type)] = made
+        return made
+    }
+}
