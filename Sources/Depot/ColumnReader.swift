@@ -20,28 +20,6 @@ public struct ColumnReader {
         self.mapping = mapping
     }
 
-    /// The next key's value and context; throws `keyNotFound` when the row has no such column.
-    @inline(__always)
-    private mutating func next() throws -> (Value, ColumnContext) {
-        let (index, key) = try nextIndex()
-        guard let index else { throw plan.keyNotFound(key) }
-        return (try source.value(at: index), plan.context(index, keyName: key))
-    }
-
-    /// The next key's value for an optional property: nil for NULL, and for a
-    /// missing column when the strategy allows it.
-    @inline(__always)
-    private mutating func nextIfPresent() throws -> (Value, ColumnContext)? {
-        let (index, key) = try nextIndex()
-        guard let index else {
-            if plan.options.missingColumns.throws { throw plan.keyNotFound(key) }
-            return nil
-        }
-        let value = try source.value(at: index)
-        if case .null = value { return nil }
-        return (value, plan.context(index, keyName: key))
-    }
-
     @inline(__always)
     private mutating func nextIndex() throws -> (Int?, String) {
         let position = self.position
@@ -55,62 +33,121 @@ public struct ColumnReader {
         return (index < 0 ? nil : index, mapping.keys[position])
     }
 
+    /// Reads the next column: `fast` answers from the cell directly when it can;
+    /// otherwise `convert` reads its ``Value`` with `RowDecoder`'s rules and errors.
+    @inline(__always)
+    private mutating func read<T>(_ fast: (any RowSource, Int) -> T?, _ convert: (Value, ColumnContext) throws -> T) throws -> T {
+        let (index, key) = try nextIndex()
+        guard let index else { throw plan.keyNotFound(key) }
+        if let value = fast(source, index) { return value }
+        return try convert(try source.value(at: index), plan.context(index, keyName: key))
+    }
+
+    /// Reads the next column for an optional property: nil for NULL, and for a
+    /// missing column when the strategy allows it.
+    @inline(__always)
+    private mutating func readIfPresent<T>(_ fast: (any RowSource, Int) -> T?, _ convert: (Value, ColumnContext) throws -> T) throws -> T? {
+        let (index, key) = try nextIndex()
+        guard let index else {
+            if plan.options.missingColumns.throws { throw plan.keyNotFound(key) }
+            return nil
+        }
+        if source.isNull(at: index) { return nil }
+        if let value = fast(source, index) { return value }
+        let value = try source.value(at: index)
+        if case .null = value { return nil }
+        return try convert(value, plan.context(index, keyName: key))
+    }
+
+    // The fast paths: each takes only the one kind of cell whose conversion cannot fail.
+
+    @inline(__always)
+    private static func fastBool(_ source: any RowSource, _ index: Int) -> Bool? {
+        switch source.integer(at: index) {
+        case 0: false
+        case 1: true
+        default: nil
+        }
+    }
+
+    @inline(__always)
+    private static func fastString(_ source: any RowSource, _ index: Int) -> String? {
+        source.withText(at: index) { bytes -> String? in
+            // ASCII needs no validation; other text must be valid UTF-8, or the slow path reports it.
+            if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+            return String(validating: bytes, as: UTF8.self)
+        } ?? nil
+    }
+
+    @inline(__always)
+    private static func fastDate(_ source: any RowSource, _ index: Int, _ strategy: DateStrategy) -> Date? {
+        switch strategy {
+        case .deferredToStore, .iso8601Text:
+            guard let micros = source.withText(at: index, { ISO8601.parse(bytes: $0) }) ?? nil else { return nil }
+            return ISO8601.exactDate(microseconds: micros)
+        case .secondsSince1970:
+            guard let seconds = source.double(at: index),
+                  let micros = ISO8601.microseconds(secondsSince1970: seconds) else { return nil }
+            return ISO8601.date(microseconds: micros)
+        default:
+            return nil
+        }
+    }
+
     /// Reads a `Bool`.
-    public mutating func decode(_ type: Bool.Type) throws -> Bool { let (v, c) = try next(); return try ValueDecoding.bool(v, c) }
+    public mutating func decode(_ type: Bool.Type) throws -> Bool { try read(Self.fastBool, ValueDecoding.bool) }
     /// Reads a `String`.
-    public mutating func decode(_ type: String.Type) throws -> String { let (v, c) = try next(); return try ValueDecoding.string(v, c) }
+    public mutating func decode(_ type: String.Type) throws -> String { try read(Self.fastString, ValueDecoding.string) }
     /// Reads a `Double`.
-    public mutating func decode(_ type: Double.Type) throws -> Double { let (v, c) = try next(); return try ValueDecoding.double(v, c) }
+    public mutating func decode(_ type: Double.Type) throws -> Double { try read({ $0.double(at: $1) }, ValueDecoding.double) }
     /// Reads a `Float`.
-    public mutating func decode(_ type: Float.Type) throws -> Float { let (v, c) = try next(); return try ValueDecoding.float(v, c) }
+    public mutating func decode(_ type: Float.Type) throws -> Float { try read({ _, _ in nil }, ValueDecoding.float) }
     /// Reads an `Int`.
-    public mutating func decode(_ type: Int.Type) throws -> Int { let (v, c) = try next(); return try ValueDecoding.integer(Int.self, v, c) }
+    public mutating func decode(_ type: Int.Type) throws -> Int {
+        try read({ $0.integer(at: $1).flatMap { Int(exactly: $0) } }, { try ValueDecoding.integer(Int.self, $0, $1) })
+    }
     /// Reads an `Int32`.
-    public mutating func decode(_ type: Int32.Type) throws -> Int32 { let (v, c) = try next(); return try ValueDecoding.integer(Int32.self, v, c) }
+    public mutating func decode(_ type: Int32.Type) throws -> Int32 {
+        try read({ $0.integer(at: $1).flatMap { Int32(exactly: $0) } }, { try ValueDecoding.integer(Int32.self, $0, $1) })
+    }
     /// Reads an `Int64`.
-    public mutating func decode(_ type: Int64.Type) throws -> Int64 { let (v, c) = try next(); return try ValueDecoding.integer(Int64.self, v, c) }
+    public mutating func decode(_ type: Int64.Type) throws -> Int64 {
+        try read({ $0.integer(at: $1) }, { try ValueDecoding.integer(Int64.self, $0, $1) })
+    }
     /// Reads a `Date`, with the store's date strategy.
-    public mutating func decode(_ type: Date.Type) throws -> Date { let (v, c) = try next(); return try ValueDecoding.date(v, c, plan.options) }
+    public mutating func decode(_ type: Date.Type) throws -> Date {
+        let options = plan.options
+        return try read({ Self.fastDate($0, $1, options.dateStrategy) }, { try ValueDecoding.date($0, $1, options) })
+    }
     /// Reads any other `Decodable` type, as `RowDecoder` reads a property of that type.
     public mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        let (v, c) = try next()
-        return try ValueDecoding.decode(type, from: v, c, plan.options)
+        let options = plan.options
+        return try read({ _, _ in nil }, { try ValueDecoding.decode(type, from: $0, $1, options) })
     }
 
     /// Reads an optional `Bool`: nil for NULL.
-    public mutating func decode(_ type: Bool?.Type) throws -> Bool? {
-        guard let (v, c) = try nextIfPresent() else { return nil }
-        return try ValueDecoding.bool(v, c)
-    }
+    public mutating func decode(_ type: Bool?.Type) throws -> Bool? { try readIfPresent(Self.fastBool, ValueDecoding.bool) }
     /// Reads an optional `String`: nil for NULL.
-    public mutating func decode(_ type: String?.Type) throws -> String? {
-        guard let (v, c) = try nextIfPresent() else { return nil }
-        return try ValueDecoding.string(v, c)
-    }
+    public mutating func decode(_ type: String?.Type) throws -> String? { try readIfPresent(Self.fastString, ValueDecoding.string) }
     /// Reads an optional `Double`: nil for NULL.
-    public mutating func decode(_ type: Double?.Type) throws -> Double? {
-        guard let (v, c) = try nextIfPresent() else { return nil }
-        return try ValueDecoding.double(v, c)
-    }
+    public mutating func decode(_ type: Double?.Type) throws -> Double? { try readIfPresent({ $0.double(at: $1) }, ValueDecoding.double) }
     /// Reads an optional `Int`: nil for NULL.
     public mutating func decode(_ type: Int?.Type) throws -> Int? {
-        guard let (v, c) = try nextIfPresent() else { return nil }
-        return try ValueDecoding.integer(Int.self, v, c)
+        try readIfPresent({ $0.integer(at: $1).flatMap { Int(exactly: $0) } }, { try ValueDecoding.integer(Int.self, $0, $1) })
     }
     /// Reads an optional `Int64`: nil for NULL.
     public mutating func decode(_ type: Int64?.Type) throws -> Int64? {
-        guard let (v, c) = try nextIfPresent() else { return nil }
-        return try ValueDecoding.integer(Int64.self, v, c)
+        try readIfPresent({ $0.integer(at: $1) }, { try ValueDecoding.integer(Int64.self, $0, $1) })
     }
     /// Reads an optional `Date`: nil for NULL.
     public mutating func decode(_ type: Date?.Type) throws -> Date? {
-        guard let (v, c) = try nextIfPresent() else { return nil }
-        return try ValueDecoding.date(v, c, plan.options)
+        let options = plan.options
+        return try readIfPresent({ Self.fastDate($0, $1, options.dateStrategy) }, { try ValueDecoding.date($0, $1, options) })
     }
     /// Reads any other optional `Decodable` type: nil for NULL.
     public mutating func decode<T: Decodable>(_ type: T?.Type) throws -> T? {
-        guard let (v, c) = try nextIfPresent() else { return nil }
-        return try ValueDecoding.decode(T.self, from: v, c, plan.options)
+        let options = plan.options
+        return try readIfPresent({ _, _ in nil }, { try ValueDecoding.decode(T.self, from: $0, $1, options) })
     }
 }
 

@@ -7,13 +7,20 @@ import Foundation
 /// ``DatabaseError`` when the wait exceeds the store's checkout timeout, and with
 /// `CancellationError` when its task is cancelled. A connection that comes back
 /// broken is closed and its slot freed, so the next caller gets a fresh one.
-actor ConnectionPool {
+///
+/// A lock, not an actor: taking an idle connection and giving it back are a few
+/// instructions under the lock, with no hop to another executor, which every
+/// access would pay twice.
+final class ConnectionPool: @unchecked Sendable {
     private let role: ConnectionRole
     private let maxConnections: Int
     private let open: @Sendable (ConnectionRole) throws -> any DriverConnection
     private let label: String
+    private let lock = NSLock()
+    // Guarded by `lock`.
     private var idle: [PooledConnection] = []
     private var openCount = 0
+    private var opened = 0
     private var waiters: [(id: UInt64, continuation: CheckedContinuation<PooledConnection, any Error>)] = []
     private var nextWaiterID: UInt64 = 0
     private var isClosed = false
@@ -25,32 +32,66 @@ actor ConnectionPool {
         self.open = open
     }
 
+    private enum Checkout {
+        case ready(PooledConnection)
+        case open
+        case wait
+        case closed
+    }
+
     /// A connection for the caller's exclusive use until ``release(_:)``.
     func acquire(timeout: Duration) async throws -> PooledConnection {
-        guard !isClosed else { throw DatabaseError(.connection, "the store is closed") }
-        if let connection = idle.popLast() { return connection }
-        if openCount < maxConnections {
-            openCount += 1
+        let checkout = lock.withLock { () -> Checkout in
+            if isClosed { return .closed }
+            if let connection = idle.popLast() { return .ready(connection) }
+            if openCount < maxConnections {
+                openCount += 1
+                return .open
+            }
+            return .wait
+        }
+        switch checkout {
+        case .ready(let connection):
+            return connection
+        case .closed:
+            throw DatabaseError(.connection, "the store is closed")
+        case .open:
             do {
                 return try await openConnection()
             } catch {
-                openCount -= 1
+                lock.withLock { openCount -= 1 }
                 throw error
             }
+        case .wait:
+            return try await waitForConnection(timeout: timeout)
         }
-        nextWaiterID += 1
-        let id = nextWaiterID
+    }
+
+    private func waitForConnection(timeout: Duration) async throws -> PooledConnection {
+        let id = lock.withLock { () -> UInt64 in
+            nextWaiterID += 1
+            return nextWaiterID
+        }
         let timeoutTask = Task { [weak self] in
             try await Task.sleep(for: timeout)
-            await self?.expire(id, after: timeout)
+            self?.expire(id, after: timeout)
         }
         defer { timeoutTask.cancel() }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                waiters.append((id, continuation))
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PooledConnection, any Error>) in
+                let outcome = lock.withLock { () -> Result<PooledConnection, any Error>? in
+                    // A connection may have come back, or the pool closed, since the first look.
+                    if isClosed { return .failure(DatabaseError(.connection, "the store is closed")) }
+                    if let connection = idle.popLast() { return .success(connection) }
+                    // Cancelled before the handler could see this waiter: it never will.
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    waiters.append((id, continuation))
+                    return nil
+                }
+                if let outcome { continuation.resume(with: outcome) }
             }
         } onCancel: {
-            Task { await self.cancelWaiter(id) }
+            self.resumeWaiter(id, throwing: CancellationError())
         }
     }
 
@@ -63,57 +104,69 @@ actor ConnectionPool {
                 continuation.resume(with: Result { Sendable1(try open(role)) })
             }
         }.value
-        return PooledConnection(role: role, connection: driver, label: "\(label).\(openCount)")
+        let number = lock.withLock { () -> Int in
+            opened += 1
+            return opened
+        }
+        return PooledConnection(role: role, connection: driver, label: "\(label).\(number)")
     }
 
     private func expire(_ id: UInt64, after timeout: Duration) {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
-        let waiter = waiters.remove(at: index)
-        waiter.continuation.resume(throwing: DatabaseError(.timeout,
+        resumeWaiter(id, throwing: DatabaseError(.timeout,
             "no \(role == .writer ? "writer" : "reader") connection became free within \(timeout) (pool of \(maxConnections)); an access may be waiting on another access it holds"))
     }
 
-    private func cancelWaiter(_ id: UInt64) {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
-        waiters.remove(at: index).continuation.resume(throwing: CancellationError())
+    private func resumeWaiter(_ id: UInt64, throwing error: any Error) {
+        let waiter = lock.withLock { () -> CheckedContinuation<PooledConnection, any Error>? in
+            guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return waiters.remove(at: index).continuation
+        }
+        waiter?.resume(throwing: error)
     }
 
     /// Returns a connection. A broken one is closed, and a waiter gets a new one.
     func release(_ connection: PooledConnection) async {
-        if connection.isBroken || isClosed {
+        if connection.isBroken || lock.withLock({ isClosed }) {
             await connection.run { $0.close() }
-            openCount -= 1
-            if !waiters.isEmpty, !isClosed {
-                let waiter = waiters.removeFirst()
+            let waiter = lock.withLock { () -> CheckedContinuation<PooledConnection, any Error>? in
+                openCount -= 1
+                guard !waiters.isEmpty, !isClosed else { return nil }
                 openCount += 1
-                do {
-                    waiter.continuation.resume(returning: try await openConnection())
-                } catch {
-                    openCount -= 1
-                    waiter.continuation.resume(throwing: error)
-                }
+                return waiters.removeFirst().continuation
+            }
+            guard let waiter else { return }
+            do {
+                waiter.resume(returning: try await openConnection())
+            } catch {
+                lock.withLock { openCount -= 1 }
+                waiter.resume(throwing: error)
             }
             return
         }
-        if !waiters.isEmpty {
-            waiters.removeFirst().continuation.resume(returning: connection)
-        } else {
+        let waiter = lock.withLock { () -> CheckedContinuation<PooledConnection, any Error>? in
+            if !waiters.isEmpty { return waiters.removeFirst().continuation }
             idle.append(connection)
+            return nil
         }
+        waiter?.resume(returning: connection)
     }
 
     /// Closes idle connections now and busy ones as they come back.
     func close() async {
-        isClosed = true
-        for waiter in waiters {
-            waiter.continuation.resume(throwing: DatabaseError(.connection, "the store is closed"))
+        let (waiting, closing) = lock.withLock { () -> ([CheckedContinuation<PooledConnection, any Error>], [PooledConnection]) in
+            isClosed = true
+            let waiting = waiters.map(\.continuation)
+            waiters.removeAll()
+            let closing = idle
+            idle.removeAll()
+            return (waiting, closing)
         }
-        waiters.removeAll()
-        let closing = idle
-        idle.removeAll()
+        for waiter in waiting {
+            waiter.resume(throwing: DatabaseError(.connection, "the store is closed"))
+        }
         for connection in closing {
             await connection.run { $0.close() }
-            openCount -= 1
+            lock.withLock { openCount -= 1 }
         }
     }
 }

@@ -37,6 +37,42 @@ public protocol RowSource {
     var columns: ColumnSet { get }
     /// The value of the column at `index`, which is in `0..<columns.count`.
     func value(at index: Int) throws -> Value
+
+    // Fast paths, for a backend that can read a cell without building a ``Value``.
+    // Each answers only for the one kind of cell it names and says nil otherwise;
+    // the caller then reads ``value(at:)``, whose rules (and errors) always hold.
+    // The defaults read ``value(at:)``.
+
+    /// Whether the cell is NULL.
+    func isNull(at index: Int) -> Bool
+    /// The cell's integer, when the cell holds an integer; nil for any other cell.
+    func integer(at index: Int) -> Int64?
+    /// The cell's floating-point number, when it holds one; nil for any other cell.
+    func double(at index: Int) -> Double?
+    /// Calls `body` with the bytes of a text cell, which may not be valid UTF-8;
+    /// nil for any other cell.
+    func withText<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R?
+}
+
+extension RowSource {
+    public func isNull(at index: Int) -> Bool {
+        (try? value(at: index))?.isNull ?? false
+    }
+
+    public func integer(at index: Int) -> Int64? {
+        if case .integer(let integer)? = try? value(at: index) { return integer }
+        return nil
+    }
+
+    public func double(at index: Int) -> Double? {
+        if case .double(let double)? = try? value(at: index) { return double }
+        return nil
+    }
+
+    public func withText<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+        guard case .text(var text)? = try? value(at: index) else { return nil }
+        return try text.withUTF8(body)
+    }
 }
 
 /// One row of a result: column names and their values.

@@ -33,7 +33,8 @@ final class SQLiteConnection: DriverConnection {
                 try execute(script: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
             }
             if role == .reader {
-                try execute(script: "PRAGMA query_only = ON")
+                try executeOnce("PRAGMA query_only = ON")
+                queryOnly = true
             }
         } catch let error as DatabaseError {
             sqlite3_close_v2(handle)
@@ -46,6 +47,38 @@ final class SQLiteConnection: DriverConnection {
     }
 
     func execute(script: String) throws {
+        var script = Substring(script)
+        // Every access starts with the dialect's `PRAGMA query_only = ON|OFF; BEGIN ...`.
+        // Setting the flag expires every compiled statement of the connection (SQLite
+        // then compiles each one again at its next step), so it is set only when it
+        // changes. The flag takes effect when the PRAGMA is compiled, so that PRAGMA
+        // is never kept compiled.
+        for (prefix, wanted) in Self.queryOnlyPrefixes where script.hasPrefix(prefix) {
+            if queryOnly != wanted {
+                queryOnly = nil
+                try executeOnce("PRAGMA query_only = \(wanted ? "ON" : "OFF")")
+                queryOnly = wanted
+            }
+            script = script.dropFirst(prefix.count)
+        }
+        if script.utf8.count <= Self.cachedScriptLength, !Self.mentionsQueryOnly(script) {
+            return try executeCached(String(script))
+        }
+        if Self.mentionsQueryOnly(script) { queryOnly = nil }
+        try executeOnce(String(script))
+    }
+
+    private static let queryOnlyPrefixes = [("PRAGMA query_only = ON; ", true), ("PRAGMA query_only = OFF; ", false)]
+
+    /// The connection's `query_only` flag as Depot last set it; nil when unknown
+    /// (SQL that names the flag ran, so it may have changed).
+    var queryOnly: Bool? = false
+
+    static func mentionsQueryOnly(_ sql: some StringProtocol) -> Bool {
+        sql.range(of: "query_only", options: .caseInsensitive) != nil
+    }
+
+    private func executeOnce(_ script: String) throws {
         var message: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(handle, script, nil, nil, &message)
         defer { sqlite3_free(message) }
@@ -55,6 +88,54 @@ final class SQLiteConnection: DriverConnection {
         }
     }
 
+    /// Short scripts run at every access (`BEGIN DEFERRED`, `COMMIT`, savepoints) are compiled once and kept, statement by statement:
+    /// compiling costs more than running them.
+    private static let cachedScriptLength = 64
+    private static let cachedScriptLimit = 32
+    private var scripts: [String: [OpaquePointer]] = [:]
+
+    private func executeCached(_ script: String) throws {
+        guard let statements = try scripts[script] ?? compileScript(script) else {
+            return try executeOnce(script)
+        }
+        for statement in statements {
+            var code = sqlite3_step(statement)
+            while code == SQLITE_ROW { code = sqlite3_step(statement) }
+            sqlite3_reset(statement)
+            guard code == SQLITE_DONE else {
+                throw SQLiteError.make(sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+            }
+        }
+    }
+
+    /// The script's statements, compiled and cached; nil when the cache is full.
+    private func compileScript(_ script: String) throws -> [OpaquePointer]? {
+        guard scripts.count < Self.cachedScriptLimit else { return nil }
+        var statements: [OpaquePointer] = []
+        var failure: DatabaseError?
+        script.utf8CString.withUnsafeBufferPointer { buffer in
+            guard var rest = buffer.baseAddress else { return }
+            while rest.pointee != 0 {
+                var statement: OpaquePointer?
+                var tail: UnsafePointer<CChar>?
+                let code = sqlite3_prepare_v3(handle, rest, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail)
+                guard code == SQLITE_OK else {
+                    failure = SQLiteError.make(sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+                    return
+                }
+                if let statement { statements.append(statement) }
+                guard let tail, tail != rest else { return }
+                rest = tail
+            }
+        }
+        if let failure {
+            statements.forEach { sqlite3_finalize($0) }
+            throw failure
+        }
+        scripts[script] = statements
+        return statements
+    }
+
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     var isUsable: Bool { true }
@@ -62,6 +143,8 @@ final class SQLiteConnection: DriverConnection {
     func interrupt() { sqlite3_interrupt(handle) }
 
     func close() {
+        for statements in scripts.values { statements.forEach { sqlite3_finalize($0) } }
+        scripts.removeAll()
         // close_v2 defers the close until cached statements are finalized.
         sqlite3_close_v2(handle)
     }

@@ -13,6 +13,8 @@ final class SQLiteStatement: DriverStatement {
     private var checkedColumns = false
     private var repreparedCount: Int32 = 0
     private(set) var changes = 0
+    /// Whether the SQL names `query_only`: running it may change the connection's flag.
+    private let mentionsQueryOnly: Bool
 
     init(connection: SQLiteConnection, sql: String) throws {
         var handle: OpaquePointer?
@@ -29,6 +31,8 @@ final class SQLiteStatement: DriverStatement {
         self.handle = handle
         self.connection = connection
         self.sql = sql
+        self.mentionsQueryOnly = SQLiteConnection.mentionsQueryOnly(sql)
+        if mentionsQueryOnly { connection.queryOnly = nil }
         self.parameterCount = sqlite3_bind_parameter_count(handle)
         let count = sqlite3_column_count(handle)
         columns = ColumnSet((0..<count).map { String(cString: sqlite3_column_name(handle, $0)) })
@@ -89,6 +93,7 @@ final class SQLiteStatement: DriverStatement {
     }
 
     func step() throws -> Bool {
+        if mentionsQueryOnly { connection.queryOnly = nil }
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW:
@@ -118,6 +123,30 @@ final class SQLiteStatement: DriverStatement {
         repreparedCount = reprepared
         let count = sqlite3_column_count(handle)
         columns = ColumnSet((0..<count).map { String(cString: sqlite3_column_name(handle, $0)) })
+    }
+
+    func isNull(at index: Int) -> Bool {
+        sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL
+    }
+
+    func integer(at index: Int) -> Int64? {
+        let column = Int32(index)
+        guard sqlite3_column_type(handle, column) == SQLITE_INTEGER else { return nil }
+        return sqlite3_column_int64(handle, column)
+    }
+
+    func double(at index: Int) -> Double? {
+        let column = Int32(index)
+        guard sqlite3_column_type(handle, column) == SQLITE_FLOAT else { return nil }
+        return sqlite3_column_double(handle, column)
+    }
+
+    func withText<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+        let column = Int32(index)
+        guard sqlite3_column_type(handle, column) == SQLITE_TEXT else { return nil }
+        // Text first, then its length: the order SQLite documents as safe.
+        guard let pointer = sqlite3_column_text(handle, column) else { return nil }
+        return try body(UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column))))
     }
 
     func value(at index: Int) throws -> Value {

@@ -4,7 +4,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// One way to use SQLite, driven through the four scenarios.
+/// One way to use SQLite, driven through the scenarios.
 protocol SQLiteContender: AnyObject {
     var name: String { get }
     var isBaseline: Bool { get }
@@ -14,10 +14,16 @@ protocol SQLiteContender: AnyObject {
     func open(path: String?, dates: DateStorage) async throws
     func insertAll(_ items: [Item]) async throws
     func fetchAll() async throws -> [Item]
-    /// Fetches each id in turn; returns a checksum of what it read.
+    /// Fetches each id in turn in one read transaction; returns a checksum of what it read.
     func fetchEach(_ ids: [Int64]) async throws -> Int64
+    /// The same lookups, returning the items, for checking in full (untimed).
+    func fetchEachItems(_ ids: [Int64]) async throws -> [Item]
+    /// One read access (a transaction) per id, each holding one lookup; returns a checksum.
+    func accessEach(_ ids: [Int64]) async throws -> Int64
     /// Streams every row; returns (count, checksum).
     func stream() async throws -> (Int, Int64)
+    /// The same stream, keeping the rows, for checking in full (untimed).
+    func streamItems() async throws -> [Item]
     func close() async
 }
 
@@ -33,35 +39,60 @@ let itemColumns = "id, title, notes, isCompleted, isFlagged, priority, dueDate, 
 
 // MARK: Raw sqlite3
 
-/// The limit: the C API, one prepared statement reused, structs built by hand.
+/// The limit: the C API, opened as Depot and GRDB open it (no mutex), statements
+/// prepared once, text bound in place (`SQLITE_STATIC`: the buffer outlives the
+/// step), dates formatted into a reused buffer, structs built by hand.
 final class RawSQLite: SQLiteContender {
     let name = "raw sqlite3"
     let isBaseline = true
     func datePrecision(_ dates: DateStorage) -> Double { dates == .text ? 0.000_000_5 : 0.000_01 }
     private var db: OpaquePointer?
     private var dates = DateStorage.text
-    private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    private var begin: OpaquePointer?, commit: OpaquePointer?, insert: OpaquePointer?, select: OpaquePointer?, byID: OpaquePointer?
+    private let dateBuffers = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
+
+    deinit { dateBuffers.deallocate() }
 
     func open(path: String?, dates: DateStorage) async throws {
         self.dates = dates
-        sqlite3_open_v2(path ?? ":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
-        exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")
-        exec(itemsTableSQL(dates))
+        guard sqlite3_open_v2(path ?? ":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
+            throw RawError.failed("open")
+        }
+        try exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")
+        try exec(itemsTableSQL(dates))
+        begin = try prepare("BEGIN")
+        commit = try prepare("COMMIT")
+        insert = try prepare("INSERT INTO items (\(itemColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
+        select = try prepare("SELECT \(itemColumns) FROM items")
+        byID = try prepare("SELECT \(itemColumns) FROM items WHERE id = ?1")
     }
 
-    private func exec(_ sql: String) { sqlite3_exec(db, sql, nil, nil, nil) }
+    private func exec(_ sql: String) throws {
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw RawError.failed(String(cString: sqlite3_errmsg(db))) }
+    }
 
-    private func prepare(_ sql: String) -> OpaquePointer? {
+    private func prepare(_ sql: String) throws -> OpaquePointer? {
         var statement: OpaquePointer?
-        sqlite3_prepare_v2(db, sql, -1, &statement, nil)
+        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK else {
+            throw RawError.failed(String(cString: sqlite3_errmsg(db)))
+        }
         return statement
     }
 
-    private func bindDate(_ s: OpaquePointer?, _ i: Int32, _ date: Date?) {
+    /// Runs a statement that returns no rows.
+    private func run(_ s: OpaquePointer?) throws {
+        let code = sqlite3_step(s)
+        sqlite3_reset(s)
+        guard code == SQLITE_DONE else { throw RawError.failed(String(cString: sqlite3_errmsg(db))) }
+    }
+
+    /// Binds a date; text goes into one of two reused buffers (`slot` 0 or 1), which outlive the step.
+    private func bindDate(_ s: OpaquePointer?, _ i: Int32, _ date: Date?, slot: Int) {
         guard let date else { sqlite3_bind_null(s, i); return }
         if dates == .text {
-            var text = HandISO.format(date)
-            text.withUTF8 { sqlite3_bind_text(s, i, UnsafeRawPointer($0.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32($0.count), transient) }
+            let buffer = dateBuffers + slot * 32
+            let count = HandISO.write(date, into: buffer)
+            sqlite3_bind_text(s, i, UnsafeRawPointer(buffer).assumingMemoryBound(to: CChar.self), Int32(count), nil)
         } else {
             sqlite3_bind_double(s, i, date.timeIntervalSince1970)
         }
@@ -76,79 +107,117 @@ final class RawSQLite: SQLiteContender {
     }
 
     func insertAll(_ items: [Item]) async throws {
-        exec("BEGIN IMMEDIATE")
-        let s = prepare("INSERT INTO items (\(itemColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
+        try run(begin)
+        let s = insert
         for item in items {
             sqlite3_bind_int64(s, 1, item.id)
-            var title = item.title, notes = item.notes
-            title.withUTF8 { sqlite3_bind_text(s, 2, UnsafeRawPointer($0.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32($0.count), transient) }
-            notes.withUTF8 { sqlite3_bind_text(s, 3, UnsafeRawPointer($0.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32($0.count), transient) }
             sqlite3_bind_int64(s, 4, item.isCompleted ? 1 : 0)
             sqlite3_bind_int64(s, 5, item.isFlagged ? 1 : 0)
             if let p = item.priority { sqlite3_bind_int64(s, 6, Int64(p)) } else { sqlite3_bind_null(s, 6) }
-            bindDate(s, 7, item.dueDate)
+            bindDate(s, 7, item.dueDate, slot: 0)
             sqlite3_bind_int64(s, 8, item.listID)
-            bindDate(s, 9, item.createdAt)
+            bindDate(s, 9, item.createdAt, slot: 1)
             sqlite3_bind_double(s, 10, item.score)
-            guard sqlite3_step(s) == SQLITE_DONE else { throw RawError.failed(String(cString: sqlite3_errmsg(db))) }
+            var title = item.title, notes = item.notes
+            let code = title.withUTF8 { t in
+                notes.withUTF8 { n in
+                    sqlite3_bind_text(s, 2, UnsafeRawPointer(t.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32(t.count), nil)
+                    sqlite3_bind_text(s, 3, UnsafeRawPointer(n.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32(n.count), nil)
+                    return sqlite3_step(s)
+                }
+            }
             sqlite3_reset(s)
+            guard code == SQLITE_DONE else { throw RawError.failed(String(cString: sqlite3_errmsg(db))) }
         }
-        sqlite3_finalize(s)
-        exec("COMMIT")
+        try run(commit)
     }
 
     private func text(_ s: OpaquePointer?, _ i: Int32) -> String {
         String(decoding: UnsafeBufferPointer(start: sqlite3_column_text(s, i), count: Int(sqlite3_column_bytes(s, i))), as: UTF8.self)
     }
 
-    private func row(_ s: OpaquePointer?) -> Item {
-        Item(id: sqlite3_column_int64(s, 0),
-             title: text(s, 1),
-             notes: text(s, 2),
-             isCompleted: sqlite3_column_int64(s, 3) != 0,
-             isFlagged: sqlite3_column_int64(s, 4) != 0,
-             priority: sqlite3_column_type(s, 5) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(s, 5)),
-             dueDate: readDate(s, 6),
-             listID: sqlite3_column_int64(s, 7),
-             createdAt: readDate(s, 8) ?? Date(),
-             score: sqlite3_column_double(s, 9))
+    private func row(_ s: OpaquePointer?) throws -> Item {
+        guard let createdAt = readDate(s, 8) else { throw RawError.failed("createdAt is NULL") }
+        return Item(id: sqlite3_column_int64(s, 0),
+                    title: text(s, 1),
+                    notes: text(s, 2),
+                    isCompleted: sqlite3_column_int64(s, 3) != 0,
+                    isFlagged: sqlite3_column_int64(s, 4) != 0,
+                    priority: sqlite3_column_type(s, 5) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(s, 5)),
+                    dueDate: readDate(s, 6),
+                    listID: sqlite3_column_int64(s, 7),
+                    createdAt: createdAt,
+                    score: sqlite3_column_double(s, 9))
     }
 
     func fetchAll() async throws -> [Item] {
-        exec("BEGIN")
-        let s = prepare("SELECT \(itemColumns) FROM items")
+        try run(begin)
         var items: [Item] = []
-        while sqlite3_step(s) == SQLITE_ROW { items.append(row(s)) }
-        sqlite3_finalize(s)
-        exec("COMMIT")
+        while sqlite3_step(select) == SQLITE_ROW { items.append(try row(select)) }
+        sqlite3_reset(select)
+        try run(commit)
         return items
     }
 
-    func fetchEach(_ ids: [Int64]) async throws -> Int64 {
-        exec("BEGIN")
-        let s = prepare("SELECT \(itemColumns) FROM items WHERE id = ?1")
-        var sum: Int64 = 0
+    private func lookups(_ ids: [Int64], _ body: (Item) -> Void) throws {
+        try run(begin)
         for id in ids {
-            sqlite3_bind_int64(s, 1, id)
-            if sqlite3_step(s) == SQLITE_ROW { sum &+= checksum(row(s)) }
-            sqlite3_reset(s)
+            sqlite3_bind_int64(byID, 1, id)
+            if sqlite3_step(byID) == SQLITE_ROW { body(try row(byID)) }
+            sqlite3_reset(byID)
         }
-        sqlite3_finalize(s)
-        exec("COMMIT")
+        try run(commit)
+    }
+
+    func fetchEach(_ ids: [Int64]) async throws -> Int64 {
+        var sum: Int64 = 0
+        try lookups(ids) { sum &+= checksum($0) }
         return sum
     }
 
+    func fetchEachItems(_ ids: [Int64]) async throws -> [Item] {
+        var items: [Item] = []
+        try lookups(ids) { items.append($0) }
+        return items
+    }
+
+    func accessEach(_ ids: [Int64]) async throws -> Int64 {
+        var sum: Int64 = 0
+        for id in ids {
+            try run(begin)
+            sqlite3_bind_int64(byID, 1, id)
+            if sqlite3_step(byID) == SQLITE_ROW { sum &+= checksum(try row(byID)) }
+            sqlite3_reset(byID)
+            try run(commit)
+        }
+        return sum
+    }
+
+    private func rows(_ body: (Item) -> Void) throws {
+        try run(begin)
+        while sqlite3_step(select) == SQLITE_ROW { body(try row(select)) }
+        sqlite3_reset(select)
+        try run(commit)
+    }
+
     func stream() async throws -> (Int, Int64) {
-        exec("BEGIN")
-        let s = prepare("SELECT \(itemColumns) FROM items")
         var count = 0, sum: Int64 = 0
-        while sqlite3_step(s) == SQLITE_ROW { count += 1; sum &+= checksum(row(s)) }
-        sqlite3_finalize(s)
-        exec("COMMIT")
+        try rows { count += 1; sum &+= checksum($0) }
         return (count, sum)
     }
 
-    func close() async { sqlite3_close(db); db = nil }
+    func streamItems() async throws -> [Item] {
+        var items: [Item] = []
+        try rows { items.append($0) }
+        return items
+    }
+
+    func close() async {
+        for statement in [begin, commit, insert, select, byID] { sqlite3_finalize(statement) }
+        (begin, commit, insert, select, byID) = (nil, nil, nil, nil, nil)
+        sqlite3_close(db)
+        db = nil
+    }
 }
 
 enum RawError: Error { case failed(String) }
@@ -201,9 +270,11 @@ final class GRDBContender: SQLiteContender {
     private var queue: (any DatabaseWriter)?
     private var dates = DateStorage.text
 
+    /// `codable`: a Codable record, looked up as users call it (`fetchOne(db, key:)`);
+    /// otherwise hand-written rows read by column index, lookups through a cached statement.
     init(codable: Bool) {
         self.codable = codable
-        name = codable ? "GRDB 7 Codable record" : "GRDB 7 hand-written rows"
+        name = codable ? "GRDB 7 Codable record, fetchOne(db, key:)" : "GRDB 7 hand-written rows, cached statements"
     }
 
     func open(path: String?, dates: DateStorage) async throws {
@@ -213,10 +284,14 @@ final class GRDBContender: SQLiteContender {
         queue = writer
     }
 
+    private func writer() throws -> any DatabaseWriter {
+        guard let queue else { throw RawError.failed("GRDB is not open") }
+        return queue
+    }
+
     func insertAll(_ items: [Item]) async throws {
-        guard let queue else { return }
         let codable = self.codable, dates = self.dates
-        try await queue.write { db in
+        try await writer().write { db in
             if codable {
                 if dates == .text {
                     for item in items { try GRDBItem<GRDBTextDates>(item).insert(db) }
@@ -235,9 +310,8 @@ final class GRDBContender: SQLiteContender {
     }
 
     func fetchAll() async throws -> [Item] {
-        guard let queue else { return [] }
         let codable = self.codable, dates = self.dates
-        return try await queue.read { db in
+        return try await writer().read { db in
             if codable {
                 return dates == .text ? try GRDBItem<GRDBTextDates>.fetchAll(db).map(\.item) : try GRDBItem<GRDBNumberDates>.fetchAll(db).map(\.item)
             }
@@ -245,41 +319,68 @@ final class GRDBContender: SQLiteContender {
         }
     }
 
+    private static func lookup(_ db: GRDB.Database, _ id: Int64, codable: Bool, dates: DateStorage) throws -> Item? {
+        if codable {
+            return dates == .text ? try GRDBItem<GRDBTextDates>.fetchOne(db, key: id)?.item : try GRDBItem<GRDBNumberDates>.fetchOne(db, key: id)?.item
+        }
+        let statement = try db.cachedStatement(sql: "SELECT \(itemColumns) FROM items WHERE id = ?")
+        return try GRDBRowItem.fetchOne(statement, arguments: [id])?.item
+    }
+
     func fetchEach(_ ids: [Int64]) async throws -> Int64 {
-        guard let queue else { return 0 }
         let codable = self.codable, dates = self.dates
-        return try await queue.read { db in
+        return try await writer().read { db in
             var sum: Int64 = 0
-            for id in ids {
-                if codable {
-                    let item = dates == .text ? try GRDBItem<GRDBTextDates>.fetchOne(db, key: id)?.item : try GRDBItem<GRDBNumberDates>.fetchOne(db, key: id)?.item
-                    sum &+= item.map(checksum) ?? 0
-                } else {
-                    sum &+= try GRDBRowItem.fetchOne(db, sql: "SELECT \(itemColumns) FROM items WHERE id = ?", arguments: [id]).map { checksum($0.item) } ?? 0
-                }
-            }
+            for id in ids { sum &+= try Self.lookup(db, id, codable: codable, dates: dates).map(checksum) ?? 0 }
             return sum
         }
     }
 
-    func stream() async throws -> (Int, Int64) {
-        guard let queue else { return (0, 0) }
+    func fetchEachItems(_ ids: [Int64]) async throws -> [Item] {
         let codable = self.codable, dates = self.dates
-        return try await queue.read { db in
-            var count = 0, sum: Int64 = 0
-            if codable {
-                if dates == .text {
-                    let cursor = try GRDBItem<GRDBTextDates>.fetchCursor(db)
-                    while let row = try cursor.next() { count += 1; sum &+= checksum(row.item) }
-                } else {
-                    let cursor = try GRDBItem<GRDBNumberDates>.fetchCursor(db)
-                    while let row = try cursor.next() { count += 1; sum &+= checksum(row.item) }
-                }
+        return try await writer().read { db in try ids.compactMap { try Self.lookup(db, $0, codable: codable, dates: dates) } }
+    }
+
+    func accessEach(_ ids: [Int64]) async throws -> Int64 {
+        let codable = self.codable, dates = self.dates
+        let reader = try writer()
+        var sum: Int64 = 0
+        for id in ids {
+            sum &+= try await reader.read { db in try Self.lookup(db, id, codable: codable, dates: dates).map(checksum) ?? 0 }
+        }
+        return sum
+    }
+
+    private static func rows(_ db: GRDB.Database, codable: Bool, dates: DateStorage, _ body: (Item) -> Void) throws {
+        if codable {
+            if dates == .text {
+                let cursor = try GRDBItem<GRDBTextDates>.fetchCursor(db)
+                while let row = try cursor.next() { body(row.item) }
             } else {
-                let cursor = try GRDBRowItem.fetchCursor(db, sql: "SELECT \(itemColumns) FROM items")
-                while let row = try cursor.next() { count += 1; sum &+= checksum(row.item) }
+                let cursor = try GRDBItem<GRDBNumberDates>.fetchCursor(db)
+                while let row = try cursor.next() { body(row.item) }
             }
+        } else {
+            let cursor = try GRDBRowItem.fetchCursor(db, sql: "SELECT \(itemColumns) FROM items")
+            while let row = try cursor.next() { body(row.item) }
+        }
+    }
+
+    func stream() async throws -> (Int, Int64) {
+        let codable = self.codable, dates = self.dates
+        return try await writer().read { db in
+            var count = 0, sum: Int64 = 0
+            try Self.rows(db, codable: codable, dates: dates) { count += 1; sum &+= checksum($0) }
             return (count, sum)
+        }
+    }
+
+    func streamItems() async throws -> [Item] {
+        let codable = self.codable, dates = self.dates
+        return try await writer().read { db in
+            var items: [Item] = []
+            try Self.rows(db, codable: codable, dates: dates) { items.append($0) }
+            return items
         }
     }
 
@@ -292,14 +393,23 @@ extension Item: Depot.Record {
     static let tableName = "items"
 }
 
+/// Depot as users call it: `insert(contentsOf:)`, `fetchAll`, `find`, `forEach`.
+/// `generated`: through `@Columns`' positional mapping; otherwise through Codable.
 final class DepotSQLiteContender: SQLiteContender {
-    let name = "Depot"
+    let name: String
     let isBaseline = false
+    let generated: Bool
     func datePrecision(_ dates: DateStorage) -> Double { dates == .text ? 0.000_000_5 : 0.000_01 }
     private var store: Store?
 
+    init(generated: Bool = true) {
+        self.generated = generated
+        name = generated ? "Depot, @Columns" : "Depot, Codable"
+    }
+
     func open(path: String?, dates: DateStorage) async throws {
         var configuration = SQLiteConfiguration()
+        configuration.store.usesGeneratedMapping = generated
         if dates == .native {
             configuration.store.encoder.dateEncodingStrategy = .secondsSince1970
             configuration.store.decoder.dateDecodingStrategy = .secondsSince1970
@@ -309,28 +419,54 @@ final class DepotSQLiteContender: SQLiteContender {
         self.store = store
     }
 
+    private func opened() throws -> Store {
+        guard let store else { throw RawError.failed("Depot is not open") }
+        return store
+    }
+
     func insertAll(_ items: [Item]) async throws {
-        try await store?.write { db in try db.insert(contentsOf: items) }
+        try await opened().write { db in try db.insert(contentsOf: items) }
     }
 
     func fetchAll() async throws -> [Item] {
-        try await store?.read { db in try db.fetchAll(Item.self, "SELECT * FROM items") } ?? []
+        try await opened().read { db in try db.fetchAll(Item.self, "SELECT * FROM items") }
     }
 
     func fetchEach(_ ids: [Int64]) async throws -> Int64 {
-        try await store?.read { db in
+        try await opened().read { db in
             var sum: Int64 = 0
             for id in ids { sum &+= try db.find(Item.self, id: id).map(checksum) ?? 0 }
             return sum
-        } ?? 0
+        }
+    }
+
+    func fetchEachItems(_ ids: [Int64]) async throws -> [Item] {
+        try await opened().read { db in try ids.compactMap { try db.find(Item.self, id: $0) } }
+    }
+
+    func accessEach(_ ids: [Int64]) async throws -> Int64 {
+        let store = try opened()
+        var sum: Int64 = 0
+        for id in ids {
+            sum &+= try await store.read { db in try db.find(Item.self, id: id).map(checksum) ?? 0 }
+        }
+        return sum
     }
 
     func stream() async throws -> (Int, Int64) {
-        try await store?.read { db in
+        try await opened().read { db in
             var count = 0, sum: Int64 = 0
             try db.forEach(Item.self, "SELECT * FROM items") { count += 1; sum &+= checksum($0) }
             return (count, sum)
-        } ?? (0, 0)
+        }
+    }
+
+    func streamItems() async throws -> [Item] {
+        try await opened().read { db in
+            var items: [Item] = []
+            try db.forEach(Item.self, "SELECT * FROM items") { items.append($0) }
+            return items
+        }
     }
 
     func close() async {

@@ -35,13 +35,20 @@ func check(_ condition: Bool, _ message: @autoclosure () -> String) throws {
     if !condition { throw Mismatch(description: message()) }
 }
 
-/// A checksum over items, so no contender can skip work the others do. Dates are
-/// left out: ``verify`` compares them within each contender's precision.
+/// A checksum over every field of items, dates to the millisecond (the coarsest
+/// precision a contender keeps), so no contender can skip work the others do.
 func checksum(_ item: Item) -> Int64 {
-    var sum = item.id &+ item.listID &+ Int64(item.title.utf8.count) &+ Int64(item.notes.utf8.count)
-    sum &+= (item.isCompleted ? 1 : 0) &+ (item.isFlagged ? 2 : 0) &+ Int64(item.priority ?? -1)
-    sum &+= Int64(item.score * 100) &+ (item.dueDate == nil ? 7 : 0)
+    var sum = item.id &+ item.listID &* 3 &+ Int64(item.title.utf8.count) &+ Int64(item.notes.utf8.count) &* 5
+    sum &+= Int64(item.title.utf8.last ?? 0) &+ Int64(item.notes.utf8.first ?? 0)
+    sum &+= (item.isCompleted ? 1 : 0) &+ (item.isFlagged ? 2 : 0) &+ Int64(item.priority ?? -1) &* 7
+    sum &+= Int64(item.score * 100) &+ (item.dueDate.map(millis) ?? 7) &+ millis(item.createdAt) &* 11
     return sum
+}
+
+/// Milliseconds since 1970, from the nearest microsecond.
+func millis(_ date: Date) -> Int64 {
+    let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+    return micros >= 0 ? micros / 1000 : (micros - 999) / 1000
 }
 
 /// Fails unless every item read back equals the one written, dates within `precision` seconds.

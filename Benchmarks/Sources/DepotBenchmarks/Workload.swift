@@ -1,6 +1,8 @@
+import Depot
 import Foundation
 
 /// The benchmark's record, exactly as the issue fixes it.
+@Columns
 struct Item: Codable, Sendable, Equatable {
     var id: Int64
     var title: String       // ~20 characters
@@ -55,11 +57,15 @@ enum DateStorage: String, CaseIterable, Sendable {
     case text
 }
 
-/// A small hand-written ISO-8601 codec for the raw C baselines: what a careful
-/// programmer writes by hand, with no Foundation formatter on the hot path.
+/// A small hand-written codec for dates as SQLite text, for the raw C baselines:
+/// what a careful programmer writes by hand, with no Foundation formatter and no
+/// allocation on the hot path. It writes the form Depot writes
+/// (`2026-11-22 02:45:18.123456`: milliseconds always, microseconds when not
+/// zeros, no fraction on a whole second), so both store the same text.
 enum HandISO {
-    static func format(_ date: Date) -> String {
-        let total = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+    /// Writes the date into `bytes` (26 bytes at least) and returns the length.
+    static func write(_ date: Date, into bytes: UnsafeMutablePointer<UInt8>) -> Int {
+        let total = micros(date)
         var seconds = total / 1_000_000, micros = total % 1_000_000
         if micros < 0 { micros += 1_000_000; seconds -= 1 }
         var days = seconds / 86_400, rest = seconds % 86_400
@@ -68,22 +74,30 @@ enum HandISO {
         let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
         let doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153
         let d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9, y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-        var bytes = [UInt8](repeating: 0, count: 27)
         func put(_ v: Int64, _ at: Int, _ width: Int) {
             var v = v
             for i in stride(from: at + width - 1, through: at, by: -1) { bytes[i] = UInt8(48 + v % 10); v /= 10 }
         }
-        put(y, 0, 4); bytes[4] = 45; put(m, 5, 2); bytes[7] = 45; put(d, 8, 2); bytes[10] = 84
+        put(y, 0, 4); bytes[4] = 45; put(m, 5, 2); bytes[7] = 45; put(d, 8, 2); bytes[10] = 32
         put(rest / 3600, 11, 2); bytes[13] = 58; put(rest / 60 % 60, 14, 2); bytes[16] = 58; put(rest % 60, 17, 2)
-        bytes[19] = 46; put(micros, 20, 6); bytes[26] = 90
-        return String(decoding: bytes, as: UTF8.self)
+        if micros == 0 { return 19 }
+        bytes[19] = 46
+        put(micros, 20, 6)
+        return micros % 1000 == 0 ? 23 : 26
     }
 
-    /// Parses exactly the format above.
+    /// The date's microseconds since 1970, the whole seconds and the fraction scaled apart.
+    static func micros(_ date: Date) -> Int64 {
+        let seconds = date.timeIntervalSince1970
+        let whole = seconds.rounded(.down)
+        return Int64(whole) * 1_000_000 + Int64(((seconds - whole) * 1_000_000).rounded())
+    }
+
+    /// Parses the form above (and `T` for the space, `Z` at the end).
     static func parse(_ p: UnsafePointer<UInt8>, _ count: Int) -> Date {
         func n(_ at: Int, _ width: Int) -> Int64 {
             var v: Int64 = 0
-            for i in at..<(at + width) { v = v * 10 + Int64(p[i] - 48) }
+            for i in at..<(at + width) { v = v * 10 + Int64(p[i] &- 48) }
             return v
         }
         let y = n(0, 4), m = n(5, 2), d = n(8, 2)
@@ -91,6 +105,26 @@ enum HandISO {
         let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1, doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
         let days = era * 146_097 + doe - 719_468
         let seconds = days * 86_400 + n(11, 2) * 3600 + n(14, 2) * 60 + n(17, 2)
-        return Date(timeIntervalSince1970: Double(seconds * 1_000_000 + (count >= 26 ? n(20, 6) : 0)) / 1_000_000)
+        var fraction: Int64 = 0, digits = 0
+        var i = 20
+        while i < count, i < 26, p[i] >= 48, p[i] <= 57 { fraction = fraction * 10 + Int64(p[i] - 48); digits += 1; i += 1 }
+        while digits < 6 { fraction *= 10; digits += 1 }
+        return date(micros: seconds * 1_000_000 + fraction)
+    }
+
+    /// The Date nearest to microseconds since 1970, the whole seconds and the fraction added apart.
+    static func date(micros: Int64) -> Date {
+        var seconds = micros / 1_000_000, fraction = micros % 1_000_000
+        if fraction < 0 { fraction += 1_000_000; seconds -= 1 }
+        return Date(timeIntervalSince1970: Double(seconds) + Double(fraction) / 1_000_000)
+    }
+
+    /// The text, as a String: for baselines of APIs that take strings (PostgresNIO).
+    static func format(_ date: Date) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer in
+            guard let base = buffer.baseAddress else { return "" }
+            let count = write(date, into: base)
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
+        }
     }
 }

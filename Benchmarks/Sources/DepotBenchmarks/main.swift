@@ -17,6 +17,7 @@ struct Options {
     var storage: String?
     var dates: String?
     var profile: String?
+    var count: String?
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -33,18 +34,13 @@ struct Options {
             case "--storage": storage = iterator.next()
             case "--dates": dates = iterator.next()
             case "--profile": profile = iterator.next()
+            case "--count": count = iterator.next()
             default:
                 FileHandle.standardError.write(Data("unknown argument \(argument)\n".utf8))
                 exit(2)
             }
         }
     }
-}
-
-let options = Options(Array(CommandLine.arguments.dropFirst()))
-if let probe = options.memoryProbe {
-    try await MemoryProbe.run(probe, rows: options.rows, path: options.path)
-    exit(0)
 }
 
 func runAll(_ options: Options) async throws {
@@ -62,36 +58,72 @@ func runAll(_ options: Options) async throws {
     if let path = options.markdown { try report.markdown().write(toFile: path, atomically: true, encoding: .utf8) }
 }
 
-if options.profile == "pginsert", let url = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"] {
-    let items = Workload.items(options.rows)
-    var configuration = try DepotPostgres.PostgresConfiguration(url: url)
-    configuration.maxConnections = 1
-    let store = try await Store.postgres(configuration)
-    for _ in 0..<options.repetitions {
-        try await store.write { db in
-            try db.execute(script: SQL(unsafeRaw: postgresTableSQL(.native)))
-            for item in items { try db.insert(item) }
-        }
+/// Everything the program does, from a detached task: valgrind cannot run a
+/// Swift async main, so the main thread waits on a semaphore instead.
+func entry(_ options: Options) async throws {
+    if let probe = options.memoryProbe {
+        try await MemoryProbe.run(probe, rows: options.rows, path: options.path)
+        exit(0)
     }
-    exit(0)
-}
-if let scenario = options.profile {
-    // Only Depot's loop for one scenario, for a profiler: SQLite in memory, text dates.
-    let items = Workload.items(options.rows)
-    let depot = DepotSQLiteContender()
-    try await depot.open(path: nil, dates: .text)
-    try await depot.insertAll(items)
-    for _ in 0..<options.repetitions {
-        switch scenario {
-        case "insert":
-            await depot.close()
-            try await depot.open(path: nil, dates: .text)
-            try await depot.insertAll(items)
-        case "lookup": _ = try await depot.fetchEach((1...Int64(options.lookups)).map { $0 })
-        case "stream": _ = try await depot.stream()
-        default: _ = try await depot.fetchAll()
+
+
+    if options.profile == "pginsert", let url = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"] {
+        let items = Workload.items(options.rows)
+        var configuration = try DepotPostgres.PostgresConfiguration(url: url)
+        configuration.maxConnections = 1
+        let store = try await Store.postgres(configuration)
+        for _ in 0..<options.repetitions {
+            try await store.write { db in
+                try db.execute(script: SQL(unsafeRaw: postgresTableSQL(.native)))
+                for item in items { try db.insert(item) }
+            }
         }
+        exit(0)
     }
-    exit(0)
+    if let scenario = options.count ?? options.profile {
+        // One contender's loop for one scenario, SQLite in memory, for a profiler or
+        // for callgrind (Benchmarks/instructions runs it at two repetition counts and
+        // takes the difference, so set-up is not counted).
+        let items = Workload.items(options.rows)
+        let ids = (0..<options.lookups).map { Int64(1 + ($0 &* 7919) % options.rows) }
+        let dates = DateStorage(rawValue: options.dates ?? "text") ?? .text
+        let name = options.contender ?? "Depot, @Columns"
+        guard let contender = SQLiteSuite.allContenders().first(where: { $0.name.hasPrefix(name) }) else {
+            FileHandle.standardError.write(Data("no contender named \(name)\n".utf8))
+            exit(2)
+        }
+        try await contender.open(path: nil, dates: dates)
+        if scenario != "insert" { try await contender.insertAll(items) }
+        for _ in 0..<options.repetitions {
+            switch scenario {
+            case "insert":
+                await contender.close()
+                try await contender.open(path: nil, dates: dates)
+                try await contender.insertAll(items)
+            case "lookup": _ = try await contender.fetchEach(ids)
+            case "access": _ = try await contender.accessEach(ids)
+            case "stream": _ = try await contender.stream()
+            case "fetch": _ = try await contender.fetchAll()
+            default:
+                FileHandle.standardError.write(Data("unknown scenario \(scenario): insert, fetch, lookup, access, stream\n".utf8))
+                exit(2)
+            }
+        }
+        await contender.close()
+        exit(0)
+    }
+    try await runAll(options)
 }
-try await runAll(options)
+
+let options = Options(Array(CommandLine.arguments.dropFirst()))
+let finished = DispatchSemaphore(value: 0)
+Task.detached {
+    do {
+        try await entry(options)
+    } catch {
+        FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+        exit(1)
+    }
+    finished.signal()
+}
+finished.wait()
