@@ -63,10 +63,11 @@ public struct ColumnReader {
 
     @inline(__always)
     private static func fastBool(_ source: any RowSource, _ index: Int) -> Bool? {
+        if let bool = source.bool(at: index) { return bool }
         switch source.integer(at: index) {
-        case 0: false
-        case 1: true
-        default: nil
+        case 0: return false
+        case 1: return true
+        default: return nil
         }
     }
 
@@ -81,6 +82,9 @@ public struct ColumnReader {
 
     @inline(__always)
     private static func fastDate(_ source: any RowSource, _ index: Int, _ strategy: DateStrategy) -> Date? {
+        if case .custom = strategy { return nil }
+        // A stored instant is itself under every strategy but a custom one.
+        if let date = source.date(at: index) { return date }
         switch strategy {
         case .deferredToStore, .iso8601Text:
             guard let micros = source.withText(at: index, { ISO8601.parse(bytes: $0) }) ?? nil else { return nil }

@@ -49,6 +49,11 @@ public protocol RowSource {
     func integer(at index: Int) -> Int64?
     /// The cell's floating-point number, when it holds one; nil for any other cell.
     func double(at index: Int) -> Double?
+    /// The cell's Boolean, when the engine stores it as one; nil for any other cell.
+    func bool(at index: Int) -> Bool?
+    /// The cell's instant, when the engine stores it as a date or timestamp; nil
+    /// for any other cell (text and numbers included).
+    func date(at index: Int) -> Date?
     /// Calls `body` with the bytes of a text cell, which may not be valid UTF-8;
     /// nil for any other cell.
     func withText<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R?
@@ -66,6 +71,16 @@ extension RowSource {
 
     public func double(at index: Int) -> Double? {
         if case .double(let double)? = try? value(at: index) { return double }
+        return nil
+    }
+
+    public func bool(at index: Int) -> Bool? {
+        if case .bool(let bool)? = try? value(at: index) { return bool }
+        return nil
+    }
+
+    public func date(at index: Int) -> Date? {
+        if case .date(let date)? = try? value(at: index) { return date }
         return nil
     }
 

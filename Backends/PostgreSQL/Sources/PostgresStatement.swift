@@ -98,6 +98,74 @@ final class PostgresStatement: DriverStatement {
         state = .idle
     }
 
+    /// The current row's cell, when it is not NULL: its type and bytes.
+    @inline(__always)
+    private func cell(_ index: Int) -> (type: Oid, bytes: UnsafeRawBufferPointer)? {
+        let result: OpaquePointer
+        let row: Int32
+        switch state {
+        case .buffered(let r, let position, _): (result, row) = (r, position)
+        case .streaming(let current?): (result, row) = (current, 0)
+        default: return nil
+        }
+        let column = Int32(index)
+        guard index < columnTypes.count, PQgetisnull(result, row, column) == 0, let pointer = PQgetvalue(result, row, column) else { return nil }
+        return (columnTypes[index], UnsafeRawBufferPointer(start: pointer, count: Int(PQgetlength(result, row, column))))
+    }
+
+    func isNull(at index: Int) -> Bool {
+        switch state {
+        case .buffered(let result, let row, _): PQgetisnull(result, row, Int32(index)) == 1
+        case .streaming(let current?): PQgetisnull(current, 0, Int32(index)) == 1
+        default: false
+        }
+    }
+
+    // The fast paths answer exactly as `value(at:)` would for their kind of cell, and nil otherwise.
+
+    func integer(at index: Int) -> Int64? {
+        guard let (type, bytes) = cell(index) else { return nil }
+        switch type {
+        case PostgresType.int8 where bytes.count == 8: return PostgresBinary.read(Int64.self, bytes)
+        case PostgresType.int4 where bytes.count == 4: return Int64(PostgresBinary.read(Int32.self, bytes))
+        case PostgresType.int2 where bytes.count == 2: return Int64(PostgresBinary.read(Int16.self, bytes))
+        default: return nil
+        }
+    }
+
+    func double(at index: Int) -> Double? {
+        guard let (type, bytes) = cell(index) else { return nil }
+        switch type {
+        case PostgresType.float8 where bytes.count == 8: return Double(bitPattern: PostgresBinary.read(UInt64.self, bytes))
+        case PostgresType.float4 where bytes.count == 4: return Double(Float(bitPattern: PostgresBinary.read(UInt32.self, bytes)))
+        default: return nil
+        }
+    }
+
+    func bool(at index: Int) -> Bool? {
+        guard let (type, bytes) = cell(index), type == PostgresType.bool, bytes.count == 1 else { return nil }
+        return bytes[0] != 0
+    }
+
+    func withText<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+        guard let (type, bytes) = cell(index) else { return nil }
+        switch type {
+        case PostgresType.text, PostgresType.varchar, PostgresType.bpchar, PostgresType.name, PostgresType.char,
+             PostgresType.unknown, PostgresType.xml:
+            return try body(bytes.bindMemory(to: UInt8.self))
+        default:
+            return nil
+        }
+    }
+
+    func date(at index: Int) -> Date? {
+        guard let (type, bytes) = cell(index), type == PostgresType.timestamptz || type == PostgresType.timestamp,
+              bytes.count == 8 else { return nil }
+        let micros = PostgresBinary.read(Int64.self, bytes)
+        guard micros != .max, micros != .min else { return nil }
+        return try? PostgresBinary.storableDate(micros.addingReportingOverflow(PostgresBinary.epochMicros))
+    }
+
     func value(at index: Int) throws -> Value {
         let result: OpaquePointer
         let row: Int32

@@ -56,6 +56,9 @@ extension PostgresParameter {
 
 /// Reads binary-format result values.
 enum PostgresBinary {
+    /// 2000-01-01, PostgreSQL's epoch, in microseconds since 1970.
+    static let epochMicros = postgresEpochMicros
+
     struct Unsupported: Error { let message: String }
 
     static func read<T: FixedWidthInteger>(_ type: T.Type, _ bytes: UnsafeRawBufferPointer, at offset: Int = 0) -> T {

@@ -141,6 +141,12 @@ final class SQLiteStatement: DriverStatement {
         return sqlite3_column_double(handle, column)
     }
 
+    /// SQLite has no Boolean cells: a Bool is the INTEGER 0 or 1.
+    func bool(at index: Int) -> Bool? { nil }
+
+    /// SQLite has no date cells: a date is text or a number.
+    func date(at index: Int) -> Date? { nil }
+
     func withText<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
         let column = Int32(index)
         guard sqlite3_column_type(handle, column) == SQLITE_TEXT else { return nil }
