@@ -11,20 +11,31 @@ public struct ColumnReader {
     let source: any RowSource
     /// The plan owns the column positions and outlives every reader made from it.
     unowned(unsafe) let plan: DecodePlan
-    let mapping: ColumnMapping
+    let mapping: ColumnMapping?
     var position = 0
 
-    init(source: any RowSource, plan: DecodePlan, mapping: ColumnMapping) {
+    init(source: any RowSource, plan: DecodePlan, mapping: ColumnMapping?) {
         self.source = source
         self.plan = plan
         self.mapping = mapping
     }
 
+    /// Whether the row is read through the generated mapping; false when the
+    /// store turned it off, and the type then decodes through Codable.
+    @usableFromInline
+    var usesGeneratedMapping: Bool { mapping != nil }
+
+    /// Decodes the row through the type's Codable conformance, as `RowDecoder` does.
+    @usableFromInline
+    func decodeThroughCodable<T: Decodable>(_ type: T.Type) throws -> T {
+        try RowDecoder.decode(type, from: source, plan: plan)
+    }
+
     @inline(__always)
     private mutating func nextIndex() throws -> (Int?, String) {
         let position = self.position
-        guard position < mapping.indexes.count else {
-            let message = "the generated column mapping read more properties than its columnKeys list (\(mapping.indexes.count))"
+        guard let mapping, position < mapping.indexes.count else {
+            let message = "the generated column mapping read more properties than its columnKeys list (\(mapping?.indexes.count ?? 0))"
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: message,
                                                     underlyingError: ColumnFailure(message: message)))
         }
@@ -73,11 +84,10 @@ public struct ColumnReader {
 
     @inline(__always)
     private static func fastString(_ source: any RowSource, _ index: Int) -> String? {
-        source.withText(at: index) { bytes -> String? in
-            // ASCII needs no validation; other text must be valid UTF-8, or the slow path reports it.
-            if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
-            return String(validating: bytes, as: UTF8.self)
-        } ?? nil
+        guard let bytes = source.unsafeTextBytes(at: index) else { return nil }
+        // ASCII needs no validation; other text must be valid UTF-8, or the slow path reports it.
+        if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
     }
 
     @inline(__always)
@@ -87,7 +97,7 @@ public struct ColumnReader {
         if let date = source.date(at: index) { return date }
         switch strategy {
         case .deferredToStore, .iso8601Text:
-            guard let micros = source.withText(at: index, { ISO8601.parse(bytes: $0) }) ?? nil else { return nil }
+            guard let bytes = source.unsafeTextBytes(at: index), let micros = ISO8601.parse(bytes: bytes) else { return nil }
             return ISO8601.exactDate(microseconds: micros)
         case .secondsSince1970:
             guard let seconds = source.double(at: index),
@@ -120,8 +130,8 @@ public struct ColumnReader {
     }
     /// Reads a `Date`, with the store's date strategy.
     public mutating func decode(_ type: Date.Type) throws -> Date {
-        let options = plan.options
-        return try read({ Self.fastDate($0, $1, options.dateStrategy) }, { try ValueDecoding.date($0, $1, options) })
+        let plan = self.plan
+        return try read({ Self.fastDate($0, $1, plan.options.dateStrategy) }, { try ValueDecoding.date($0, $1, plan.options) })
     }
     /// Reads any other `Decodable` type, as `RowDecoder` reads a property of that type.
     public mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
@@ -145,8 +155,8 @@ public struct ColumnReader {
     }
     /// Reads an optional `Date`: nil for NULL.
     public mutating func decode(_ type: Date?.Type) throws -> Date? {
-        let options = plan.options
-        return try readIfPresent({ Self.fastDate($0, $1, options.dateStrategy) }, { try ValueDecoding.date($0, $1, options) })
+        let plan = self.plan
+        return try readIfPresent({ Self.fastDate($0, $1, plan.options.dateStrategy) }, { try ValueDecoding.date($0, $1, plan.options) })
     }
     /// Reads any other optional `Decodable` type: nil for NULL.
     public mutating func decode<T: Decodable>(_ type: T?.Type) throws -> T? {
@@ -183,4 +193,22 @@ extension ColumnMapped {
         }
         return typed
     }
+}
+
+/// Whether every byte is ASCII, eight bytes at a time.
+@inline(__always)
+package func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard let base = bytes.baseAddress else { return true }
+    let count = bytes.count
+    var offset = 0
+    let raw = UnsafeRawPointer(base)
+    while offset + 8 <= count {
+        if raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+        offset += 8
+    }
+    while offset < count {
+        if base[offset] >= 0x80 { return false }
+        offset += 1
+    }
+    return true
 }

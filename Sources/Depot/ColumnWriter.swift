@@ -67,6 +67,7 @@ public struct ColumnWriter {
 
 /// A ``ColumnMapped`` type's keys and their column names under one key strategy.
 final class ColumnNames: @unchecked Sendable {
+    let type: any ColumnMapped.Type
     let keys: [String]
     /// The column name of each key, in key order.
     let columns: [String]
@@ -75,9 +76,15 @@ final class ColumnNames: @unchecked Sendable {
     let hasRepeats: Bool
 
     init(type: any ColumnMapped.Type, keyStrategy: KeyStrategy) {
+        self.type = type
         keys = type.columnKeys
         columns = keyStrategy.isDefault ? keys : keys.map { keyStrategy.columnName(for: $0) }
         hasRepeats = Set(columns).count != columns.count
+    }
+
+    /// The names for a type that has a generated mapping; nil for any other type.
+    static func make(for type: Any.Type, keyStrategy: KeyStrategy) -> ColumnNames? {
+        (type as? any ColumnMapped.Type).map { ColumnNames(type: $0, keyStrategy: keyStrategy) }
     }
 }
 
@@ -104,13 +111,15 @@ extension ColumnMapped {
     }
 }
 
-/// The ``ColumnNames`` of each mapped type, made once per connection (whose store has one key strategy).
+/// The ``ColumnNames`` of each type, made once per connection (whose store has
+/// one key strategy): nil for a type without a generated mapping, so the
+/// conformance lookup happens once per type, not once per record.
 final class ColumnNamesCache {
-    private var names: [ObjectIdentifier: ColumnNames] = [:]
+    private var names: [ObjectIdentifier: ColumnNames?] = [:]
 
-    func names(for type: any ColumnMapped.Type, keyStrategy: KeyStrategy) -> ColumnNames {
+    func names(for type: Any.Type, keyStrategy: KeyStrategy) -> ColumnNames? {
         if let cached = names[ObjectIdentifier(type)] { return cached }
-        let made = ColumnNames(type: type, keyStrategy: keyStrategy)
+        let made = ColumnNames.make(for: type, keyStrategy: keyStrategy)
         names[ObjectIdentifier(type)] = made
         return made
     }

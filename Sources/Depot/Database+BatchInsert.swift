@@ -12,7 +12,13 @@ struct BatchInsert<T: Record> {
     /// The engine's bulk path (PostgreSQL's COPY), when it has one.
     var bulk: (any BulkInsertWriter)?
 
-    init(db: Database) { self.db = db }
+    /// The connection's bulk path, looked up once per batch.
+    let bulking: (any BulkInsertingConnection)?
+
+    init(db: Database) {
+        self.db = db
+        bulking = db.connection.driver as? any BulkInsertingConnection
+    }
 
     mutating func add(_ row: EncodedColumns) throws {
         var row = row
@@ -20,7 +26,7 @@ struct BatchInsert<T: Record> {
             // New names: checked for duplicates once, then every row that matches them is fine.
             row.removeDuplicateNames()
         }
-        if let bulking = db.connection.driver as? any BulkInsertingConnection, !row.names.isEmpty {
+        if let bulking, !row.names.isEmpty {
             try addInBulk(row, bulking)
             return
         }

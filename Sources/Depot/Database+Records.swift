@@ -111,17 +111,8 @@ extension Database {
     /// let list = try db.find(RemindersList.self, id: 42)
     /// ```
     public func find<T: Record>(_ type: T.Type, id: some Encodable & Sendable) throws -> T? {
-        let cacheKey = PooledConnection.RecordSQLKey(type: ObjectIdentifier(type), purpose: "find")
-        let text: String
-        if let cached = connection.recordSQL[cacheKey] {
-            text = cached
-        } else {
-            let key = try singleKey(type)
-            text = try SQL("SELECT * FROM \(ident: T.tableName) WHERE \(ident: key) = \(Value.null)").rendered(for: dialect).text
-            connection.recordSQL[cacheKey] = text
-        }
-        let value = try encodeKey(id, T.self)
-        return try withStatement(text: text, values: [value]) { statement, _ in
+        let (text, values) = try findStatement(type, id: id)
+        return try withStatement(text: text, values: values) { statement, _ in
             guard try statement.step() else { return nil }
             let result = try RowDecoder.decode(type, from: statement, plan: plan(for: statement, type))
             if try statement.step() {
@@ -150,7 +141,7 @@ extension Database {
     }
 
     /// A primary-key value encoded as the record's property is, with the store's strategies.
-    private func encodeKey<T: Record>(_ id: some Encodable, _ type: T.Type) throws -> Value {
+    func encodeKey<T: Record>(_ id: some Encodable, _ type: T.Type) throws -> Value {
         do {
             return try ValueEncoder.encode(id, options: coding.encoding, column: T.primaryKey.first)
         } catch let error as EncodingError {
@@ -236,7 +227,7 @@ extension Database {
         return key
     }
 
-    private func singleKey<T: Record>(_ type: T.Type) throws -> String {
+    func singleKey<T: Record>(_ type: T.Type) throws -> String {
         guard T.primaryKey.count == 1, let key = T.primaryKey.first else {
             throw DatabaseError.misuse("\(T.self) has a composite primary key \(T.primaryKey): use find(_:key:)")
         }

@@ -104,11 +104,15 @@ package enum ISO8601 {
         if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
         let (year, month, day) = civil(fromDays: days)
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 26) { bytes in
+            @inline(__always)
             func put(_ value: Int64, at offset: Int, width: Int) {
                 var v = value
-                for i in stride(from: offset + width - 1, through: offset, by: -1) {
-                    bytes[i] = UInt8(truncatingIfNeeded: 48 + v % 10)
-                    v /= 10
+                var i = offset + width
+                while i > offset {
+                    i -= 1
+                    let (quotient, digit) = v.quotientAndRemainder(dividingBy: 10)
+                    bytes[i] = UInt8(truncatingIfNeeded: 48 + digit)
+                    v = quotient
                 }
             }
             put(year, at: 0, width: 4); bytes[4] = 45 // -

@@ -54,9 +54,12 @@ public protocol RowSource {
     /// The cell's instant, when the engine stores it as a date or timestamp; nil
     /// for any other cell (text and numbers included).
     func date(at index: Int) -> Date?
-    /// Calls `body` with the bytes of a text cell, which may not be valid UTF-8;
-    /// nil for any other cell.
-    func withText<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R?
+    /// The bytes of a text cell, which may not be valid UTF-8; nil for any other cell.
+    ///
+    /// Caveat: the bytes belong to the engine and stay valid only until the
+    /// source moves to another row or another cell of this row is read; copy
+    /// them before then.
+    func unsafeTextBytes(at index: Int) -> UnsafeBufferPointer<UInt8>?
 }
 
 extension RowSource {
@@ -84,9 +87,8 @@ extension RowSource {
         return nil
     }
 
-    public func withText<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
-        guard case .text(var text)? = try? value(at: index) else { return nil }
-        return try text.withUTF8(body)
+    public func unsafeTextBytes(at index: Int) -> UnsafeBufferPointer<UInt8>? {
+        nil
     }
 }
 

@@ -85,9 +85,9 @@ struct EncodedColumns {
     /// previous row's, already checked).
     static func encode<T: Encodable>(_ value: T, options: EncodingOptions, keyStrategy: KeyStrategy, deduplicating: Bool = true,
                                      names cache: ColumnNamesCache? = nil) throws -> EncodedColumns {
-        if options.usesGeneratedMapping, let mapped = T.self as? any ColumnMapped.Type {
-            let names = cache?.names(for: mapped, keyStrategy: keyStrategy) ?? ColumnNames(type: mapped, keyStrategy: keyStrategy)
-            return try mapped.encodeMapped(value, names: names, options: options)
+        if options.usesGeneratedMapping {
+            let names = if let cache { cache.names(for: T.self, keyStrategy: keyStrategy) } else { ColumnNames.make(for: T.self, keyStrategy: keyStrategy) }
+            if let names { return try names.type.encodeMapped(value, names: names, options: options) }
         }
         let encoder = RowEncoding(options: options, keyStrategy: keyStrategy)
         try value.encode(to: encoder)

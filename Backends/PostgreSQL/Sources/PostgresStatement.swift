@@ -147,12 +147,12 @@ final class PostgresStatement: DriverStatement {
         return bytes[0] != 0
     }
 
-    func withText<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+    func unsafeTextBytes(at index: Int) -> UnsafeBufferPointer<UInt8>? {
         guard let (type, bytes) = cell(index) else { return nil }
         switch type {
         case PostgresType.text, PostgresType.varchar, PostgresType.bpchar, PostgresType.name, PostgresType.char,
              PostgresType.unknown, PostgresType.xml:
-            return try body(bytes.bindMemory(to: UInt8.self))
+            return bytes.bindMemory(to: UInt8.self)
         default:
             return nil
         }

@@ -147,7 +147,7 @@ enum PostgresBinary {
     static func utf8(_ bytes: UnsafeRawBufferPointer) throws -> String {
         let bytes = bytes.bindMemory(to: UInt8.self)
         // ASCII needs no validation; the generic validating initializer is slow.
-        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw Unsupported(message: "the text is not valid UTF-8")
         }

@@ -147,12 +147,12 @@ final class SQLiteStatement: DriverStatement {
     /// SQLite has no date cells: a date is text or a number.
     func date(at index: Int) -> Date? { nil }
 
-    func withText<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+    func unsafeTextBytes(at index: Int) -> UnsafeBufferPointer<UInt8>? {
         let column = Int32(index)
         guard sqlite3_column_type(handle, column) == SQLITE_TEXT else { return nil }
         // Text first, then its length: the order SQLite documents as safe.
         guard let pointer = sqlite3_column_text(handle, column) else { return nil }
-        return try body(UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column))))
+        return UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column)))
     }
 
     func value(at index: Int) throws -> Value {
@@ -169,7 +169,7 @@ final class SQLiteStatement: DriverStatement {
             guard let pointer = sqlite3_column_text(handle, column) else { return .text("") }
             let bytes = UnsafeBufferPointer(start: pointer, count: count)
             // ASCII needs no validation; the generic validating initializer is slow.
-            if bytes.allSatisfy({ $0 < 0x80 }) { return .text(String(decoding: bytes, as: UTF8.self)) }
+            if isASCII(bytes) { return .text(String(decoding: bytes, as: UTF8.self)) }
             guard let text = String(validating: bytes, as: UTF8.self) else {
                 throw DatabaseError(.decoding, "the column holds text that is not valid UTF-8 (\(count) bytes)",
                                     column: columns.names[index], columnIndex: index, sql: sql)

@@ -1,0 +1,118 @@
+import Foundation
+
+// The fetches of `@Columns` types. Each is inlined into the caller's module, so
+// the row loop is compiled for the concrete type: the generated `init(columns:)`
+// is a direct call and the results array is the type's own, with no generic
+// metadata looked up row by row. They mean exactly what the `Decodable`
+// fetches mean; with `usesGeneratedMapping` off they decode through Codable.
+
+extension Database {
+    /// Fetches every row, decoded through the type's generated column mapping.
+    ///
+    /// It means what the `Decodable` fetch means, without Codable's containers.
+    @inlinable
+    public func fetchAll<T: ColumnMapped>(_ type: T.Type, _ sql: SQL) throws -> [T] {
+        var results: [T] = []
+        try mappedRows(type, sql, limit: .all) { reader in
+            results.append(try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self))
+        }
+        return results
+    }
+
+    /// Fetches at most one row, decoded through the type's generated column mapping.
+    ///
+    /// - Throws: a `tooManyRows` ``DatabaseError`` when the query returns more than one row.
+    @inlinable
+    public func fetchOne<T: ColumnMapped>(_ type: T.Type, _ sql: SQL) throws -> T? {
+        var result: T?
+        try mappedRows(type, sql, limit: .one("fetchOne found more than one row; add LIMIT 1 or use fetchAll")) { reader in
+            result = try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self)
+        }
+        return result
+    }
+
+    /// Decodes each row in turn without keeping them, through the type's generated
+    /// column mapping: memory stays flat however many rows the query returns.
+    @inlinable
+    public func forEach<T: ColumnMapped>(_ type: T.Type, _ sql: SQL, _ body: (T) throws -> Void) throws {
+        try mappedRows(type, sql, limit: .streaming) { reader in
+            try body(try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self))
+        }
+    }
+
+    /// The record with this primary key (a single-column key), or nil, decoded
+    /// through the type's generated column mapping.
+    @inlinable
+    public func find<T: Record & ColumnMapped>(_ type: T.Type, id: some Encodable & Sendable) throws -> T? {
+        let (text, values) = try findStatement(type, id: id)
+        var result: T?
+        let limit = RowLimit.one("find found more than one row: \(T.self).primaryKey \(T.primaryKey) is not unique")
+        try mappedRows(type, text: text, values: values, limit: limit) { reader in
+            result = try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self)
+        }
+        return result
+    }
+
+    /// How many rows a mapped fetch reads.
+    @usableFromInline
+    enum RowLimit {
+        /// Every row.
+        case all
+        /// At most one; a second is a `tooManyRows` error with this message.
+        case one(String)
+        /// Every row, one at a time: the engine does not buffer the result.
+        case streaming
+    }
+
+    @usableFromInline
+    func mappedRows(_ type: any ColumnMapped.Type, _ sql: SQL, limit: RowLimit, _ body: (inout ColumnReader) throws -> Void) throws {
+        try checkUsable()
+        let (text, values) = try sql.rendered(for: dialect)
+        try mappedRows(type, text: text, values: values, limit: limit, body)
+    }
+
+    /// Steps through a statement's rows and hands each to `body` as a reader.
+    @usableFromInline
+    func mappedRows(_ type: any ColumnMapped.Type, text: String, values: [Value], limit: RowLimit,
+                    _ body: (inout ColumnReader) throws -> Void) throws {
+        try withStatement(text: text, values: values) { statement, _ in
+            if case .streaming = limit { try statement.prepareForStreaming() }
+            guard try statement.step() else { return }
+            let plan = self.plan(for: statement, type)
+            var rows = 0
+            repeat {
+                var reader = ColumnReader(source: statement, plan: plan, mapping: plan.mapping)
+                do {
+                    try body(&reader)
+                } catch let error as DecodingError where plan.mapping != nil {
+                    throw plan.locating(error, type, from: statement)
+                }
+                rows &+= 1
+                switch limit {
+                case .all: break
+                case .one(let message):
+                    if try statement.step() { throw DatabaseError(.tooManyRows, message) }
+                    return
+                case .streaming:
+                    // Cancellation takes a lock to read: every 256 rows is prompt enough.
+                    if rows & 255 == 0 { try checkUsable() }
+                }
+            } while try statement.step()
+        }
+    }
+
+    /// The SQL of `find` and its bound key, the text rendered once per connection.
+    @usableFromInline
+    func findStatement<T: Record>(_ type: T.Type, id: some Encodable & Sendable) throws -> (String, [Value]) {
+        let cacheKey = PooledConnection.RecordSQLKey(type: ObjectIdentifier(type), purpose: "find")
+        let text: String
+        if let cached = connection.recordSQL[cacheKey] {
+            text = cached
+        } else {
+            let key = try singleKey(type)
+            text = try SQL("SELECT * FROM \(ident: T.tableName) WHERE \(ident: key) = \(Value.null)").rendered(for: dialect).text
+            connection.recordSQL[cacheKey] = text
+        }
+        return (text, [try encodeKey(id, T.self)])
+    }
+}
