@@ -25,7 +25,7 @@ extension Database {
     @inlinable
     public func fetchOne<T: ColumnMapped>(_ type: T.Type, _ sql: SQL) throws -> T? {
         var result: T?
-        try mappedRows(type, sql, limit: .one("fetchOne found more than one row; add LIMIT 1 or use fetchAll")) { reader in
+        try mappedRows(type, sql, limit: .one) { reader in
             result = try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self)
         }
         return result
@@ -46,8 +46,7 @@ extension Database {
     public func find<T: Record & ColumnMapped>(_ type: T.Type, id: some Encodable & Sendable) throws -> T? {
         let (text, values) = try findStatement(type, id: id)
         var result: T?
-        let limit = RowLimit.one("find found more than one row: \(T.self).primaryKey \(T.primaryKey) is not unique")
-        try mappedRows(type, text: text, values: values, limit: limit) { reader in
+        try mappedRows(type, text: text, values: values, limit: .oneByPrimaryKey) { reader in
             result = try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self)
         }
         return result
@@ -58,8 +57,10 @@ extension Database {
     enum RowLimit {
         /// Every row.
         case all
-        /// At most one; a second is a `tooManyRows` error with this message.
-        case one(String)
+        /// At most one; a second is a `tooManyRows` error.
+        case one
+        /// At most one, found by primary key; a second is a `tooManyRows` error.
+        case oneByPrimaryKey
         /// Every row, one at a time: the engine does not buffer the result.
         case streaming
     }
@@ -90,8 +91,16 @@ extension Database {
                 rows &+= 1
                 switch limit {
                 case .all: break
-                case .one(let message):
-                    if try statement.step() { throw DatabaseError(.tooManyRows, message) }
+                case .one:
+                    if try statement.step() {
+                        throw DatabaseError(.tooManyRows, "fetchOne found more than one row; add LIMIT 1 or use fetchAll")
+                    }
+                    return
+                case .oneByPrimaryKey:
+                    if try statement.step() {
+                        let key = (type as? any Record.Type)?.primaryKey ?? []
+                        throw DatabaseError(.tooManyRows, "find found more than one row: \(type).primaryKey \(key) is not unique")
+                    }
                     return
                 case .streaming:
                     // Cancellation takes a lock to read: every 256 rows is prompt enough.
@@ -104,14 +113,13 @@ extension Database {
     /// The SQL of `find` and its bound key, the text rendered once per connection.
     @usableFromInline
     func findStatement<T: Record>(_ type: T.Type, id: some Encodable & Sendable) throws -> (String, [Value]) {
-        let cacheKey = PooledConnection.RecordSQLKey(type: ObjectIdentifier(type), purpose: "find")
         let text: String
-        if let cached = connection.recordSQL[cacheKey] {
+        if let cached = connection.findSQL[ObjectIdentifier(type)] {
             text = cached
         } else {
             let key = try singleKey(type)
             text = try SQL("SELECT * FROM \(ident: T.tableName) WHERE \(ident: key) = \(Value.null)").rendered(for: dialect).text
-            connection.recordSQL[cacheKey] = text
+            connection.findSQL[ObjectIdentifier(type)] = text
         }
         return (text, [try encodeKey(id, T.self)])
     }

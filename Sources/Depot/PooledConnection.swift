@@ -16,13 +16,8 @@ final class PooledConnection: @unchecked Sendable {
     private var plans: [PlanKey: DecodePlan] = [:]
     /// Column names of generated mappings under the store's key strategy.
     let columnNames = ColumnNamesCache()
-    /// Rendered SQL the record methods reuse, by record type and purpose.
-    var recordSQL: [RecordSQLKey: String] = [:]
-
-    struct RecordSQLKey: Hashable {
-        let type: ObjectIdentifier
-        let purpose: String
-    }
+    /// The rendered SELECT of `find(_:id:)`, by record type.
+    var findSQL: [ObjectIdentifier: String] = [:]
 
     /// Rendered INSERT statements, by record type, columns, row count and RETURNING.
     var insertSQL: [InsertSQLKey: String] = [:]

@@ -97,6 +97,21 @@ enum TransactionChecks {
             try await store.write { db in try add(db, 2, "b") }
             try expectEqual(try await names(store), ["a", "b"], "a write after the refused one")
         },
+        ConformanceCheck("transactions: reads refuse and writes run the same statement however accesses alternate") { context in
+            // Backends keep statements and access scripts compiled across accesses:
+            // the read-only guard must still follow each access, not the first one.
+            let store = try await counter(context)
+            for round in 0..<3 {
+                try await store.write { db in try add(db, round * 2, "w\(round)") }
+                try await expectError(.misuse, "round \(round): the same insert inside a read") {
+                    try await store.read { db in try add(db, round * 2 + 1, "r\(round)") }
+                }
+                try await expectError(.misuse, "round \(round): a second read, writing") {
+                    try await store.read { db in try add(db, round * 2 + 1, "r\(round)") }
+                }
+            }
+            try expectEqual(try await names(store), ["w0", "w1", "w2"], "rows after three rounds")
+        },
         ConformanceCheck("transactions: cancelling a task mid-write rolls back and leaves the store usable") { context in
             let store = try await counter(context)
             let (started, startedContinuation) = AsyncStream<Void>.makeStream()

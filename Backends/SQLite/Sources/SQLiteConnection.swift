@@ -47,28 +47,28 @@ final class SQLiteConnection: DriverConnection {
     }
 
     func execute(script: String) throws {
-        var script = Substring(script)
-        // Every access starts with the dialect's `PRAGMA query_only = ON|OFF; BEGIN ...`.
-        // Setting the flag expires every compiled statement of the connection (SQLite
-        // then compiles each one again at its next step), so it is set only when it
-        // changes. The flag takes effect when the PRAGMA is compiled, so that PRAGMA
-        // is never kept compiled.
-        for (prefix, wanted) in Self.queryOnlyPrefixes where script.hasPrefix(prefix) {
-            if queryOnly != wanted {
-                queryOnly = nil
-                try executeOnce("PRAGMA query_only = \(wanted ? "ON" : "OFF")")
-                queryOnly = wanted
+        let cached = try scripts[script] ?? compileScript(script)
+        if let wanted = cached.queryOnly, queryOnly != wanted {
+            // Setting the flag expires every compiled statement of the connection (SQLite
+            // then compiles each one again at its next step), so it is set only when it
+            // changes. It takes effect when the PRAGMA is compiled: never keep that compiled.
+            queryOnly = nil
+            try executeOnce("PRAGMA query_only = \(wanted ? "ON" : "OFF")")
+            queryOnly = wanted
+        }
+        guard let statements = cached.statements else {
+            if cached.mentionsQueryOnly { queryOnly = nil }
+            return try executeOnce(cached.rest)
+        }
+        for statement in statements {
+            var code = sqlite3_step(statement)
+            while code == SQLITE_ROW { code = sqlite3_step(statement) }
+            sqlite3_reset(statement)
+            guard code == SQLITE_DONE else {
+                throw SQLiteError.make(sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
             }
-            script = script.dropFirst(prefix.count)
         }
-        if script.utf8.count <= Self.cachedScriptLength, !Self.mentionsQueryOnly(script) {
-            return try executeCached(String(script))
-        }
-        if Self.mentionsQueryOnly(script) { queryOnly = nil }
-        try executeOnce(String(script))
     }
-
-    private static let queryOnlyPrefixes = [("PRAGMA query_only = ON; ", true), ("PRAGMA query_only = OFF; ", false)]
 
     /// The connection's `query_only` flag as Depot last set it; nil when unknown
     /// (SQL that names the flag ran, so it may have changed).
@@ -76,6 +76,48 @@ final class SQLiteConnection: DriverConnection {
 
     static func mentionsQueryOnly(_ sql: some StringProtocol) -> Bool {
         sql.range(of: "query_only", options: .caseInsensitive) != nil
+    }
+
+    /// A script as `execute(script:)` runs it: the `query_only` flag it wants,
+    /// then the rest of the script, compiled when it is short.
+    struct Script {
+        var queryOnly: Bool?
+        var rest: String
+        var mentionsQueryOnly: Bool
+        var statements: [OpaquePointer]?
+    }
+
+    /// Every access starts with the dialect's `PRAGMA query_only = ON|OFF; BEGIN ...`,
+    /// and ends with `COMMIT`: such scripts are parsed once, and their transaction
+    /// statement compiled once and kept, as compiling costs more than running it.
+    private static let transactionKeywords = ["BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "END"]
+
+    /// One short statement that begins, ends or marks a transaction: compiling it
+    /// alone cannot depend on what an earlier statement of the script creates.
+    static func isTransactionControl(_ sql: String) -> Bool {
+        guard sql.utf8.count <= 64, !sql.contains(";") else { return false }
+        let first = sql.prefix { $0.isLetter }.uppercased()
+        return transactionKeywords.contains(first)
+    }
+    private static let cachedScriptLimit = 32
+    private static let queryOnlyPrefixes = [("PRAGMA query_only = ON; ", true), ("PRAGMA query_only = OFF; ", false)]
+    private var scripts: [String: Script] = [:]
+
+    /// Splits off a leading `query_only` PRAGMA, and compiles the rest when it is
+    /// short and does not name the flag. Kept while the cache has room.
+    private func compileScript(_ script: String) throws -> Script {
+        var parsed = Script(queryOnly: nil, rest: script, mentionsQueryOnly: false, statements: nil)
+        for (prefix, wanted) in Self.queryOnlyPrefixes where script.hasPrefix(prefix) {
+            parsed.queryOnly = wanted
+            parsed.rest = String(script.dropFirst(prefix.count))
+        }
+        parsed.mentionsQueryOnly = Self.mentionsQueryOnly(parsed.rest)
+        guard scripts.count < Self.cachedScriptLimit else { return parsed }
+        if Self.isTransactionControl(parsed.rest) {
+            parsed.statements = try compileStatements(parsed.rest)
+        }
+        scripts[script] = parsed
+        return parsed
     }
 
     private func executeOnce(_ script: String) throws {
@@ -88,29 +130,8 @@ final class SQLiteConnection: DriverConnection {
         }
     }
 
-    /// Short scripts run at every access (`BEGIN DEFERRED`, `COMMIT`, savepoints) are compiled once and kept, statement by statement:
-    /// compiling costs more than running them.
-    private static let cachedScriptLength = 64
-    private static let cachedScriptLimit = 32
-    private var scripts: [String: [OpaquePointer]] = [:]
-
-    private func executeCached(_ script: String) throws {
-        guard let statements = try scripts[script] ?? compileScript(script) else {
-            return try executeOnce(script)
-        }
-        for statement in statements {
-            var code = sqlite3_step(statement)
-            while code == SQLITE_ROW { code = sqlite3_step(statement) }
-            sqlite3_reset(statement)
-            guard code == SQLITE_DONE else {
-                throw SQLiteError.make(sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
-            }
-        }
-    }
-
-    /// The script's statements, compiled and cached; nil when the cache is full.
-    private func compileScript(_ script: String) throws -> [OpaquePointer]? {
-        guard scripts.count < Self.cachedScriptLimit else { return nil }
+    /// Compiles each statement of a script (transaction control only: see ``isTransactionControl(_:)``).
+    private func compileStatements(_ script: String) throws -> [OpaquePointer] {
         var statements: [OpaquePointer] = []
         var failure: DatabaseError?
         script.utf8CString.withUnsafeBufferPointer { buffer in
@@ -132,7 +153,6 @@ final class SQLiteConnection: DriverConnection {
             statements.forEach { sqlite3_finalize($0) }
             throw failure
         }
-        scripts[script] = statements
         return statements
     }
 
@@ -143,7 +163,7 @@ final class SQLiteConnection: DriverConnection {
     func interrupt() { sqlite3_interrupt(handle) }
 
     func close() {
-        for statements in scripts.values { statements.forEach { sqlite3_finalize($0) } }
+        for script in scripts.values { script.statements?.forEach { sqlite3_finalize($0) } }
         scripts.removeAll()
         // close_v2 defers the close until cached statements are finalized.
         sqlite3_close_v2(handle)
