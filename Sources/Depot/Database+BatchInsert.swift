@@ -8,6 +8,7 @@ struct BatchInsert<T: Record> {
     var pending: [Value] = []
     var pendingRows = 0
     var rowsPerStatement = 1
+    var statementsRun = 0
     var full: (statement: any DriverStatement, cached: Bool, text: String)?
     /// The engine's bulk path (PostgreSQL's COPY), when it has one.
     var bulk: (any BulkInsertWriter)?
@@ -100,7 +101,9 @@ struct BatchInsert<T: Record> {
         }
         guard let full else { return }
         do {
-            try db.checkCancellation()
+            // Cancellation takes a lock to read: every 256 statements is prompt enough.
+            statementsRun &+= 1
+            if statementsRun & 255 == 1 { try db.checkCancellation() }
             try full.statement.bind(pending)
             while try full.statement.step() {}
             full.statement.reset()

@@ -252,19 +252,33 @@ extension DatabaseError {
 /// The largest integer key each primary-key column was given explicitly by the
 /// inserts of one call, so the engine's key generator can be moved past them.
 struct ExplicitKeys<T: Record> {
-    private var largest: [String: Int64] = [:]
+    /// The primary key's columns, read once: `T.primaryKey` may build its array on every call.
+    private let key = T.primaryKey
+    /// The largest integer given to each key column, in the order of `key`.
+    private var largest: [Int64?]
+    /// Where the key columns were in the last row's names, reused while the names stay the same.
+    private var names: [String] = []
+    private var positions: [Int?] = []
+
+    init() {
+        largest = Array(repeating: nil, count: key.count)
+    }
 
     mutating func note(_ columns: EncodedColumns) {
-        for name in T.primaryKey {
-            guard let index = columns.names.firstIndex(of: name), case .integer(let value) = columns.values[index] else { continue }
-            if let known = largest[name], known >= value { continue }
-            largest[name] = value
+        if columns.names != names {
+            names = columns.names
+            positions = key.map { columns.names.firstIndex(of: $0) }
+        }
+        for (offset, position) in positions.enumerated() {
+            guard let position, case .integer(let value) = columns.values[position] else { continue }
+            if let known = largest[offset], known >= value { continue }
+            largest[offset] = value
         }
     }
 
     func advanceGenerators(_ db: Database) throws {
-        for (column, value) in largest.sorted(by: { $0.key < $1.key }) {
-            guard let sql = db.dialect.advanceKeyGenerator(table: T.tableName, column: column, past: value) else { continue }
+        for (column, value) in zip(key, largest).sorted(by: { $0.0 < $1.0 }) {
+            guard let value, let sql = db.dialect.advanceKeyGenerator(table: T.tableName, column: column, past: value) else { continue }
             try db.execute(sql)
         }
     }
