@@ -278,8 +278,22 @@ struct ExplicitKeys<T: Record> {
 
     func advanceGenerators(_ db: Database) throws {
         for (column, value) in zip(key, largest).sorted(by: { $0.0 < $1.0 }) {
-            guard let value, let sql = db.dialect.advanceKeyGenerator(table: T.tableName, column: column, past: value) else { continue }
+            guard let value, try db.hasKeyGenerator(table: T.tableName, column: column),
+                  let sql = db.dialect.advanceKeyGenerator(table: T.tableName, column: column, past: value) else { continue }
             try db.execute(sql)
         }
+    }
+}
+
+extension Database {
+    /// Whether a column has a key generator to advance, asked of the engine once per
+    /// connection and column. Schema changes through this connection forget the answers.
+    func hasKeyGenerator(table: String, column: String) throws -> Bool {
+        guard let probe = dialect.hasKeyGenerator(table: table, column: column) else { return false }
+        let key = PooledConnection.ColumnKey(table: table, column: column)
+        if let known = connection.keyGenerators[key] { return known }
+        let has = try fetchOne(Bool.self, probe) ?? false
+        connection.keyGenerators[key] = has
+        return has
     }
 }

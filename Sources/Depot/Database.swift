@@ -125,9 +125,20 @@ public final class Database {
     /// Rows a statement returns are read and discarded.
     @discardableResult
     public func execute(_ sql: SQL) throws -> Int {
-        try withStatement(sql) { statement, _ in
+        try withStatement(sql) { statement, text in
+            forgetSchemaFacts(after: text)
             while try statement.step() {}
             return statement.changes
+        }
+    }
+
+    /// Schema facts the connection keeps (which columns have key generators) may
+    /// change with DDL: forget them after a statement that may change the schema.
+    func forgetSchemaFacts(after text: String) {
+        guard !connection.keyGenerators.isEmpty else { return }
+        let head = text.drop { $0.isWhitespace }.prefix(6).uppercased()
+        if head.hasPrefix("CREATE") || head.hasPrefix("DROP") || head.hasPrefix("ALTER") {
+            connection.keyGenerators.removeAll()
         }
     }
 
@@ -141,6 +152,8 @@ public final class Database {
         guard values.isEmpty else {
             throw DatabaseError.misuse("a script cannot bind values; run statements that bind one at a time with execute(_:)").with(sql: text, values: nil)
         }
+        // A script (a migration) may change anything.
+        connection.keyGenerators.removeAll()
         try runScript(text)
     }
 

@@ -16,6 +16,15 @@ final class PooledConnection: @unchecked Sendable {
     private var plans: [PlanKey: DecodePlan] = [:]
     /// Column names of generated mappings under the store's key strategy.
     let columnNames = ColumnNamesCache()
+    /// Whether each column has a key generator to advance after explicit keys.
+    /// Forgotten when this connection changes the schema.
+    var keyGenerators: [ColumnKey: Bool] = [:]
+
+    struct ColumnKey: Hashable {
+        let table: String
+        let column: String
+    }
+
     /// The rendered SELECT of `find(_:id:)`, by record type.
     var findSQL: [ObjectIdentifier: String] = [:]
 

@@ -29,11 +29,20 @@ public protocol SQLDialect: Sendable {
     /// PostgreSQL's identity sequence does not look at the rows, so its dialect
     /// advances the sequence (never backwards) when the column has one.
     func advanceKeyGenerator(table: String, column: String, past value: Int64) -> SQL?
+
+    /// A query whose one row and column says whether a column has a key generator
+    /// that ``advanceKeyGenerator(table:column:past:)`` would move; nil when the
+    /// engine needs none. A store asks once per connection and column, so inserts
+    /// of explicit keys into a column without a generator cost no extra statement.
+    func hasKeyGenerator(table: String, column: String) -> SQL?
 }
 
 extension SQLDialect {
     /// None: the engine's generated keys already follow the largest stored key.
     public func advanceKeyGenerator(table: String, column: String, past value: Int64) -> SQL? { nil }
+
+    /// None: no column needs its generator advanced.
+    public func hasKeyGenerator(table: String, column: String) -> SQL? { nil }
 }
 
 extension SQLDialect {

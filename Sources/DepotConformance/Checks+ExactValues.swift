@@ -181,6 +181,22 @@ enum ExactValueChecks {
             }
             try expectEqual(ids, [6, 13, 21, 22], "generated ids after explicit ones")
         },
+        ConformanceCheck("records: a table recreated with generated ids is seen, whatever the connection learned before") { context in
+            let store = try await context.makeStore()
+            @Sendable func with(_ id: Int64?, _ n: Int) -> Item { var item = Item.sample(n); item.id = id; return item }
+            let id = try await store.write { db -> Int64? in
+                // First without a generator: explicit ids only.
+                try createTable(db, "items", [("id", .integer, "PRIMARY KEY"), ("title", .text, "NOT NULL"), ("notes", .text, ""),
+                                              ("isDone", .bool, "NOT NULL"), ("priority", .integer, "NOT NULL"), ("dueDate", .date, ""),
+                                              ("score", .double, "NOT NULL")])
+                try db.insert(with(5, 1))
+                try db.execute("DROP TABLE \(ident: "items")")
+                try Item.createTable(db)
+                try db.insert(with(7, 2))
+                return try db.insert(with(nil, 3)).id
+            }
+            try expectEqual(id, 8, "the generated id after an explicit 7 in the recreated table")
+        },
         ConformanceCheck("records: delete by id encodes the key with the store's strategies, as find does") { context in
             var configuration = Store.Configuration()
             configuration.encoder.uuidEncodingStrategy = .uppercaseText

@@ -51,6 +51,11 @@ public struct PostgresDialect: SQLDialect {
         """
     }
 
+    /// Whether the column has an identity or serial sequence.
+    public func hasKeyGenerator(table: String, column: String) -> SQL? {
+        "SELECT pg_get_serial_sequence(\(quote(identifier: table)), \(column)) IS NOT NULL"
+    }
+
     /// Reads run in a read-only REPEATABLE READ transaction, so every statement
     /// of a read sees one snapshot, as on SQLite. Writes default to READ COMMITTED.
     public func beginTransaction(_ kind: TransactionKind, isolation: IsolationLevel?) -> String {

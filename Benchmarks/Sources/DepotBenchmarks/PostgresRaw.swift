@@ -17,48 +17,66 @@ enum PGBinary {
     static func date(_ micros: Int64) -> Date { Date(timeIntervalSince1970: Double(micros + epoch) / 1_000_000) }
 }
 
-/// Each row's ten parameters, binary where fixed-width, so no contender pays for text conversions it need not.
-struct RawParameters {
-    var buffers: [[UInt8]?] = Array(repeating: nil, count: 10)
+/// Each row's ten parameters, binary where fixed-width, written into one buffer
+/// allocated once: no allocation per row, as a careful hand-written loop does.
+final class RawParameters {
     let types: [Oid]
-    let formats: [Int32] = Array(repeating: 1, count: 10)
+    let dates: DateStorage
+    private let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 4096)
+    let pointers = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: 10)
+    let lengths = UnsafeMutablePointer<Int32>.allocate(capacity: 10)
+    let formats = UnsafeMutablePointer<Int32>.allocate(capacity: 10)
 
     init(dates: DateStorage) {
+        self.dates = dates
         let date: Oid = dates == .native ? 1184 : 25
         types = [20, 25, 25, 16, 16, 20, date, 20, date, 701]
+        formats.initialize(repeating: 1, count: 10)
     }
 
-    mutating func set(_ item: Item, dates: DateStorage) {
-        func int8(_ v: Int64) -> [UInt8] { var b: [UInt8] = []; PGBinary.append(v, to: &b); return b }
-        func date(_ d: Date) -> [UInt8] { dates == .native ? int8(PGBinary.micros(d)) : Array(HandISO.format(d).utf8) }
-        buffers[0] = int8(item.id)
-        buffers[1] = Array(item.title.utf8)
-        buffers[2] = Array(item.notes.utf8)
-        buffers[3] = [item.isCompleted ? 1 : 0]
-        buffers[4] = [item.isFlagged ? 1 : 0]
-        buffers[5] = item.priority.map { int8(Int64($0)) }
-        buffers[6] = item.dueDate.map(date)
-        buffers[7] = int8(item.listID)
-        buffers[8] = date(item.createdAt)
-        buffers[9] = int8(Int64(bitPattern: item.score.bitPattern))
+    deinit {
+        buffer.deallocate(); pointers.deallocate(); lengths.deallocate(); formats.deallocate()
     }
 
-    /// Calls `body` with libpq's pointer arrays.
-    func withArrays<R>(_ body: (UnsafePointer<UnsafePointer<CChar>?>, UnsafePointer<Int32>, UnsafePointer<Int32>) -> R) -> R {
-        let lengths = buffers.map { Int32($0?.count ?? 0) }
-        var pointers: [UnsafePointer<CChar>?] = []
-        var storage: [UnsafeMutablePointer<UInt8>] = []
-        for buffer in buffers {
-            guard let buffer else { pointers.append(nil); continue }
-            let p = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, buffer.count))
-            p.initialize(from: buffer, count: buffer.count)
-            storage.append(p)
-            pointers.append(UnsafeRawPointer(p).assumingMemoryBound(to: CChar.self))
+    /// Writes one row's fields; `field(i)` then gives each one's bytes (nil for NULL).
+    func set(_ item: Item) {
+        var offset = 0
+        func put(_ i: Int, _ write: (UnsafeMutablePointer<UInt8>) -> Int) {
+            let start = buffer + offset
+            let count = write(start)
+            pointers[i] = UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self)
+            lengths[i] = Int32(count)
+            offset += count
         }
-        defer { storage.forEach { $0.deallocate() } }
-        return pointers.withUnsafeBufferPointer { p in lengths.withUnsafeBufferPointer { l in formats.withUnsafeBufferPointer { f in
-            body(p.baseAddress!, l.baseAddress!, f.baseAddress!)
-        } } }
+        func int8(_ i: Int, _ v: Int64) { put(i) { UnsafeMutableRawPointer($0).storeBytes(of: v.bigEndian, as: Int64.self); return 8 } }
+        func text(_ i: Int, _ s: String) {
+            var s = s
+            s.withUTF8 { bytes in
+                put(i) { target in
+                    if let source = bytes.baseAddress { target.update(from: source, count: bytes.count) }
+                    return bytes.count
+                }
+            }
+        }
+        func date(_ i: Int, _ d: Date) {
+            if dates == .native { int8(i, HandISO.micros(d) - PGBinary.epoch) } else { put(i) { HandISO.write(d, into: $0) } }
+        }
+        func null(_ i: Int) { pointers[i] = nil; lengths[i] = 0 }
+        int8(0, item.id)
+        text(1, item.title)
+        text(2, item.notes)
+        put(3) { $0.pointee = item.isCompleted ? 1 : 0; return 1 }
+        put(4) { $0.pointee = item.isFlagged ? 1 : 0; return 1 }
+        if let p = item.priority { int8(5, Int64(p)) } else { null(5) }
+        if let due = item.dueDate { date(6, due) } else { null(6) }
+        int8(7, item.listID)
+        date(8, item.createdAt)
+        int8(9, Int64(bitPattern: item.score.bitPattern))
+    }
+
+    /// The bytes of field `i` as `set` wrote them; nil for NULL.
+    func field(_ i: Int) -> UnsafeRawBufferPointer? {
+        pointers[i].map { UnsafeRawBufferPointer(start: $0, count: Int(lengths[i])) }
     }
 }
 
@@ -106,13 +124,13 @@ final class RawPostgres {
 
     /// One PQexecPrepared per row, in one transaction.
     func insertPerRow(_ items: [Item]) throws {
-        var parameters = RawParameters(dates: dates)
+        let parameters = RawParameters(dates: dates)
         let name = nextName("insert")
         try prepare(name, Self.insertSQL, parameters.types)
         try exec("BEGIN")
         for item in items {
-            parameters.set(item, dates: dates)
-            let result = parameters.withArrays { PQexecPrepared(connection, name, 10, $0, $1, $2, 1) }
+            parameters.set(item)
+            let result = PQexecPrepared(connection, name, 10, parameters.pointers, parameters.lengths, parameters.formats, 1)
             let ok = PQresultStatus(result) == PGRES_COMMAND_OK
             PQclear(result)
             guard ok else { throw RawError.failed(String(cString: PQerrorMessage(connection))) }
@@ -122,7 +140,7 @@ final class RawPostgres {
 
     /// Pipeline mode: up to 1,000 inserts in flight, then a sync.
     func insertPipelined(_ items: [Item]) throws {
-        var parameters = RawParameters(dates: dates)
+        let parameters = RawParameters(dates: dates)
         let name = nextName("pipelined")
         try prepare(name, Self.insertSQL, parameters.types)
         try exec("BEGIN")
@@ -131,8 +149,8 @@ final class RawPostgres {
         while index < items.count {
             let chunk = items[index..<min(index + 1000, items.count)]
             for item in chunk {
-                parameters.set(item, dates: dates)
-                _ = parameters.withArrays { PQsendQueryPrepared(connection, name, 10, $0, $1, $2, 1) }
+                parameters.set(item)
+                _ = PQsendQueryPrepared(connection, name, 10, parameters.pointers, parameters.lengths, parameters.formats, 1)
             }
             PQpipelineSync(connection)
             var pending = chunk.count
@@ -159,12 +177,12 @@ final class RawPostgres {
         var buffer: [UInt8] = [0x50, 0x47, 0x43, 0x4F, 0x50, 0x59, 0x0A, 0xFF, 0x0D, 0x0A, 0x00] // PGCOPY\n\377\r\n\0
         PGBinary.append(Int32(0), to: &buffer)
         PGBinary.append(Int32(0), to: &buffer)
-        var parameters = RawParameters(dates: dates)
+        let parameters = RawParameters(dates: dates)
         for item in items {
-            parameters.set(item, dates: dates)
+            parameters.set(item)
             PGBinary.append(Int16(10), to: &buffer)
-            for field in parameters.buffers {
-                if let field {
+            for i in 0..<10 {
+                if let field = parameters.field(i) {
                     PGBinary.append(Int32(field.count), to: &buffer)
                     buffer.append(contentsOf: field)
                 } else {
@@ -177,6 +195,68 @@ final class RawPostgres {
             }
         }
         PGBinary.append(Int16(-1), to: &buffer)
+        buffer.withUnsafeBytes { _ = PQputCopyData(connection, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count)) }
+        PQputCopyEnd(connection, nil)
+        while let result = PQgetResult(connection) {
+            let ok = PQresultStatus(result) == PGRES_COMMAND_OK
+            PQclear(result)
+            guard ok else { throw RawError.failed(String(cString: PQerrorMessage(connection))) }
+        }
+        try exec("COMMIT")
+    }
+
+    /// COPY in text format, the format Depot's `insert(contentsOf:)` sends: each
+    /// field written and escaped by hand into one reused buffer.
+    func insertTextCopy(_ items: [Item]) throws {
+        try exec("BEGIN")
+        let result = PQexec(connection, "COPY items (id, title, notes, \"isCompleted\", \"isFlagged\", priority, \"dueDate\", \"listID\", \"createdAt\", score) FROM STDIN")
+        guard PQresultStatus(result) == PGRES_COPY_IN else { throw RawError.failed(String(cString: PQerrorMessage(connection))) }
+        PQclear(result)
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(1 << 20 + 4096)
+        let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
+        defer { scratch.deallocate() }
+        func integer(_ v: Int64) {
+            var v = v, count = 0
+            let negative = v < 0
+            repeat { scratch[31 - count] = UInt8(48 + abs(v % 10)); v /= 10; count += 1 } while v != 0
+            if negative { buffer.append(45) }
+            buffer.append(contentsOf: UnsafeBufferPointer(start: scratch + 32 - count, count: count))
+        }
+        func text(_ s: String) {
+            for byte in s.utf8 {
+                switch byte {
+                case 92: buffer.append(92); buffer.append(92)
+                case 9: buffer.append(92); buffer.append(116)
+                case 10: buffer.append(92); buffer.append(110)
+                case 13: buffer.append(92); buffer.append(114)
+                default: buffer.append(byte)
+                }
+            }
+        }
+        func date(_ d: Date) {
+            let count = HandISO.write(d, into: scratch)
+            buffer.append(contentsOf: UnsafeBufferPointer(start: scratch, count: count))
+            if dates == .native { buffer.append(43); buffer.append(48); buffer.append(48) } // +00
+        }
+        for item in items {
+            integer(item.id); buffer.append(9)
+            text(item.title); buffer.append(9)
+            text(item.notes); buffer.append(9)
+            buffer.append(item.isCompleted ? 116 : 102); buffer.append(9)
+            buffer.append(item.isFlagged ? 116 : 102); buffer.append(9)
+            if let p = item.priority { integer(Int64(p)) } else { buffer.append(92); buffer.append(78) }
+            buffer.append(9)
+            if let due = item.dueDate { date(due) } else { buffer.append(92); buffer.append(78) }
+            buffer.append(9)
+            integer(item.listID); buffer.append(9)
+            date(item.createdAt); buffer.append(9)
+            buffer.append(contentsOf: item.score.description.utf8); buffer.append(10)
+            if buffer.count > 1 << 20 {
+                buffer.withUnsafeBytes { _ = PQputCopyData(connection, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count)) }
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
         buffer.withUnsafeBytes { _ = PQputCopyData(connection, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count)) }
         PQputCopyEnd(connection, nil)
         while let result = PQgetResult(connection) {
@@ -216,23 +296,33 @@ final class RawPostgres {
         return items
     }
 
-    func fetchEach(_ ids: [Int64]) throws -> Int64 {
+    private func lookups(_ ids: [Int64], _ body: (Item) -> Void) throws {
         let name = nextName("byid")
         try prepare(name, Self.selectSQL + " WHERE id = $1", [20])
-        var sum: Int64 = 0
-        var buffer: [UInt8] = []
-        for id in ids {
-            buffer.removeAll(keepingCapacity: true)
-            PGBinary.append(id, to: &buffer)
-            let result: OpaquePointer? = buffer.withUnsafeBytes { bytes in
-                var pointer: UnsafePointer<CChar>? = bytes.baseAddress?.assumingMemoryBound(to: CChar.self)
-                var length = Int32(8), format = Int32(1)
-                return PQexecPrepared(connection, name, 1, &pointer, &length, &format, 1)
+        var key: Int64 = 0
+        var length = Int32(8), format = Int32(1)
+        try withUnsafeMutableBytes(of: &key) { bytes in
+            var pointer: UnsafePointer<CChar>? = UnsafeRawPointer(bytes.baseAddress)?.assumingMemoryBound(to: CChar.self)
+            for id in ids {
+                bytes.storeBytes(of: id.bigEndian, as: Int64.self)
+                let result = PQexecPrepared(connection, name, 1, &pointer, &length, &format, 1)
+                defer { PQclear(result) }
+                guard PQresultStatus(result) == PGRES_TUPLES_OK else { throw RawError.failed(String(cString: PQerrorMessage(connection))) }
+                if PQntuples(result) == 1 { body(item(result, 0)) }
             }
-            if PQntuples(result) == 1 { sum &+= checksum(item(result, 0)) }
-            PQclear(result)
         }
+    }
+
+    func fetchEach(_ ids: [Int64]) throws -> Int64 {
+        var sum: Int64 = 0
+        try lookups(ids) { sum &+= checksum($0) }
         return sum
+    }
+
+    func fetchEachItems(_ ids: [Int64]) throws -> [Item] {
+        var items: [Item] = []
+        try lookups(ids) { items.append($0) }
+        return items
     }
 
     func stream() throws -> (Int, Int64) {
