@@ -196,7 +196,7 @@ struct PostgresSuite {
                 Contestant(name: "Depot find in one read, @Columns") {
                     let sum = try await depot.read { db in
                         var s: Int64 = 0
-                        for id in lookupIDs { s &+= try db.find(Item.self, id: id).map(checksum) ?? 0 }
+                        for id in lookupIDs { s &+= try db.find(Item.self, id: id).map { checksum($0) } ?? 0 }
                         return s
                     }
                     try check(sum == expectedLookupSum, "Depot lookups")
@@ -206,7 +206,7 @@ struct PostgresSuite {
                 lookups.append(Contestant(name: "SQLKit Codable") {
                     var sum: Int64 = 0
                     for id in lookupIDs {
-                        sum &+= try await sql.select().column("*").from("items").where("id", SQLBinaryOperator.equal, id).first(decoding: Item.self).map(checksum) ?? 0
+                        sum &+= try await sql.select().column("*").from("items").where("id", SQLBinaryOperator.equal, id).first(decoding: Item.self).map { checksum($0) } ?? 0
                     }
                     try check(sum == expectedLookupSum, "SQLKit lookups")
                 })
@@ -222,7 +222,7 @@ struct PostgresSuite {
                 },
                 Contestant(name: "Depot store.read { find }, @Columns") {
                     var sum: Int64 = 0
-                    for id in accessIDs { sum &+= try await depot.read { db in try db.find(Item.self, id: id).map(checksum) ?? 0 } }
+                    for id in accessIDs { sum &+= try await depot.read { db in try db.find(Item.self, id: id).map { checksum($0) } ?? 0 } }
                     try check(sum == accessSum, "Depot accesses")
                 },
             ])

@@ -331,7 +331,7 @@ final class GRDBContender: SQLiteContender {
         let codable = self.codable, dates = self.dates
         return try await writer().read { db in
             var sum: Int64 = 0
-            for id in ids { sum &+= try Self.lookup(db, id, codable: codable, dates: dates).map(checksum) ?? 0 }
+            for id in ids { sum &+= try Self.lookup(db, id, codable: codable, dates: dates).map { checksum($0, withDates: dates != .text) } ?? 0 }
             return sum
         }
     }
@@ -346,7 +346,7 @@ final class GRDBContender: SQLiteContender {
         let reader = try writer()
         var sum: Int64 = 0
         for id in ids {
-            sum &+= try await reader.read { db in try Self.lookup(db, id, codable: codable, dates: dates).map(checksum) ?? 0 }
+            sum &+= try await reader.read { db in try Self.lookup(db, id, codable: codable, dates: dates).map { checksum($0, withDates: dates != .text) } ?? 0 }
         }
         return sum
     }
@@ -370,7 +370,7 @@ final class GRDBContender: SQLiteContender {
         let codable = self.codable, dates = self.dates
         return try await writer().read { db in
             var count = 0, sum: Int64 = 0
-            try Self.rows(db, codable: codable, dates: dates) { count += 1; sum &+= checksum($0) }
+            try Self.rows(db, codable: codable, dates: dates) { count += 1; sum &+= checksum($0, withDates: dates != .text) }
             return (count, sum)
         }
     }
@@ -435,7 +435,7 @@ final class DepotSQLiteContender: SQLiteContender {
     func fetchEach(_ ids: [Int64]) async throws -> Int64 {
         try await opened().read { db in
             var sum: Int64 = 0
-            for id in ids { sum &+= try db.find(Item.self, id: id).map(checksum) ?? 0 }
+            for id in ids { sum &+= try db.find(Item.self, id: id).map { checksum($0) } ?? 0 }
             return sum
         }
     }
@@ -448,7 +448,7 @@ final class DepotSQLiteContender: SQLiteContender {
         let store = try opened()
         var sum: Int64 = 0
         for id in ids {
-            sum &+= try await store.read { db in try db.find(Item.self, id: id).map(checksum) ?? 0 }
+            sum &+= try await store.read { db in try db.find(Item.self, id: id).map { checksum($0) } ?? 0 }
         }
         return sum
     }

@@ -52,6 +52,47 @@ extension Database {
         return result
     }
 
+    /// Inserts many records in one savepoint, all or none, through the type's
+    /// generated column mapping. It means what the `Record` batch insert means.
+    @inlinable
+    public func insert<T: Record & ColumnMapped>(contentsOf records: some Sequence<T>) throws {
+        var iterator = records.makeIterator()
+        try insertBatch(T.self) { writer in
+            guard let record = iterator.next() else { return false }
+            if writer.usesGeneratedMapping { try record.encode(columns: &writer) } else { try writer.encodeThroughCodable(record) }
+            return true
+        }
+    }
+
+    /// Runs a batch insert whose rows `next` writes, one per call, until it says there are no more.
+    @usableFromInline
+    func insertBatch<T: Record & ColumnMapped>(_ type: T.Type, _ next: (inout ColumnWriter) throws -> Bool) throws {
+        let names = connection.columnNames.names(for: type, keyStrategy: coding.keyStrategy) ?? ColumnNames(type: type, keyStrategy: coding.keyStrategy)
+        var writer = ColumnWriter(names: names, options: coding.encoding, usesGeneratedMapping: coding.encoding.usesGeneratedMapping)
+        try savepoint { db in
+            var batch = BatchInsert<T>(db: db)
+            defer { batch.release() }
+            var keys = ExplicitKeys<T>()
+            while true {
+                let columns: EncodedColumns
+                do {
+                    guard try next(&writer) else { break }
+                    columns = Self.droppingNilKeys(try writer.take(for: type), T.self)
+                } catch let error as EncodingError {
+                    throw DatabaseError(encoding: error, table: T.tableName)
+                } catch let error as DatabaseError {
+                    throw error
+                } catch {
+                    throw DatabaseError(.encoding, "cannot encode \(T.self): \(error)", table: T.tableName)
+                }
+                keys.note(columns)
+                try batch.add(columns)
+            }
+            try batch.flush()
+            try keys.advanceGenerators(db)
+        }
+    }
+
     /// How many rows a mapped fetch reads.
     @usableFromInline
     enum RowLimit {

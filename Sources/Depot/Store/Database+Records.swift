@@ -169,7 +169,7 @@ extension Database {
     }
 
     /// The columns without the primary-key columns that hold NULL, so the engine generates them.
-    private static func droppingNilKeys<T: Record>(_ encoded: EncodedColumns, _ type: T.Type) -> EncodedColumns {
+    static func droppingNilKeys<T: Record>(_ encoded: EncodedColumns, _ type: T.Type) -> EncodedColumns {
         var columns = encoded
         for name in T.primaryKey {
             if let index = columns.names.firstIndex(of: name), columns.values[index].isNull {

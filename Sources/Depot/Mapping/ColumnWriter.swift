@@ -10,11 +10,44 @@ public struct ColumnWriter {
     let names: ColumnNames
     let options: EncodingOptions
     var values: [Value] = []
+    /// Whether the record is written through the generated mapping; false when
+    /// the store turned it off, and the record then encodes through Codable.
+    @usableFromInline
+    let usesGeneratedMapping: Bool
+    /// The record as Codable encoded it, when the mapping is off.
+    var codableColumns: EncodedColumns?
 
-    init(names: ColumnNames, options: EncodingOptions) {
+    init(names: ColumnNames, options: EncodingOptions, usesGeneratedMapping: Bool = true) {
         self.names = names
         self.options = options
+        self.usesGeneratedMapping = usesGeneratedMapping
         values.reserveCapacity(names.keys.count)
+    }
+
+    /// Encodes the record through its Codable conformance, as `RowEncoder` does.
+    @usableFromInline
+    mutating func encodeThroughCodable<T: Encodable>(_ record: T) throws {
+        codableColumns = try EncodedColumns.encode(record, options: options, keyStrategy: names.keyStrategy, deduplicating: false)
+    }
+
+    /// The row written: the generated mapping's values under their column names,
+    /// or what Codable encoded. Ready for the next record afterwards.
+    mutating func take(for type: Any.Type) throws -> EncodedColumns {
+        if let codable = codableColumns {
+            codableColumns = nil
+            return codable
+        }
+        guard values.count == names.keys.count else {
+            let written = values.count
+            values.removeAll(keepingCapacity: true)
+            throw EncodingError.invalidValue(written, .init(
+                codingPath: [],
+                debugDescription: "the generated column mapping of \(type) wrote \(written) values for \(names.keys.count) columnKeys"))
+        }
+        var columns = EncodedColumns(names: names.columns, values: values)
+        values.removeAll(keepingCapacity: true)
+        if names.hasRepeats { columns.removeDuplicateNames() }
+        return columns
     }
 
     /// The coding path of the value being written, for errors.
@@ -75,8 +108,11 @@ final class ColumnNames: @unchecked Sendable {
     /// the last value at the first place, as `RowEncoder` does.
     let hasRepeats: Bool
 
+    let keyStrategy: KeyStrategy
+
     init(type: any ColumnMapped.Type, keyStrategy: KeyStrategy) {
         self.type = type
+        self.keyStrategy = keyStrategy
         keys = type.columnKeys
         columns = keyStrategy.isDefault ? keys : keys.map { keyStrategy.columnName(for: $0) }
         hasRepeats = Set(columns).count != columns.count
