@@ -81,6 +81,16 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Depot", "DepotPostgres"], path: "Tests/TestSupport"),
 
         .testTarget(name: "DepotTests", dependencies: ["Depot"], path: "Tests/DepotTests"),
+        // The @Columns macro's expansions and refusals.
+        .testTarget(
+            name: "DepotMacrosTests",
+            dependencies: [
+                "DepotMacros",
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ],
+            path: "Tests/DepotMacrosTests"
+        ),
         .testTarget(
             name: "DepotSQLiteTests",
             dependencies: ["Depot", "DepotSQLite", "DepotConformance"],

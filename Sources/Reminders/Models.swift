@@ -2,6 +2,7 @@ import Depot
 import Foundation
 
 /// A list of reminders, such as "Groceries" or "Work".
+@Columns
 public struct RemindersList: Record, Equatable, Hashable {
     public static let tableName = "remindersLists"
 
@@ -60,6 +61,7 @@ public enum Priority: Int, Codable, Sendable, CaseIterable, Comparable {
 }
 
 /// Something to do.
+@Columns
 public struct Reminder: Record, Equatable, Hashable {
     public static let tableName = "reminders"
 
@@ -102,6 +104,7 @@ public struct Reminder: Record, Equatable, Hashable {
 }
 
 /// A label reminders share. Titles are unique ignoring letter case.
+@Columns
 public struct Tag: Record, Equatable, Hashable {
     public static let tableName = "tags"
 
@@ -118,6 +121,7 @@ public struct Tag: Record, Equatable, Hashable {
 }
 
 /// That a reminder carries a tag.
+@Columns
 public struct ReminderTag: Record, Equatable, Hashable {
     public static let tableName = "remindersTags"
     /// A reminder carries a tag at most once.

@@ -195,6 +195,11 @@ final class RawPostgres {
             }
         }
         PGBinary.append(Int16(-1), to: &buffer)
+        try endCopy(buffer)
+    }
+
+    /// Sends the last of a COPY's data, ends it, checks the verdict and commits.
+    private func endCopy(_ buffer: [UInt8]) throws {
         buffer.withUnsafeBytes { _ = PQputCopyData(connection, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count)) }
         PQputCopyEnd(connection, nil)
         while let result = PQgetResult(connection) {
@@ -257,14 +262,7 @@ final class RawPostgres {
                 buffer.removeAll(keepingCapacity: true)
             }
         }
-        buffer.withUnsafeBytes { _ = PQputCopyData(connection, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count)) }
-        PQputCopyEnd(connection, nil)
-        while let result = PQgetResult(connection) {
-            let ok = PQresultStatus(result) == PGRES_COMMAND_OK
-            PQclear(result)
-            guard ok else { throw RawError.failed(String(cString: PQerrorMessage(connection))) }
-        }
-        try exec("COMMIT")
+        try endCopy(buffer)
     }
 
     private func item(_ result: OpaquePointer?, _ row: Int32) -> Item {

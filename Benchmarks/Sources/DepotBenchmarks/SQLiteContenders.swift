@@ -274,7 +274,7 @@ final class GRDBContender: SQLiteContender {
     /// otherwise hand-written rows read by column index, lookups through a cached statement.
     init(codable: Bool) {
         self.codable = codable
-        name = codable ? "GRDB 7 Codable record, fetchOne(db, key:)" : "GRDB 7 hand-written rows, cached statements"
+        name = codable ? "GRDB 7 Codable record (lookups: fetchOne(db, key:))" : "GRDB 7 hand-written rows (lookups: cached statement)"
     }
 
     func open(path: String?, dates: DateStorage) async throws {

@@ -74,17 +74,11 @@ extension Database {
             defer { batch.release() }
             var keys = ExplicitKeys<T>()
             while true {
-                let columns: EncodedColumns
-                do {
-                    guard try next(&writer) else { break }
-                    columns = Self.droppingNilKeys(try writer.take(for: type), T.self)
-                } catch let error as EncodingError {
-                    throw DatabaseError(encoding: error, table: T.tableName)
-                } catch let error as DatabaseError {
-                    throw error
-                } catch {
-                    throw DatabaseError(.encoding, "cannot encode \(T.self): \(error)", table: T.tableName)
+                let row = try Self.encoding(T.self) { () -> EncodedColumns? in
+                    guard try next(&writer) else { return nil }
+                    return Self.droppingNilKeys(try writer.take(for: type), T.self)
                 }
+                guard let columns = row else { break }
                 keys.note(columns)
                 try batch.add(columns)
             }

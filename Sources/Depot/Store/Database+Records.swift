@@ -152,9 +152,17 @@ extension Database {
     }
 
     private func encode<T: Record>(_ record: T, deduplicating: Bool = true) throws -> EncodedColumns {
+        try Self.encoding(T.self) {
+            try EncodedColumns.encode(record, options: coding.encoding, keyStrategy: coding.keyStrategy, deduplicating: deduplicating,
+                                      names: connection.columnNames)
+        }
+    }
+
+    /// Runs an encoding of a record and reports any failure as an `encoding`
+    /// ``DatabaseError`` naming its table (and, from an `EncodingError`, the property).
+    static func encoding<T: Record, R>(_ type: T.Type, _ body: () throws -> R) throws -> R {
         do {
-            return try EncodedColumns.encode(record, options: coding.encoding, keyStrategy: coding.keyStrategy, deduplicating: deduplicating,
-                                             names: connection.columnNames)
+            return try body()
         } catch let error as EncodingError {
             throw DatabaseError(encoding: error, table: T.tableName)
         } catch let error as DatabaseError {

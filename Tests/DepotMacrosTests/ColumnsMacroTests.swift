@@ -1,0 +1,147 @@
+import DepotMacros
+import SwiftSyntaxMacroExpansion
+import SwiftSyntaxMacrosGenericTestSupport
+import Testing
+
+/// What `@Columns` writes, and what it refuses.
+@Suite struct ColumnsMacroExpansion {
+    let macros: [String: MacroSpec] = ["Columns": MacroSpec(type: DepotMacros.ColumnsMacro.self, conformances: ["ColumnMapped"])]
+
+    func expect(_ source: String, expands expanded: String, diagnostics: [DiagnosticSpec] = [],
+                sourceLocation: SourceLocation = #_sourceLocation) {
+        assertMacroExpansion(source, expandedSource: expanded, diagnostics: diagnostics, macroSpecs: macros) { failure in
+            Issue.record(Comment(rawValue: failure.message), sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func storedPropertiesAreReadAndWrittenInDeclarationOrder() {
+        expect("""
+            @Columns
+            public struct Item {
+                static let tableName = "items"
+                public var id: Int64?
+                var title: String, notes: String
+                var count: Int = 0 { didSet {} }
+                var computed: Int { 1 }
+                lazy var cached: Int = 2
+            }
+            """, expands: """
+            public struct Item {
+                static let tableName = "items"
+                public var id: Int64?
+                var title: String, notes: String
+                var count: Int = 0 { didSet {} }
+                var computed: Int { 1 }
+                lazy var cached: Int = 2
+            }
+
+            extension Item: Depot.ColumnMapped {
+                public static var columnKeys: [String] {
+                    ["id", "title", "notes", "count"]
+                }
+                public init(columns: inout Depot.ColumnReader) throws {
+                    self.id = try columns.decode(Int64?.self)
+                    self.title = try columns.decode(String.self)
+                    self.notes = try columns.decode(String.self)
+                    self.count = try columns.decode(Int.self)
+                }
+                public func encode(columns: inout Depot.ColumnWriter) throws {
+                    try columns.encode(self.id)
+                    try columns.encode(self.title)
+                    try columns.encode(self.notes)
+                    try columns.encode(self.count)
+                }
+            }
+            """)
+    }
+
+    @Test func codingKeysRenameColumnsAndLeaveOutProperties() {
+        expect("""
+            @Columns
+            struct Renamed {
+                var id: Int64
+                var displayName: String
+                var cache: [Int] = []
+                var when: any Sendable & Codable
+                enum CodingKeys: String, CodingKey {
+                    case id, displayName = "name", when
+                }
+            }
+            """, expands: """
+            struct Renamed {
+                var id: Int64
+                var displayName: String
+                var cache: [Int] = []
+                var when: any Sendable & Codable
+                enum CodingKeys: String, CodingKey {
+                    case id, displayName = "name", when
+                }
+            }
+
+            extension Renamed: Depot.ColumnMapped {
+                static var columnKeys: [String] {
+                    ["id", "name", "when"]
+                }
+                init(columns: inout Depot.ColumnReader) throws {
+                    self.id = try columns.decode(Int64.self)
+                    self.displayName = try columns.decode(String.self)
+                    self.when = try columns.decode((any Sendable & Codable).self)
+                }
+                func encode(columns: inout Depot.ColumnWriter) throws {
+                    try columns.encode(self.id)
+                    try columns.encode(self.displayName)
+                    try columns.encode(self.when)
+                }
+            }
+            """)
+    }
+
+    @Test func aClassIsRefused() {
+        expect("""
+            @Columns
+            class Box {
+                var id: Int64 = 0
+            }
+            """, expands: """
+            class Box {
+                var id: Int64 = 0
+            }
+            """, diagnostics: [DiagnosticSpec(message: "@Columns applies to a struct", line: 1, column: 1)])
+    }
+
+    @Test func handWrittenCodableIsRefused() {
+        expect("""
+            @Columns
+            struct Custom {
+                var id: Int64
+                init(from decoder: any Decoder) throws { id = 1 }
+            }
+            """, expands: """
+            struct Custom {
+                var id: Int64
+                init(from decoder: any Decoder) throws { id = 1 }
+            }
+            """, diagnostics: [DiagnosticSpec(
+                message: "@Columns cannot follow a hand-written init(from:) or encode(to:); remove @Columns to keep this Codable conformance",
+                line: 4, column: 5)])
+    }
+
+    @Test func aLetWithAValueAndAnUntypedPropertyAreRefused() {
+        expect("""
+            @Columns
+            struct Odd {
+                let kind: String = "odd"
+                var count = 0
+            }
+            """, expands: """
+            struct Odd {
+                let kind: String = "odd"
+                var count = 0
+            }
+            """, diagnostics: [
+                DiagnosticSpec(message: "'kind' is a let with an initial value, which Codable writes but never reads; make it a var, or leave it out of CodingKeys",
+                               line: 3, column: 9),
+                DiagnosticSpec(message: "'count' needs a type annotation for @Columns to read it", line: 4, column: 9),
+            ])
+    }
+}
