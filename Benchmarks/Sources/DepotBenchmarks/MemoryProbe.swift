@@ -66,10 +66,11 @@ enum MemoryProbe {
         _ = try probe("prepare")
         let empty = try probe("empty"), stream = try probe("stream"), fetch = try probe("fetch")
         let mib = { (bytes: Int) in String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+        let delta = { (bytes: Int) in String(format: "%+.1f MiB", Double(bytes) / 1_048_576) }
         report.notes.append("""
 
             Peak memory, Depot on an SQLite file of \(rows) rows (peak resident memory, VmHWM, of a process of its own that opens the file and reads):
-              opening and counting only: \(mib(empty)); streaming every row through a cursor: \(mib(stream)) (+\(mib(stream - empty))); fetching all into [Item]: \(mib(fetch)) (+\(mib(fetch - empty)))
+              opening and counting only: \(mib(empty)); streaming every row through a cursor: \(mib(stream)) (\(delta(stream - empty))); fetching all into [Item]: \(mib(fetch)) (\(delta(fetch - empty)))
             """)
     }
 }
