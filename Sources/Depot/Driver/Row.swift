@@ -63,30 +63,36 @@ public protocol RowSource {
 }
 
 extension RowSource {
+    /// Whether ``value(at:)`` is NULL.
     public func isNull(at index: Int) -> Bool {
         (try? value(at: index))?.isNull ?? false
     }
 
+    /// The integer ``value(at:)`` holds, if it holds one.
     public func integer(at index: Int) -> Int64? {
         if case .integer(let integer)? = try? value(at: index) { return integer }
         return nil
     }
 
+    /// The floating-point number ``value(at:)`` holds, if it holds one.
     public func double(at index: Int) -> Double? {
         if case .double(let double)? = try? value(at: index) { return double }
         return nil
     }
 
+    /// The Boolean ``value(at:)`` holds, if it holds one.
     public func bool(at index: Int) -> Bool? {
         if case .bool(let bool)? = try? value(at: index) { return bool }
         return nil
     }
 
+    /// The date ``value(at:)`` holds, if it holds one.
     public func date(at index: Int) -> Date? {
         if case .date(let date)? = try? value(at: index) { return date }
         return nil
     }
 
+    /// None: a source without its own bytes to lend has its text read through ``value(at:)``.
     public func unsafeTextBytes(at index: Int) -> UnsafeBufferPointer<UInt8>? {
         nil
     }
