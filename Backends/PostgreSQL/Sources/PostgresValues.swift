@@ -35,11 +35,22 @@ extension PostgresParameter {
         case .bool(let b): self.init(type: PostgresType.bool, format: 1, bytes: [b ? 1 : 0])
         case .integer(let i): self.init(type: PostgresType.int8, format: 1, bytes: bigEndian(i))
         case .double(let d): self.init(type: PostgresType.float8, format: 1, bytes: bigEndian(d.bitPattern))
-        case .text(let s), .json(let s):
-            guard !s.utf8.contains(0) else {
+        case .text(var s), .json(var s):
+            // The text and libpq's terminating NUL, in one array; a NUL inside would cut it short.
+            let bytes = s.withUTF8 { utf8 -> [UInt8]? in
+                if let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil { return nil }
+                return [UInt8](unsafeUninitializedCapacity: utf8.count + 1) { buffer, count in
+                    if let base = utf8.baseAddress, let target = buffer.baseAddress {
+                        target.update(from: base, count: utf8.count)
+                    }
+                    buffer[utf8.count] = 0
+                    count = utf8.count + 1
+                }
+            }
+            guard let bytes else {
                 throw DatabaseError(.encoding, "value \(position): PostgreSQL text cannot hold the NUL character (U+0000)")
             }
-            self.init(type: 0, format: 0, bytes: Array(s.utf8) + [0])
+            self.init(type: 0, format: 0, bytes: bytes)
         case .blob(let data): self.init(type: PostgresType.bytea, format: 1, bytes: Array(data))
         case .date(let date):
             guard let micros = ISO8601.microseconds(date) else {

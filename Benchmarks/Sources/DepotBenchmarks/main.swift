@@ -80,6 +80,10 @@ func entry(_ options: Options) async throws {
         }
         exit(0)
     }
+    if let scenario = options.count, scenario.hasPrefix("pg") {
+        try await PostgresCount.run(scenario, options)
+        exit(0)
+    }
     if let scenario = options.count ?? options.profile {
         // One contender's loop for one scenario, SQLite in memory, for a profiler or
         // for callgrind (Benchmarks/instructions runs it at two repetition counts and

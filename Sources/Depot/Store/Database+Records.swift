@@ -189,12 +189,20 @@ extension Database {
     }
 
     /// The INSERT for these columns, rendered once per connection.
+    ///
+    /// Looked up by type, then by comparing the names: the names of a `@Columns`
+    /// type are one shared array, which compares equal at once, where hashing them
+    /// would read every name on every insert.
     func insertSQL<T: Record>(_ type: T.Type, _ names: [String], rows: Int = 1, returning: Bool = false) -> String {
-        let key = PooledConnection.InsertSQLKey(type: ObjectIdentifier(type), names: names, rows: rows, returning: returning)
-        if let cached = connection.insertSQL[key] { return cached }
+        let id = ObjectIdentifier(type)
+        if let cached = connection.insertSQL[id]?.first(where: { $0.rows == rows && $0.returning == returning && $0.names == names }) {
+            return cached.text
+        }
         let text = renderInsert(type, names, rows: rows) + (returning ? " RETURNING *" : "")
-        if connection.insertSQL.count >= 256 { connection.insertSQL.removeAll(keepingCapacity: true) }
-        connection.insertSQL[key] = text
+        var entries = connection.insertSQL[id] ?? []
+        if entries.count >= 8 { entries.removeFirst() }
+        entries.append((names, rows, returning, text))
+        connection.insertSQL[id] = entries
         return text
     }
 

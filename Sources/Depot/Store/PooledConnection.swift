@@ -29,14 +29,7 @@ final class PooledConnection: @unchecked Sendable {
     var findSQL: [ObjectIdentifier: String] = [:]
 
     /// Rendered INSERT statements, by record type, columns, row count and RETURNING.
-    var insertSQL: [InsertSQLKey: String] = [:]
-
-    struct InsertSQLKey: Hashable {
-        let type: ObjectIdentifier
-        let names: [String]
-        let rows: Int
-        let returning: Bool
-    }
+    var insertSQL: [ObjectIdentifier: [(names: [String], rows: Int, returning: Bool, text: String)]] = [:]
 
     private struct PlanKey: Hashable {
         let columns: ObjectIdentifier

@@ -1,0 +1,41 @@
+import Depot
+import DepotPostgres
+import Foundation
+
+/// One PostgreSQL contender's loop for one scenario, for callgrind: the client's
+/// instructions (the server's work happens in other processes and is not counted).
+enum PostgresCount {
+    static let contenders = ["raw libpq", "Depot, @Columns"]
+
+    static func run(_ scenario: String, _ options: Options) async throws {
+        guard let url = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"] else {
+            throw RawError.failed("counting PostgreSQL needs DEPOT_POSTGRES_URL")
+        }
+        let items = Workload.items(options.rows)
+        let dates = DateStorage(rawValue: options.dates ?? "native") ?? .native
+        let raw = try RawPostgres(url: url, dates: dates)
+        var configuration = try DepotPostgres.PostgresConfiguration(url: url)
+        configuration.maxConnections = 1
+        if dates == .text { configuration.store.encoder.dateEncodingStrategy = .iso8601Text }
+        let depot = try await Store.postgres(configuration)
+        let isRaw = (options.contender ?? "raw").hasPrefix("raw")
+        try raw.exec(postgresTableSQL(dates))
+        if scenario == "pgfetch" { try raw.insertCopy(items) }
+        for _ in 0..<options.repetitions {
+            switch scenario {
+            case "pginsert":
+                try raw.exec(postgresTableSQL(dates))
+                if isRaw { try raw.insertPerRow(items) } else { try await depot.write { db in for item in items { try db.insert(item) } } }
+            case "pgbulk":
+                try raw.exec(postgresTableSQL(dates))
+                if isRaw { try raw.insertCopy(items) } else { try await depot.write { db in try db.insert(contentsOf: items) } }
+            case "pgfetch":
+                let fetched = isRaw ? try raw.fetchAll() : try await depot.read { db in try db.fetchAll(Item.self, "SELECT * FROM items") }
+                try check(fetched.count == items.count, "fetched \(fetched.count) rows")
+            default:
+                throw RawError.failed("unknown scenario \(scenario): pginsert, pgbulk, pgfetch")
+            }
+        }
+        await depot.close()
+    }
+}
