@@ -10,7 +10,10 @@ final class PostgresStatement: DriverStatement {
     private let sql: String
     /// Server-side prepared statements, by the parameter types they were prepared for.
     private var prepared: [[Oid]: String] = [:]
-    private var parameters: [PostgresParameter] = []
+    private var parameters = PostgresParameters()
+    /// The last parameter types and the statement prepared for them: most
+    /// executions repeat them, and need not hash the types to find the name.
+    private var lastPrepared: (types: [Oid], name: String)?
     private var wantsStreaming = false
 
     private enum State {
@@ -49,7 +52,7 @@ final class PostgresStatement: DriverStatement {
 
     func bind(_ values: [Value]) throws {
         reset()
-        parameters = try values.enumerated().map { try PostgresParameter($0.element, position: $0.offset + 1) }
+        try parameters.bind(values)
         wantsStreaming = false
         state = .bound
     }
@@ -188,8 +191,12 @@ final class PostgresStatement: DriverStatement {
     // MARK: Running
 
     private func statementName() throws -> String {
-        let types = parameters.map(\.type)
-        if let name = prepared[types] { return name }
+        let types = parameters.types
+        if let last = lastPrepared, last.types == types { return last.name }
+        if let name = prepared[types] {
+            lastPrepared = (types, name)
+            return name
+        }
         try connection.finishStreaming()
         let name = connection.nextStatementName()
         let result = PQprepare(connection.handle, name, sql, Int32(types.count), types)
@@ -198,37 +205,8 @@ final class PostgresStatement: DriverStatement {
             throw PostgresError.make(result, connection.handle, sql: sql, showsValues: connection.showsValues)
         }
         prepared[types] = name
+        lastPrepared = (types, name)
         return name
-    }
-
-    /// Runs `body` with libpq's parameter arrays, which point into `parameters`.
-    private func withParameterArrays<T>(_ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T) -> T {
-        let count = parameters.count
-        let lengths = parameters.map { Int32($0.bytes?.count ?? 0) }
-        let formats = parameters.map(\.format)
-        // One buffer holds every value; an empty non-NULL value still needs a valid pointer.
-        let total = parameters.reduce(0) { $0 + ($1.bytes?.count ?? 0) } + 1
-        let storage = UnsafeMutablePointer<CChar>.allocate(capacity: total)
-        defer { storage.deallocate() }
-        var pointers: [UnsafePointer<CChar>?] = []
-        pointers.reserveCapacity(count)
-        var offset = 0
-        for parameter in parameters {
-            guard let bytes = parameter.bytes else { pointers.append(nil); continue }
-            let start = storage + offset
-            bytes.withUnsafeBytes { source in
-                if let base = source.baseAddress { UnsafeMutableRawPointer(start).copyMemory(from: base, byteCount: bytes.count) }
-            }
-            pointers.append(UnsafePointer(start))
-            offset += bytes.count
-        }
-        return pointers.withUnsafeBufferPointer { values in
-            lengths.withUnsafeBufferPointer { lengths in
-                formats.withUnsafeBufferPointer { formats in
-                    body(values.baseAddress, lengths.baseAddress, formats.baseAddress)
-                }
-            }
-        }
     }
 
     private func execute() throws {
@@ -236,8 +214,9 @@ final class PostgresStatement: DriverStatement {
         let name = try statementName()
         try connection.finishStreaming()
         if wantsStreaming {
-            let sent = withParameterArrays { values, lengths, formats in
-                PQsendQueryPrepared(connection.handle, name, Int32(parameters.count), values, lengths, formats, 1)
+            let count = Int32(parameters.count)
+            let sent = parameters.withArrays { values, lengths, formats in
+                PQsendQueryPrepared(connection.handle, name, count, values, lengths, formats, 1)
             }
             guard sent == 1 else { throw PostgresError.connection(connection.handle, "cannot send the query") }
             PQsetSingleRowMode(connection.handle)
@@ -246,8 +225,9 @@ final class PostgresStatement: DriverStatement {
             state = .streaming(current: nil)
             return
         }
-        let result = withParameterArrays { values, lengths, formats in
-            PQexecPrepared(connection.handle, name, Int32(parameters.count), values, lengths, formats, 1)
+        let count = Int32(parameters.count)
+        let result = parameters.withArrays { values, lengths, formats in
+            PQexecPrepared(connection.handle, name, count, values, lengths, formats, 1)
         }
         switch PQresultStatus(result) {
         case PGRES_TUPLES_OK, PGRES_COMMAND_OK:

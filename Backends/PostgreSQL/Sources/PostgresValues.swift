@@ -11,56 +11,117 @@ enum PostgresType {
     static let uuid: Oid = 2950, jsonb: Oid = 3802
 }
 
-/// One bound parameter as libpq takes it.
-struct PostgresParameter {
-    /// The type the server is told; 0 lets it infer the type from the statement.
-    var type: Oid
-    /// 0 text, 1 binary.
-    var format: Int32
-    /// The bytes; nil is NULL. Text-format bytes end with a NUL.
-    var bytes: [UInt8]?
-}
-
 /// Microseconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
 private let postgresEpochMicros: Int64 = 946_684_800_000_000
 
-extension PostgresParameter {
-    /// How a ``Value`` is sent: fixed-width types in binary with their type, so
-    /// `SELECT $1` keeps it; text, JSON and NULL as untyped text, so the server
-    /// reads them as the column or function needs (`uuid`, `jsonb`, an enum...).
-    init(_ value: Value, position: Int) throws {
-        func bigEndian<T: FixedWidthInteger>(_ x: T) -> [UInt8] { withUnsafeBytes(of: x.bigEndian) { Array($0) } }
+/// A statement's bound parameters as libpq takes them, in buffers kept from one
+/// execution to the next: binding allocates nothing once they have grown.
+///
+/// How a ``Value`` is sent: fixed-width types in binary with their type, so
+/// `SELECT $1` keeps it; text, JSON and NULL as untyped text, so the server
+/// reads them as the column or function needs (`uuid`, `jsonb`, an enum...).
+struct PostgresParameters {
+    /// The types the server is told; 0 lets it infer the type from the statement.
+    private(set) var types: [Oid] = []
+    /// 0 text, 1 binary.
+    private var formats: [Int32] = []
+    private var lengths: [Int32] = []
+    /// Where each value starts in `bytes`; -1 for NULL.
+    private var offsets: [Int] = []
+    /// Every value's bytes, one after another. Text-format values end with a NUL.
+    private var bytes: [UInt8] = []
+    private var pointers: [UnsafePointer<CChar>?] = []
+
+    var count: Int { types.count }
+
+    /// Replaces the parameters with `values`.
+    mutating func bind(_ values: [Value]) throws {
+        types.removeAll(keepingCapacity: true)
+        formats.removeAll(keepingCapacity: true)
+        lengths.removeAll(keepingCapacity: true)
+        offsets.removeAll(keepingCapacity: true)
+        bytes.removeAll(keepingCapacity: true)
+        for (offset, value) in values.enumerated() {
+            try append(value, position: offset + 1)
+        }
+    }
+
+    private mutating func add(type: Oid, format: Int32, _ write: (inout [UInt8]) -> Void) {
+        let start = bytes.count
+        write(&bytes)
+        types.append(type)
+        formats.append(format)
+        offsets.append(start)
+        lengths.append(Int32(truncatingIfNeeded: bytes.count - start))
+    }
+
+    private mutating func addBigEndian<T: FixedWidthInteger>(_ x: T, type: Oid) {
+        add(type: type, format: 1) { bytes in withUnsafeBytes(of: x.bigEndian) { bytes.append(contentsOf: $0) } }
+    }
+
+    private mutating func addText(_ text: String, position: Int, type: Oid = 0) throws {
+        var text = text
+        let hasNUL = text.withUTF8 { utf8 in utf8.baseAddress.map { memchr($0, 0, utf8.count) != nil } ?? false }
+        // libpq reads text up to its NUL: one inside would cut the value short.
+        guard !hasNUL else {
+            throw DatabaseError(.encoding, "value \(position): PostgreSQL text cannot hold the NUL character (U+0000)")
+        }
+        add(type: type, format: 0) { bytes in
+            text.withUTF8 { bytes.append(contentsOf: $0) }
+            bytes.append(0)
+        }
+    }
+
+    private mutating func append(_ value: Value, position: Int) throws {
         switch value {
-        case .null: self.init(type: 0, format: 0, bytes: nil)
-        case .bool(let b): self.init(type: PostgresType.bool, format: 1, bytes: [b ? 1 : 0])
-        case .integer(let i): self.init(type: PostgresType.int8, format: 1, bytes: bigEndian(i))
-        case .double(let d): self.init(type: PostgresType.float8, format: 1, bytes: bigEndian(d.bitPattern))
-        case .text(var s), .json(var s):
-            // The text and libpq's terminating NUL, in one array; a NUL inside would cut it short.
-            let bytes = s.withUTF8 { utf8 -> [UInt8]? in
-                if let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil { return nil }
-                return [UInt8](unsafeUninitializedCapacity: utf8.count + 1) { buffer, count in
-                    if let base = utf8.baseAddress, let target = buffer.baseAddress {
-                        target.update(from: base, count: utf8.count)
-                    }
-                    buffer[utf8.count] = 0
-                    count = utf8.count + 1
-                }
+        case .null:
+            types.append(0)
+            formats.append(0)
+            offsets.append(-1)
+            lengths.append(0)
+        case .bool(let b): add(type: PostgresType.bool, format: 1) { $0.append(b ? 1 : 0) }
+        case .integer(let i): addBigEndian(i, type: PostgresType.int8)
+        case .double(let d): addBigEndian(d.bitPattern, type: PostgresType.float8)
+        case .text(let s), .json(let s): try addText(s, position: position)
+        case .blob(let data):
+            guard data.count <= Int32.max else {
+                throw DatabaseError(.encoding, "value \(position) is larger than PostgreSQL can bind (2 GiB)")
             }
-            guard let bytes else {
-                throw DatabaseError(.encoding, "value \(position): PostgreSQL text cannot hold the NUL character (U+0000)")
-            }
-            self.init(type: 0, format: 0, bytes: bytes)
-        case .blob(let data): self.init(type: PostgresType.bytea, format: 1, bytes: Array(data))
+            add(type: PostgresType.bytea, format: 1) { $0.append(contentsOf: data) }
         case .date(let date):
             guard let micros = ISO8601.microseconds(date) else {
                 throw DatabaseError(.encoding, "value \(position): the date \(date.timeIntervalSince1970) seconds from 1970 is outside the years 0001...9999")
             }
-            self.init(type: PostgresType.timestamptz, format: 1, bytes: bigEndian(micros - postgresEpochMicros))
-        case .uuid(let uuid): self.init(type: PostgresType.uuid, format: 1, bytes: withUnsafeBytes(of: uuid.uuid) { Array($0) })
+            addBigEndian(micros - postgresEpochMicros, type: PostgresType.timestamptz)
+        case .uuid(let uuid): add(type: PostgresType.uuid, format: 1) { bytes in withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) } }
         case .decimal(let decimal):
             guard !decimal.isNaN else { throw DatabaseError(.encoding, "value \(position): Decimal NaN cannot be stored") }
-            self.init(type: PostgresType.numeric, format: 0, bytes: Array(decimal.description.utf8) + [0])
+            try addText(decimal.description, position: position, type: PostgresType.numeric)
+        }
+    }
+
+    /// Runs `body` with libpq's arrays (values, lengths, formats), which point into these buffers.
+    mutating func withArrays<T>(_ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T) -> T {
+        // An empty non-NULL value (an empty blob) still needs a valid pointer.
+        bytes.append(0)
+        defer { bytes.removeLast() }
+        let offsets = self.offsets
+        var pointers: [UnsafePointer<CChar>?] = []
+        swap(&pointers, &self.pointers)
+        defer { self.pointers = pointers }
+        return bytes.withUnsafeBufferPointer { storage in
+            pointers.removeAll(keepingCapacity: true)
+            for offset in offsets {
+                guard offset >= 0, let base = storage.baseAddress else { pointers.append(nil); continue }
+                pointers.append(UnsafeRawPointer(base + offset).assumingMemoryBound(to: CChar.self))
+            }
+            return pointers.withUnsafeBufferPointer { values in
+                lengths.withUnsafeBufferPointer { lengths in
+                    formats.withUnsafeBufferPointer { formats in
+                        body(values.baseAddress, lengths.baseAddress, formats.baseAddress)
+                    }
+                }
+            }
         }
     }
 }
