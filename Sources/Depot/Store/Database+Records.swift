@@ -305,10 +305,9 @@ extension Database {
     /// Whether a column has a key generator to advance, asked of the engine once per
     /// connection and column. Schema changes through this connection forget the answers.
     func hasKeyGenerator(table: String, column: String) throws -> Bool {
-        guard let probe = dialect.hasKeyGenerator(table: table, column: column) else { return false }
         let key = PooledConnection.ColumnKey(table: table, column: column)
         if let known = connection.keyGenerators[key] { return known }
-        let has = try fetchOne(Bool.self, probe) ?? false
+        let has = try dialect.hasKeyGenerator(table: table, column: column).map { try fetchOne(Bool.self, $0) ?? false } ?? false
         connection.keyGenerators[key] = has
         return has
     }

@@ -135,11 +135,18 @@ public final class Database {
     /// Schema facts the connection keeps (which columns have key generators) may
     /// change with DDL: forget them after a statement that may change the schema.
     func forgetSchemaFacts(after text: String) {
-        guard !connection.keyGenerators.isEmpty else { return }
-        let head = text.drop { $0.isWhitespace }.prefix(6).uppercased()
-        if head.hasPrefix("CREATE") || head.hasPrefix("DROP") || head.hasPrefix("ALTER") {
-            connection.keyGenerators.removeAll()
-        }
+        guard !connection.keyGenerators.isEmpty, Self.mayChangeSchema(text) else { return }
+        connection.keyGenerators.removeAll()
+    }
+
+    /// Whether SQL starts with CREATE, DROP or ALTER (any case, after blanks), read
+    /// as bytes: this runs before every `execute`.
+    static func mayChangeSchema(_ text: String) -> Bool {
+        var bytes = text.utf8.drop { $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }.prefix(6).makeIterator()
+        var word: [UInt8] = []
+        word.reserveCapacity(6)
+        while let byte = bytes.next() { word.append(byte | 0x20) } // ASCII lowercase; other bytes cannot match
+        return word.starts(with: Array("create".utf8)) || word.starts(with: Array("drop".utf8)) || word.starts(with: Array("alter".utf8))
     }
 
     /// Runs several statements separated by semicolons, for migrations and schema scripts.
