@@ -54,6 +54,26 @@ import Testing
         #expect(ISO8601.parse(text) == nil)
     }
 
+    @Test func theWrittenFormReadsAtFixedPositionsAsTheGeneralReaderReadsIt() {
+        var generator = SplitMix64(seed: 0x5EED_0001)
+        for _ in 0..<20_000 {
+            let micros = Int64.random(in: ISO8601.minMicros...ISO8601.maxMicros, using: &generator)
+            for rounded in [micros, micros / 1000 * 1000, micros / 1_000_000 * 1_000_000] {
+                var text = ISO8601.format(microseconds: rounded)
+                let fast = text.withUTF8 { ISO8601.parseWritten($0) }
+                let general = text.withUTF8 { ISO8601.parseAny($0) }
+                #expect(fast == rounded && general == rounded, "\(text)")
+            }
+        }
+        // Near misses are left to the general reader, which refuses or reads them.
+        for text in ["2024-02-30 00:00:00", "2023-02-29 12:00:00", "2024-03-01 24:00:00", "0000-01-01 00:00:00",
+                     "2024-03-01 12:34:5x", "2024-03-01T12:34:56", "2024-03-01 12:34:56.12", "2024-03-01 12:34:56.1234567"] {
+            var text = text
+            #expect(text.withUTF8 { ISO8601.parseWritten($0) } == nil, "\(text)")
+            #expect(text.withUTF8 { ISO8601.parse(bytes: $0) } == text.withUTF8 { ISO8601.parseAny($0) }, "\(text)")
+        }
+    }
+
     @Test func roundTripsEveryMicrosecondItCanHold() {
         var generator = SplitMix64(seed: 42)
         for _ in 0..<20_000 {

@@ -140,6 +140,45 @@ package enum ISO8601 {
     }
 
     package static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        if let micros = parseWritten(bytes) { return micros }
+        return parseAny(bytes)
+    }
+
+    /// The form Depot writes (`2026-11-22 02:45:18`, then `.123` up to `.123456`),
+    /// read at fixed positions: most stored dates, so it goes first. Nil for any
+    /// other text, which ``parseAny(_:)`` then reads (or refuses) with the same result.
+    @inline(__always)
+    package static func parseWritten(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        let n = bytes.count
+        guard n == 19 || (n >= 23 && n <= 26), let p = bytes.baseAddress,
+              p[4] == 45, p[7] == 45, p[10] == 32, p[13] == 58, p[16] == 58, n == 19 || p[19] == 46 else { return nil }
+        @inline(__always) func digit(_ at: Int) -> Int64? {
+            let c = p[at] &- 48
+            return c < 10 ? Int64(c) : nil
+        }
+        @inline(__always) func two(_ at: Int) -> Int64? {
+            guard let a = digit(at), let b = digit(at + 1) else { return nil }
+            return a * 10 + b
+        }
+        guard let y1 = two(0), let y2 = two(2), let month = two(5), let day = two(8),
+              let hour = two(11), let minute = two(14), let second = two(17) else { return nil }
+        let year = y1 * 100 + y2
+        guard year >= 1, month >= 1, month <= 12, day >= 1, day <= daysIn(month: month, year: year),
+              hour < 24, minute < 60, second < 60 else { return nil }
+        var fraction: Int64 = 0
+        if n > 19 {
+            for at in 20..<n {
+                guard let d = digit(at) else { return nil }
+                fraction = fraction * 10 + d
+            }
+            for _ in n..<26 { fraction *= 10 }
+        }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        return (days * 86_400 + hour * 3600 + minute * 60 + second) * 1_000_000 + fraction
+    }
+
+    /// Every accepted form, read character by character.
+    package static func parseAny(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
         var i = 0
         let n = bytes.count
         func digits(_ count: Int) -> Int64? {
