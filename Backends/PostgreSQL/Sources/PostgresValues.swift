@@ -52,7 +52,8 @@ struct PostgresParameters {
         types.append(type)
         formats.append(format)
         offsets.append(start)
-        lengths.append(Int32(truncatingIfNeeded: bytes.count - start))
+        // Callers refuse values of 2 GiB or more, so the length fits.
+        lengths.append(Int32(clamping: bytes.count - start))
     }
 
     private mutating func addBigEndian<T: FixedWidthInteger>(_ x: T, type: Oid) {
@@ -61,6 +62,9 @@ struct PostgresParameters {
 
     private mutating func addText(_ text: String, position: Int, type: Oid = 0) throws {
         var text = text
+        guard text.utf8.count < Int32.max else {
+            throw DatabaseError(.encoding, "value \(position) is larger than PostgreSQL can bind (2 GiB)")
+        }
         let hasNUL = text.withUTF8 { utf8 in utf8.baseAddress.map { memchr($0, 0, utf8.count) != nil } ?? false }
         // libpq reads text up to its NUL: one inside would cut the value short.
         guard !hasNUL else {
