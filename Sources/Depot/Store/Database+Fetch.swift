@@ -40,7 +40,7 @@ extension Database {
             guard try statement.step() else { return nil }
             let result = try RowDecoder.decode(type, from: statement, plan: self.plan(for: statement, type))
             if try statement.step() {
-                throw DatabaseError(.tooManyRows, "fetchOne found more than one row; add LIMIT 1 or use fetchAll")
+                throw DatabaseError.fetchOneFoundMoreRows
             }
             return result
         }

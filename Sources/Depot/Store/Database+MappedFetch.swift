@@ -128,13 +128,12 @@ extension Database {
                 case .all: break
                 case .one:
                     if try statement.step() {
-                        throw DatabaseError(.tooManyRows, "fetchOne found more than one row; add LIMIT 1 or use fetchAll")
+                        throw DatabaseError.fetchOneFoundMoreRows
                     }
                     return
                 case .oneByPrimaryKey:
                     if try statement.step() {
-                        let key = (type as? any Record.Type)?.primaryKey ?? []
-                        throw DatabaseError(.tooManyRows, "find found more than one row: \(type).primaryKey \(key) is not unique")
+                        throw DatabaseError.findFoundMoreRows(type, primaryKey: (type as? any Record.Type)?.primaryKey ?? [])
                     }
                     return
                 case .streaming:
@@ -157,5 +156,17 @@ extension Database {
             connection.findSQL[ObjectIdentifier(type)] = text
         }
         return (text, [try encodeKey(id, T.self)])
+    }
+}
+
+extension DatabaseError {
+    /// `fetchOne` met a second row: the same error from every fetch path.
+    static var fetchOneFoundMoreRows: DatabaseError {
+        DatabaseError(.tooManyRows, "fetchOne found more than one row; add LIMIT 1 or use fetchAll")
+    }
+
+    /// `find(_:id:)` met a second row: the primary key is not unique.
+    static func findFoundMoreRows(_ type: Any.Type, primaryKey: [String]) -> DatabaseError {
+        DatabaseError(.tooManyRows, "find found more than one row: \(type).primaryKey \(primaryKey) is not unique")
     }
 }

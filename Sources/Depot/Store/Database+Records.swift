@@ -116,7 +116,7 @@ extension Database {
             guard try statement.step() else { return nil }
             let result = try RowDecoder.decode(type, from: statement, plan: plan(for: statement, type))
             if try statement.step() {
-                throw DatabaseError(.tooManyRows, "find found more than one row: \(T.self).primaryKey \(T.primaryKey) is not unique")
+                throw DatabaseError.findFoundMoreRows(T.self, primaryKey: T.primaryKey)
             }
             return result
         }
