@@ -38,6 +38,28 @@ enum TransactionChecks {
             try await store.write { db in try add(db, 1, "again") }
             try expectEqual(try await names(store), ["again"], "the next write works")
         },
+        ConformanceCheck("transactions: an access may start with any kind of statement, or run none") { context in
+            // Engines may defer BEGIN to the first statement (PostgreSQL sends them together).
+            let store = try await context.makeStore()
+            try await store.write { _ in }
+            _ = try await store.read { _ in 0 }
+            try await store.write { db in try createTable(db, "events", [("id", .integer, "PRIMARY KEY"), ("name", .text, "NOT NULL")]) }
+            try await store.write { db in try db.savepoint { db in try add(db, 1, "in a savepoint") } }
+            let streamed = try await store.read { db in
+                var seen: [String] = []
+                try db.forEach(String.self, "SELECT \(ident: "name") FROM \(ident: "events")") { seen.append($0) }
+                return seen
+            }
+            try expectEqual(streamed, ["in a savepoint"], "rows streamed by a read's first statement")
+            try await expectError(.syntax, "a read whose first statement names no column") {
+                try await store.read { db in try db.fetchAll(Int.self, "SELECT \(ident: "nothing") FROM \(ident: "events")") }
+            }
+            try await expectError(.unique, "a write whose first statement fails") {
+                try await store.write { db in try add(db, 1, "duplicate") }
+            }
+            try await store.write { db in try add(db, 2, "after") }
+            try expectEqual(try await names(store), ["in a savepoint", "after"], "rows at the end")
+        },
         ConformanceCheck("transactions: a failed statement fails its write and leaves the store usable") { context in
             let store = try await counter(context)
             try await expectError(.unique, "inserting id 1 twice") {

@@ -44,6 +44,57 @@ struct PostgresBackendTests {
         await store.close()
     }
 
+    @Test func everyPooledConnectionKilledWhileIdleIsReplacedWithoutFailingAnAccess() async throws {
+        let store = try await PostgresTestServer.freshStore { $0.maxConnections = 4 }
+        try await store.write { db in try db.execute("CREATE TABLE \(ident: "t") (\(ident: "x") bigint)") }
+        // Four accesses at once, so the pool opens four connections.
+        let pids = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<4 {
+                group.addTask { try await store.read { db in try db.fetchOne(Int.self, "SELECT pg_backend_pid() FROM pg_sleep(0.3)") ?? 0 } }
+            }
+            return try await group.reduce(into: Set<Int>()) { $0.insert($1) }
+        }
+        #expect(pids.count == 4)
+        for pid in pids { try await terminate(pid) }
+        // Every access draws a dead connection; none may fail.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for value in 0..<8 {
+                group.addTask {
+                    if value.isMultiple(of: 2) {
+                        _ = try await store.write { db in try db.execute("INSERT INTO \(ident: "t") VALUES (\(value))") }
+                    } else {
+                        _ = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "t")") }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let count = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "t")") }
+        #expect(count == 4)
+        await store.close()
+    }
+
+    @Test func aReadAccessHoldsNoLockOnceItReturns() async throws {
+        // A read's COMMIT is sent without waiting for its answer: the server must
+        // still end the transaction at once, or DDL elsewhere would wait on it.
+        let store = try await PostgresTestServer.freshStore { $0.maxConnections = 1 }
+        try await store.write { db in try db.execute("CREATE TABLE \(ident: "t") (\(ident: "x") bigint)") }
+        let schema = try await store.read { db in
+            _ = try db.fetchAll(Int.self, "SELECT \(ident: "x") FROM \(ident: "t")")
+            return try db.fetchOne(String.self, "SELECT current_schema()") ?? ""
+        }
+        let admin = try await Store.postgres(try PostgresTestServer.requireConfiguration())
+        try await admin.write { db in
+            try db.execute("SET LOCAL lock_timeout = '2s'")
+            try db.execute("ALTER TABLE \(ident: schema).\(ident: "t") ADD COLUMN \(ident: "y") bigint")
+        }
+        await admin.close()
+        // The same connection then reads the new column.
+        let columns = try await store.read { db in try db.fetchAll(Int.self, "SELECT count(\(ident: "y")) FROM \(ident: "t")") }
+        #expect(columns == [0])
+        await store.close()
+    }
+
     @Test func waitingTooLongForAConnectionIsATimeoutError() async throws {
         var storeConfiguration = Store.Configuration()
         storeConfiguration.checkoutTimeout = .milliseconds(300)

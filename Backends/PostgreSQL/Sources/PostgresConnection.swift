@@ -4,9 +4,25 @@ import Foundation
 
 /// One libpq connection. Its session runs in UTC with UTF-8 text, so nothing
 /// depends on the server's or the machine's zone.
+///
+/// Round trips: an access's `BEGIN` is not sent alone but with the access's
+/// first statement, in one pipeline; an access that runs nothing sends nothing;
+/// and a read-only access's `COMMIT` is sent without waiting, its answer read
+/// before the connection's next use. A one-statement read costs one round trip.
 final class PostgresConnection: DriverConnection {
     let handle: OpaquePointer
-    private let cancelHandle: OpaquePointer?
+    private let cancelLock = NSLock()
+    private var cancelHandle: OpaquePointer?
+    /// The session set-up, run again after a reconnect.
+    private let setup: String
+    /// Bumped by every reconnect: statements prepared before it are gone from the server.
+    private(set) var generation = 0
+    /// The access's `BEGIN`, not sent yet: it goes with the first statement.
+    private(set) var pendingBegin: String?
+    /// Whether the open transaction is a plain read, whose `COMMIT` cannot fail and need not be waited for.
+    private var commitNeedNotWait = false
+    /// A `COMMIT` sent without waiting, whose answer is read before anything else.
+    private var awaitingCommit = false
     private var statementCount = 0
     private(set) var isClosed = false
     /// Whether errors may quote the values the server reports (``Store/Configuration/showsBoundValues``).
@@ -42,12 +58,31 @@ final class PostgresConnection: DriverConnection {
                 "\"" + $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\"", with: "\"\"") + "\""
             }.joined(separator: ", ")
         }
+        self.setup = setup
         do {
-            try execute(script: setup)
+            try run(setup)
         } catch {
             close()
             throw error
         }
+    }
+
+    /// Opens the connection again with the same parameters, after the server
+    /// dropped it while it was idle: nothing of the current access had reached
+    /// the server, so nothing is lost. Statements prepared before are forgotten.
+    func reconnect() throws {
+        PQreset(handle)
+        guard PQstatus(handle) == CONNECTION_OK else {
+            throw PostgresError.connection(handle, "cannot reconnect to PostgreSQL")
+        }
+        generation += 1
+        streaming = nil
+        awaitingCommit = false
+        cancelLock.withLock {
+            if let cancelHandle { PQfreeCancel(cancelHandle) }
+            cancelHandle = PQgetCancel(handle)
+        }
+        try run(setup)
     }
 
     func nextStatementName() -> String {
@@ -60,6 +95,62 @@ final class PostgresConnection: DriverConnection {
     }
 
     func execute(script: String) throws {
+        settle()
+        if pendingBegin == nil, !awaitingCommit, script.hasPrefix("BEGIN"), PQtransactionStatus(handle) == PQTRANS_IDLE {
+            // Sent with the first statement, or never if the access runs none.
+            pendingBegin = script
+            commitNeedNotWait = script == PostgresDialect.plainReadBegin
+            return
+        }
+        if let begin = pendingBegin {
+            if script == "COMMIT" || script == "ROLLBACK" {
+                pendingBegin = nil
+                return
+            }
+            // One message: the simple protocol runs both in order.
+            try sendingBegin { try run(begin + "; " + script) }
+            return
+        }
+        if script == "COMMIT", commitNeedNotWait, streaming == nil, PQtransactionStatus(handle) == PQTRANS_INTRANS,
+           PQsendQuery(handle, script) == 1 {
+            // A read-only REPEATABLE READ transaction cannot fail to commit, and the
+            // server ends it (and frees its locks) when the message arrives.
+            awaitingCommit = true
+            commitNeedNotWait = false
+            return
+        }
+        try run(script)
+    }
+
+    /// Reads the answer of a COMMIT sent without waiting. Its only possible
+    /// failure is a broken connection, which the next use finds out.
+    func settle() {
+        guard awaitingCommit else { return }
+        awaitingCommit = false
+        while let result = PQgetResult(handle) { PQclear(result) }
+    }
+
+    /// Runs `body`, which sends the pending BEGIN with what follows it. When the
+    /// server dropped the idle connection, nothing was sent: reconnect and try once more.
+    func sendingBegin<T>(_ body: () throws -> T) throws -> T {
+        pendingBegin = nil
+        do {
+            return try body()
+        } catch let error as DatabaseError where error.kind == .connection {
+            try reconnect()
+            return try body()
+        }
+    }
+
+    /// Sends the pending BEGIN on its own, for what cannot go in one pipeline with it.
+    func sendPendingBegin() throws {
+        settle()
+        guard let begin = pendingBegin else { return }
+        try sendingBegin { try run(begin) }
+    }
+
+    /// Runs a script and waits for its answer.
+    private func run(_ script: String) throws {
         try finishStreaming()
         let result = PQexec(handle, script)
         defer { PQclear(result) }
@@ -82,21 +173,27 @@ final class PostgresConnection: DriverConnection {
     }
 
     var isInTransaction: Bool {
-        PQtransactionStatus(handle) != PQTRANS_IDLE
+        settle()
+        return pendingBegin != nil || PQtransactionStatus(handle) != PQTRANS_IDLE
     }
 
     var isUsable: Bool { !isClosed && PQstatus(handle) == CONNECTION_OK }
 
     func interrupt() {
-        guard let cancelHandle else { return }
-        var buffer = [CChar](repeating: 0, count: 256)
-        _ = PQcancel(cancelHandle, &buffer, Int32(buffer.count))
+        cancelLock.withLock {
+            guard let cancelHandle else { return }
+            var buffer = [CChar](repeating: 0, count: 256)
+            _ = PQcancel(cancelHandle, &buffer, Int32(buffer.count))
+        }
     }
 
     func close() {
         guard !isClosed else { return }
         isClosed = true
-        if let cancelHandle { PQfreeCancel(cancelHandle) }
+        cancelLock.withLock {
+            if let cancelHandle { PQfreeCancel(cancelHandle) }
+            cancelHandle = nil
+        }
         PQfinish(handle)
     }
 

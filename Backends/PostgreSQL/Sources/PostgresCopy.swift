@@ -6,6 +6,7 @@ extension PostgresConnection: BulkInsertingConnection {
     /// `COPY ... FROM STDIN` in text format: the server reads each field as its
     /// column's type, as it reads untyped parameters, so any column type works.
     func beginBulkInsert(table: String, columns: [String]) throws -> any BulkInsertWriter {
+        try sendPendingBegin()
         try finishStreaming()
         let quoted = columns.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: ", ")
         let sql = "COPY \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\" (\(quoted)) FROM STDIN"

@@ -56,11 +56,14 @@ public struct PostgresDialect: SQLDialect {
         "SELECT pg_get_serial_sequence(\(quote(identifier: table)), \(column)) IS NOT NULL"
     }
 
+    /// A read's BEGIN at the default isolation.
+    static let plainReadBegin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+
     /// Reads run in a read-only REPEATABLE READ transaction, so every statement
     /// of a read sees one snapshot, as on SQLite. Writes default to READ COMMITTED.
     public func beginTransaction(_ kind: TransactionKind, isolation: IsolationLevel?) -> String {
         switch kind {
-        case .read: "BEGIN ISOLATION LEVEL \(isolation?.rawValue ?? "REPEATABLE READ") READ ONLY"
+        case .read: isolation.map { "BEGIN ISOLATION LEVEL \($0.rawValue) READ ONLY" } ?? Self.plainReadBegin
         case .write: isolation.map { "BEGIN ISOLATION LEVEL \($0.rawValue)" } ?? "BEGIN"
         }
     }

@@ -14,6 +14,8 @@ final class PostgresStatement: DriverStatement {
     /// The last parameter types and the statement prepared for them: most
     /// executions repeat them, and need not hash the types to find the name.
     private var lastPrepared: (types: [Oid], name: String)?
+    /// The connection's generation the prepared statements belong to: a reconnect forgets them.
+    private var preparedGeneration = 0
     private var wantsStreaming = false
 
     private enum State {
@@ -43,7 +45,8 @@ final class PostgresStatement: DriverStatement {
 
     deinit {
         reset()
-        if !connection.isClosed, connection.isUsable {
+        if !connection.isClosed, connection.isUsable, preparedGeneration == connection.generation {
+            connection.settle()
             for name in prepared.values {
                 PQclear(PQexec(connection.handle, "DEALLOCATE \(name)"))
             }
@@ -190,30 +193,47 @@ final class PostgresStatement: DriverStatement {
 
     // MARK: Running
 
-    private func statementName() throws -> String {
+    /// The name of the server-side statement for the bound parameter types, and
+    /// whether it still has to be prepared.
+    private func statementName() -> (name: String, isPrepared: Bool) {
+        if preparedGeneration != connection.generation {
+            prepared.removeAll()
+            lastPrepared = nil
+            preparedGeneration = connection.generation
+        }
         let types = parameters.types
-        if let last = lastPrepared, last.types == types { return last.name }
+        if let last = lastPrepared, last.types == types { return (last.name, true) }
         if let name = prepared[types] {
             lastPrepared = (types, name)
-            return name
+            return (name, true)
         }
-        try connection.finishStreaming()
-        let name = connection.nextStatementName()
+        return (connection.nextStatementName(), false)
+    }
+
+    private func notePrepared(_ name: String) {
+        prepared[parameters.types] = name
+        lastPrepared = (parameters.types, name)
+    }
+
+    private func prepare(_ name: String) throws {
+        let types = parameters.types
         let result = PQprepare(connection.handle, name, sql, Int32(types.count), types)
         defer { PQclear(result) }
         guard PQresultStatus(result) == PGRES_COMMAND_OK else {
             throw PostgresError.make(result, connection.handle, sql: sql, showsValues: connection.showsValues)
         }
-        prepared[types] = name
-        lastPrepared = (types, name)
-        return name
+        notePrepared(name)
     }
 
     private func execute() throws {
         columnsAreCurrent = false
-        let name = try statementName()
+        connection.settle()
         try connection.finishStreaming()
         if wantsStreaming {
+            // Single-row mode does not mix with a pipeline: BEGIN goes first, on its own.
+            try connection.sendPendingBegin()
+            let (name, isPrepared) = statementName()
+            if !isPrepared { try prepare(name) }
             let count = Int32(parameters.count)
             let sent = parameters.withArrays { values, lengths, formats in
                 PQsendQueryPrepared(connection.handle, name, count, values, lengths, formats, 1)
@@ -225,10 +245,22 @@ final class PostgresStatement: DriverStatement {
             state = .streaming(current: nil)
             return
         }
-        let count = Int32(parameters.count)
-        let result = parameters.withArrays { values, lengths, formats in
-            PQexecPrepared(connection.handle, name, count, values, lengths, formats, 1)
+        let result: OpaquePointer?
+        if let begin = connection.pendingBegin {
+            result = try connection.sendingBegin { try executePipelined(after: begin) }
+        } else {
+            let (name, isPrepared) = statementName()
+            if !isPrepared { try prepare(name) }
+            let count = Int32(parameters.count)
+            result = parameters.withArrays { values, lengths, formats in
+                PQexecPrepared(connection.handle, name, count, values, lengths, formats, 1)
+            }
         }
+        try take(result)
+    }
+
+    /// Reads a whole result, or throws the error it holds.
+    private func take(_ result: OpaquePointer?) throws {
         switch PQresultStatus(result) {
         case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
             guard let result else { throw PostgresError.connection(connection.handle, "no result") }
@@ -241,6 +273,59 @@ final class PostgresStatement: DriverStatement {
             state = .done
             throw error
         }
+    }
+
+    /// Sends BEGIN, the PREPARE when the statement needs one, and the execution
+    /// in one pipeline, and waits once. Returns the execution's result.
+    private func executePipelined(after begin: String) throws -> OpaquePointer? {
+        let handle = connection.handle
+        let (name, isPrepared) = statementName()
+        guard PQenterPipelineMode(handle) == 1 else { throw PostgresError.connection(handle, "cannot start a pipeline") }
+        var sent = PQsendQueryParams(handle, begin, 0, nil, nil, nil, nil, 0) == 1
+        if sent, !isPrepared {
+            let types = parameters.types
+            sent = PQsendPrepare(handle, name, sql, Int32(types.count), types) == 1
+        }
+        if sent {
+            let count = Int32(parameters.count)
+            sent = parameters.withArrays { values, lengths, formats in
+                PQsendQueryPrepared(handle, name, count, values, lengths, formats, 1)
+            } == 1
+        }
+        if sent { sent = PQpipelineSync(handle) == 1 }
+        guard sent else {
+            let error = PostgresError.connection(handle, "cannot send the query")
+            _ = PQexitPipelineMode(handle)
+            throw error
+        }
+        // One result per query, each followed by NULL, then the sync point.
+        var results: [OpaquePointer?] = []
+        let queries = isPrepared ? 2 : 3
+        while results.count < queries, PQstatus(handle) == CONNECTION_OK {
+            let result = PQgetResult(handle)
+            results.append(result)
+            if result != nil { while let extra = PQgetResult(handle) { PQclear(extra) } }
+        }
+        while PQstatus(handle) == CONNECTION_OK, let result = PQgetResult(handle) {
+            let status = PQresultStatus(result)
+            PQclear(result)
+            if status == PGRES_PIPELINE_SYNC { break }
+        }
+        _ = PQexitPipelineMode(handle)
+        guard results.count == queries else {
+            let error = PostgresError.connection(handle, "the server closed the connection")
+            results.forEach { PQclear($0) }
+            throw error
+        }
+        let last = results.removeLast()
+        defer { results.forEach { PQclear($0) } }
+        // The first failure explains the rest, which the server skipped.
+        for result in results where PQresultStatus(result) != PGRES_COMMAND_OK {
+            PQclear(last)
+            throw PostgresError.make(result, handle, sql: sql, showsValues: connection.showsValues)
+        }
+        if !isPrepared { notePrepared(name) }
+        return last
     }
 
     private func nextStreamedRow() throws -> Bool {
