@@ -109,6 +109,8 @@ struct PostgresExactValueTests {
         #expect(PostgresError.redactingValues(detail: "Failing row contains (3, bob, -1).") == "Failing row contains (…).")
         #expect(PostgresError.redactingValues(detail: "Something new quoting 'alice'.") == nil)
         #expect(PostgresError.redactingValues(message: "invalid input syntax for type uuid: \"alice\"", sqlState: "22P02") == "invalid input syntax for type uuid: \"…\"")
+        #expect(PostgresError.redactingValues(message: "value \"2147483648\" is out of range for type integer", sqlState: "22003") == "value \"…\" is out of range for type integer")
+        #expect(PostgresError.redactingValues(message: "invalid input syntax for type uuid: \"a\"b\"", sqlState: "22P02") == "invalid input syntax for type uuid: \"…\"")
     }
 
     private func dumped(_ value: some Any) -> String {

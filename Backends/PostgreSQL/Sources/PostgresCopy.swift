@@ -3,56 +3,260 @@ import Depot
 import Foundation
 
 extension PostgresConnection: BulkInsertingConnection {
-    /// `COPY ... FROM STDIN` in text format: the server reads each field as its
-    /// column's type, as it reads untyped parameters, so any column type works.
+    /// `COPY ... FROM STDIN`, binary where every value has the binary form of
+    /// its column's type, text otherwise. Nothing is sent until the first row.
     func beginBulkInsert(table: String, columns: [String]) throws -> any BulkInsertWriter {
-        try sendPendingBegin()
+        settle()
         try finishStreaming()
-        let quoted = columns.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: ", ")
-        let sql = "COPY \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\" (\(quoted)) FROM STDIN"
-        let result = PQexec(handle, sql)
-        defer { PQclear(result) }
-        guard PQresultStatus(result) == PGRES_COPY_IN else {
-            throw PostgresError.make(result, handle, sql: sql, showsValues: showsValues)
+        return PostgresCopyWriter(connection: self, table: table, columns: columns)
+    }
+
+    /// Starts a COPY and waits for the server to accept rows, running `prefix`
+    /// (statements that end with a semicolon) before it in the same message.
+    /// Returns the result sets `prefix` produced.
+    func startCopy(_ copy: String, after prefix: String) throws -> [OpaquePointer] {
+        var script = prefix + copy
+        if let begin = pendingBegin { script = begin + "; " + script }
+        return try sendingBegin {
+            guard PQsendQuery(handle, script) == 1 else { throw PostgresError.connection(handle, "cannot send COPY") }
+            var rows: [OpaquePointer] = []
+            var failure: DatabaseError?
+            while let result = PQgetResult(handle) {
+                switch PQresultStatus(result) {
+                case PGRES_COMMAND_OK: PQclear(result)
+                case PGRES_TUPLES_OK: rows.append(result)
+                case PGRES_COPY_IN where failure == nil:
+                    // Rows are expected now: stop reading results.
+                    PQclear(result)
+                    return rows
+                default:
+                    if failure == nil { failure = PostgresError.make(result, handle, sql: copy, showsValues: showsValues) }
+                    PQclear(result)
+                }
+            }
+            rows.forEach { PQclear($0) }
+            throw failure ?? PostgresError.connection(handle, "COPY did not start")
         }
-        return PostgresCopyWriter(connection: self, sql: sql)
     }
 }
 
-/// Streams rows in COPY's text format, a megabyte at a time.
+/// Streams the rows of one bulk insert, a megabyte at a time.
+///
+/// Binary COPY needs each value in its column's exact binary form (an `int4`
+/// column takes 4 bytes, not 8), so the first message also locks the table
+/// (COPY's own lock, taken a moment earlier) and reads its column types. A row
+/// with a value whose binary form Depot does not write for that column (a
+/// `Decimal`, text for a `uuid` column, an integer for a `numeric` one...)
+/// ends the binary COPY, and the rest go in text COPY, where the server reads
+/// each field as its column's type exactly as an INSERT's parameter.
 final class PostgresCopyWriter: BulkInsertWriter {
     private let connection: PostgresConnection
-    private let sql: String
+    private let table: String
+    private let columns: [String]
     private var buffer: [UInt8] = []
-    private var open = true
     private var rows = 0
 
-    init(connection: PostgresConnection, sql: String) {
+    private enum State {
+        case notStarted
+        /// In binary COPY, with each column's type.
+        case binary([Oid])
+        case text
+        case finished
+    }
+    private var state = State.notStarted
+
+    init(connection: PostgresConnection, table: String, columns: [String]) {
         self.connection = connection
-        self.sql = sql
+        self.table = table
+        self.columns = columns
         buffer.reserveCapacity(1 << 20 + 4096)
     }
 
     deinit { cancel() }
 
+    private var quotedTable: String { quote(table) }
+
+    private func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+    private func copySQL(binary: Bool) -> String {
+        "COPY \(quotedTable) (\(columns.map(quote).joined(separator: ", "))) FROM STDIN" + (binary ? " (FORMAT binary)" : "")
+    }
+
     func append(_ values: [Value]) throws {
         rows += 1
-        for (index, value) in values.enumerated() {
-            if index > 0 { buffer.append(9) } // tab
-            try appendField(value, column: index)
+        switch state {
+        case .notStarted:
+            let types = try startBinary()
+            if !(try appendBinary(values, types)) { try switchToText(values) }
+        case .binary(let types):
+            if !(try appendBinary(values, types)) { try switchToText(values) }
+        case .text:
+            try checkText(values)
+            appendText(values)
+        case .finished:
+            throw DatabaseError(.misuse, "rows added to a finished bulk insert", sql: copySQL(binary: false))
         }
-        buffer.append(10) // newline
         if buffer.count >= 1 << 20 { try send() }
     }
 
-    private func appendField(_ value: Value, column: Int) throws {
+    // MARK: Starting
+
+    /// Locks the table, reads its column types and starts a binary COPY, in one round trip.
+    ///
+    /// The types are read under the lock, so no other transaction can change
+    /// them before the rows arrive. Only at READ COMMITTED: in an older snapshot
+    /// the catalog could show types changed since, so other levels use text.
+    private func startBinary() throws -> [Oid] {
+        let literal = "'" + quotedTable.replacingOccurrences(of: "'", with: "''") + "'"
+        let prefix = """
+            LOCK TABLE \(quotedTable) IN ROW EXCLUSIVE MODE; \
+            SELECT a.attname, a.atttypid, current_setting('transaction_isolation') FROM pg_attribute a \
+            WHERE a.attrelid = \(literal)::regclass AND a.attnum > 0 AND NOT a.attisdropped;
+            """
+        let results = try connection.startCopy(copySQL(binary: true), after: prefix)
+        defer { results.forEach { PQclear($0) } }
+        var byName: [String: Oid] = [:]
+        var readCommitted = false
+        if let result = results.last {
+            for row in 0..<PQntuples(result) {
+                let name = String(cString: PQgetvalue(result, row, 0))
+                byName[name] = Oid(String(cString: PQgetvalue(result, row, 1))) ?? 0
+                readCommitted = String(cString: PQgetvalue(result, row, 2)) == "read committed"
+            }
+        }
+        // 0 is no type Depot writes in binary: every non-NULL value of that column goes in text.
+        let types = readCommitted ? columns.map { byName[$0] ?? 0 } : columns.map { _ in 0 }
+        buffer.append(contentsOf: Array("PGCOPY\n".utf8) + [0xFF, 13, 10, 0]) // signature
+        appendInteger(Int32(0)) // flags
+        appendInteger(Int32(0)) // header extension length
+        state = .binary(types)
+        return types
+    }
+
+    /// Ends the binary COPY before `values`, then goes on in text COPY with them.
+    private func switchToText(_ values: [Value]) throws {
+        appendInteger(Int16(-1)) // the binary trailer
+        try end()
+        let results = try connection.startCopy(copySQL(binary: false), after: "")
+        results.forEach { PQclear($0) }
+        state = .text
+        try checkText(values)
+        appendText(values)
+    }
+
+    // MARK: Binary
+
+    private func appendInteger<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
+    }
+
+    /// Appends the row in binary, or returns false (appending nothing) when a
+    /// value has no binary form Depot writes for its column's type.
+    private func appendBinary(_ values: [Value], _ types: [Oid]) throws -> Bool {
+        guard values.count == types.count, values.indices.allSatisfy({ Self.hasBinaryForm(values[$0], types[$0]) }) else {
+            return false
+        }
+        appendInteger(Int16(truncatingIfNeeded: values.count)) // at most 1,600 columns
+        for (index, value) in values.enumerated() {
+            try appendBinaryField(value, type: types[index], column: index)
+        }
+        return true
+    }
+
+    /// Whether Depot writes `value` in the binary form of `type`, meaning what
+    /// the server's text input would make of it.
+    private static func hasBinaryForm(_ value: Value, _ type: Oid) -> Bool {
+        switch (value, type) {
+        case (.null, _): true
+        case (.bool, PostgresType.bool): true
+        case (.integer, PostgresType.int8): true
+        case (.integer(let i), PostgresType.int4): Int32(exactly: i) != nil
+        case (.integer(let i), PostgresType.int2): Int16(exactly: i) != nil
+        case (.double, PostgresType.float8): true
+        case (.text, PostgresType.text), (.text, PostgresType.varchar), (.text, PostgresType.bpchar): true
+        case (.json, PostgresType.json), (.json, PostgresType.jsonb), (.json, PostgresType.text): true
+        case (.text, PostgresType.json), (.text, PostgresType.jsonb): true
+        case (.blob, PostgresType.bytea): true
+        case (.date, PostgresType.timestamptz), (.date, PostgresType.timestamp): true
+        case (.uuid, PostgresType.uuid): true
+        default: false
+        }
+    }
+
+    private func appendBinaryField(_ value: Value, type: Oid, column: Int) throws {
+        switch value {
+        case .null: appendInteger(Int32(-1))
+        case .bool(let b):
+            appendInteger(Int32(1))
+            buffer.append(b ? 1 : 0)
+        case .integer(let i):
+            switch type {
+            case PostgresType.int4: appendInteger(Int32(4)); appendInteger(Int32(truncatingIfNeeded: i))
+            case PostgresType.int2: appendInteger(Int32(2)); appendInteger(Int16(truncatingIfNeeded: i))
+            default: appendInteger(Int32(8)); appendInteger(i)
+            }
+        case .double(let d):
+            appendInteger(Int32(8))
+            appendInteger(d.bitPattern)
+        case .text(let s), .json(let s):
+            try checkNoNUL(s, column: column)
+            let isJSONB = type == PostgresType.jsonb
+            let count = s.utf8.count + (isJSONB ? 1 : 0)
+            try appendLength(count, column: column)
+            if isJSONB { buffer.append(1) } // jsonb's binary format version
+            buffer.append(contentsOf: s.utf8)
+        case .blob(let data):
+            try appendLength(data.count, column: column)
+            buffer.append(contentsOf: data)
+        case .date(let date):
+            let micros = try microseconds(date, column: column)
+            appendInteger(Int32(8))
+            appendInteger(micros - PostgresBinary.epochMicros)
+        case .uuid(let uuid):
+            appendInteger(Int32(16))
+            withUnsafeBytes(of: uuid.uuid) { buffer.append(contentsOf: $0) }
+        case .decimal:
+            // hasBinaryForm sends every Decimal in text.
+            throw DatabaseError(.misuse, "row \(rows), column \(column + 1): no binary form for a Decimal", sql: copySQL(binary: true))
+        }
+    }
+
+    private func appendLength(_ count: Int, column: Int) throws {
+        guard let length = Int32(exactly: count) else {
+            throw DatabaseError(.encoding, "row \(rows), column \(column + 1) is larger than PostgreSQL can take (2 GiB)", sql: copySQL(binary: true))
+        }
+        appendInteger(length)
+    }
+
+    // MARK: Text
+
+    private func appendText(_ values: [Value]) {
+        for (index, value) in values.enumerated() {
+            if index > 0 { buffer.append(9) } // tab
+            appendTextField(value)
+        }
+        buffer.append(10) // newline
+    }
+
+    /// What text COPY cannot send, refused before the row is appended.
+    private func checkText(_ values: [Value]) throws {
+        for (index, value) in values.enumerated() {
+            switch value {
+            case .text(let s), .json(let s): try checkNoNUL(s, column: index)
+            case .date(let date): _ = try microseconds(date, column: index)
+            default: break
+            }
+        }
+    }
+
+    private func appendTextField(_ value: Value) {
         switch value {
         case .null: buffer.append(contentsOf: [92, 78]) // \N
         case .bool(let b): buffer.append(b ? 116 : 102) // t f
         case .integer(let i): buffer.append(contentsOf: String(i).utf8)
         case .double(let d):
             if d.isInfinite { buffer.append(contentsOf: (d < 0 ? "-Infinity" : "Infinity").utf8) } else { buffer.append(contentsOf: d.description.utf8) }
-        case .text(let s), .json(let s): try appendEscaped(s, column: column)
+        case .text(let s), .json(let s): appendEscaped(s)
         case .blob(let data):
             buffer.append(contentsOf: [92, 92, 120]) // \\x: an escaped backslash, then bytea's hex marker
             let hex: [UInt8] = Array("0123456789abcdef".utf8)
@@ -61,9 +265,8 @@ final class PostgresCopyWriter: BulkInsertWriter {
                 buffer.append(hex[Int(byte & 0x0F)])
             }
         case .date(let date):
-            guard let micros = ISO8601.microseconds(date) else {
-                throw DatabaseError(.encoding, "row \(rows), column \(column + 1): the date is outside the years 0001...9999", sql: sql)
-            }
+            // checkText refuses a date outside the years 0001...9999.
+            guard let micros = ISO8601.microseconds(date) else { return }
             ISO8601.withFormatted(microseconds: micros) { buffer.append(contentsOf: $0) }
             buffer.append(contentsOf: [43, 48, 48]) // +00: UTC, whatever the session's zone
         case .uuid(let uuid): buffer.append(contentsOf: uuid.uuidString.lowercased().utf8)
@@ -71,19 +274,37 @@ final class PostgresCopyWriter: BulkInsertWriter {
         }
     }
 
-    /// COPY text escapes: backslash, tab, newline and carriage return; NUL cannot be sent.
-    private func appendEscaped(_ text: String, column: Int) throws {
+    /// COPY text escapes: backslash, tab, newline and carriage return.
+    private func appendEscaped(_ text: String) {
         for byte in text.utf8 {
             switch byte {
             case 92: buffer.append(contentsOf: [92, 92])
             case 9: buffer.append(contentsOf: [92, 116])
             case 10: buffer.append(contentsOf: [92, 110])
             case 13: buffer.append(contentsOf: [92, 114])
-            case 0: throw DatabaseError(.encoding, "row \(rows), column \(column + 1): PostgreSQL text cannot hold the NUL character (U+0000)", sql: sql)
             default: buffer.append(byte)
             }
         }
     }
+
+    // MARK: Checks shared by both formats
+
+    private func checkNoNUL(_ text: String, column: Int) throws {
+        var text = text
+        let hasNUL = text.withUTF8 { utf8 in utf8.baseAddress.map { memchr($0, 0, utf8.count) != nil } ?? false }
+        guard !hasNUL else {
+            throw DatabaseError(.encoding, "row \(rows), column \(column + 1): PostgreSQL text cannot hold the NUL character (U+0000)", sql: copySQL(binary: false))
+        }
+    }
+
+    private func microseconds(_ date: Date, column: Int) throws -> Int64 {
+        guard let micros = ISO8601.microseconds(date) else {
+            throw DatabaseError(.encoding, "row \(rows), column \(column + 1): the date is outside the years 0001...9999", sql: copySQL(binary: false))
+        }
+        return micros
+    }
+
+    // MARK: Sending
 
     private func send() throws {
         guard !buffer.isEmpty else { return }
@@ -94,10 +315,11 @@ final class PostgresCopyWriter: BulkInsertWriter {
         guard status == 1 else { throw PostgresError.connection(connection.handle, "cannot send COPY data") }
     }
 
-    func finish() throws {
-        guard open else { return }
+    /// Sends what is left, ends the COPY and waits for the server's verdict.
+    private func end() throws {
+        let sql = copySQL(binary: { if case .binary = state { true } else { false } }())
+        state = .finished
         try send()
-        open = false
         guard PQputCopyEnd(connection.handle, nil) == 1 else { throw PostgresError.connection(connection.handle, "cannot end COPY") }
         var failure: DatabaseError?
         while let result = PQgetResult(connection.handle) {
@@ -109,12 +331,27 @@ final class PostgresCopyWriter: BulkInsertWriter {
         if let failure { throw failure }
     }
 
+    func finish() throws {
+        switch state {
+        case .notStarted: state = .finished
+        case .binary:
+            appendInteger(Int16(-1)) // the binary trailer
+            try end()
+        case .text: try end()
+        case .finished: break
+        }
+    }
+
     func cancel() {
-        guard open else { return }
-        open = false
-        buffer.removeAll()
-        guard !connection.isClosed else { return }
-        _ = PQputCopyEnd(connection.handle, "cancelled by Depot")
-        while let result = PQgetResult(connection.handle) { PQclear(result) }
+        switch state {
+        case .binary, .text:
+            state = .finished
+            buffer.removeAll()
+            guard !connection.isClosed else { return }
+            _ = PQputCopyEnd(connection.handle, "cancelled by Depot")
+            while let result = PQgetResult(connection.handle) { PQclear(result) }
+        case .notStarted, .finished:
+            state = .finished
+        }
     }
 }

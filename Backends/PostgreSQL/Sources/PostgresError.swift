@@ -53,11 +53,14 @@ enum PostgresError {
         return valueFree.contains(where: detail.hasPrefix) ? detail : nil
     }
 
-    /// A message without the value the server quotes in data errors (class 22, such as
-    /// `invalid input syntax for type uuid: "abc"`): the quoted part becomes `"…"`.
+    /// A message without the values the server quotes in data errors (class 22, such as
+    /// `invalid input syntax for type uuid: "abc"` or `value "2147483648" is out of
+    /// range for type integer`): the quoted part becomes `"…"`.
     static func redactingValues(message: String, sqlState: String?) -> String {
-        guard sqlState?.hasPrefix("22") == true, let colon = message.range(of: ": \"") else { return message }
-        return message[..<colon.lowerBound] + ": \"…\""
+        // A quoted value may itself hold quotes: redact from the first quote to the last.
+        guard sqlState?.hasPrefix("22") == true, let open = message.firstIndex(of: "\""),
+              let close = message.lastIndex(of: "\""), open < close else { return message }
+        return message[...open] + "…" + message[close...]
     }
 
     /// A failure of the connection itself (libpq's message; it never holds the password).
