@@ -36,6 +36,15 @@ import Testing
             }
 
             extension Item: Depot.ColumnMapped {
+                public struct Columns: Sendable {
+                    public let id = Depot.QueryExpression<Int64?>(column: "id")
+                    public let title = Depot.QueryExpression<String>(column: "title")
+                    public let notes = Depot.QueryExpression<String>(column: "notes")
+                    public let count = Depot.QueryExpression<Int>(column: "count")
+                }
+                public static var columns: Columns {
+                    Columns()
+                }
                 public static var columnKeys: [String] {
                     ["id", "title", "notes", "count"]
                 }
@@ -79,6 +88,14 @@ import Testing
             }
 
             extension Renamed: Depot.ColumnMapped {
+                struct Columns: Sendable {
+                    let id = Depot.QueryExpression<Int64>(column: "id")
+                    let displayName = Depot.QueryExpression<String>(column: "name")
+                    let when = Depot.QueryExpression<(any Sendable & Codable)>(column: "when")
+                }
+                static var columns: Columns {
+                    Columns()
+                }
                 static var columnKeys: [String] {
                     ["id", "name", "when"]
                 }

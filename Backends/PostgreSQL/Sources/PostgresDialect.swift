@@ -68,3 +68,29 @@ public struct PostgresDialect: SQLDialect {
         }
     }
 }
+
+extension PostgresDialect: QueryDialect {
+    /// `x COLLATE "C"` for ordering; equality under PostgreSQL's deterministic
+    /// collations already compares bytes, and leaving it out keeps indexes usable.
+    public func binaryCollated(_ text: String, ordering: Bool) -> String {
+        ordering ? text + " COLLATE \"C\"" : text
+    }
+
+    /// `lower(x COLLATE "C")`: under the C collation `lower` folds A–Z only.
+    public func asciiLowercased(_ text: String) -> String { "lower(\(text) COLLATE \"C\")" }
+
+    /// `strpos(text, needle)`: characters, 1 for an empty needle.
+    public func position(of needle: String, in text: String) -> String { "strpos(\(text), \(needle))" }
+
+    /// `right(text, count)`: the whole text when it is shorter.
+    public func suffix(of text: String, count: String) -> String { "right(\(text), \(count))" }
+
+    /// `OFFSET n` alone.
+    public func offsetWithoutLimit(_ offset: String) -> String { "OFFSET \(offset)" }
+
+    /// `sum(x)::bigint`: the numeric sum, then an "out of range" error past 64 bits.
+    public func integerSum(_ expression: String) -> String { "CAST(sum(\(expression)) AS bigint)" }
+
+    /// `avg(x)::float8`: the exact numeric mean of integers, rounded once to a double.
+    public func average(_ expression: String) -> String { "CAST(avg(\(expression)) AS double precision)" }
+}

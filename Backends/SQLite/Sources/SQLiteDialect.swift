@@ -47,3 +47,27 @@ public struct SQLiteDialect: SQLDialect {
         }
     }
 }
+
+extension SQLiteDialect: QueryDialect {
+    /// `x COLLATE BINARY`, also for equality: a column declared `COLLATE NOCASE`
+    /// would otherwise compare case-insensitively.
+    public func binaryCollated(_ text: String, ordering: Bool) -> String { text + " COLLATE BINARY" }
+
+    /// `lower(x)`: SQLite's own lowers A–Z only (without the ICU extension).
+    public func asciiLowercased(_ text: String) -> String { "lower(\(text))" }
+
+    /// `instr(text, needle)`: code points, 1 for an empty needle.
+    public func position(of needle: String, in text: String) -> String { "instr(\(text), \(needle))" }
+
+    /// `substr(text, -count)`: the whole text when it is shorter.
+    public func suffix(of text: String, count: String) -> String { "substr(\(text), -\(count))" }
+
+    /// `LIMIT -1 OFFSET n`: SQLite has no OFFSET without LIMIT.
+    public func offsetWithoutLimit(_ offset: String) -> String { "LIMIT -1 OFFSET \(offset)" }
+
+    /// `sum(x)`: an integer sum, and an "integer overflow" error past 64 bits.
+    public func integerSum(_ expression: String) -> String { "sum(\(expression))" }
+
+    /// `avg(x)`: always a REAL.
+    public func average(_ expression: String) -> String { "avg(\(expression))" }
+}

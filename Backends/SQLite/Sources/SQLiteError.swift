@@ -10,7 +10,11 @@ enum SQLiteError {
     }
 
     static func make(_ code: Int32, message: String, sql: String? = nil) -> DatabaseError {
-        var error = DatabaseError(kind(code), message, engineCode: "\(name(code)) (\(code))", sql: sql)
+        var kind = kind(code)
+        // A run-time arithmetic failure (sum() past 64 bits), not a syntax error:
+        // the data error PostgreSQL reports as "out of range".
+        if code == SQLITE_ERROR, message == "integer overflow" { kind = .encoding }
+        var error = DatabaseError(kind, message, engineCode: "\(name(code)) (\(code))", sql: sql)
         // "UNIQUE constraint failed: lists.title" names the table and column;
         // "CHECK constraint failed: positive_priority" names the constraint.
         if code & 0xff == SQLITE_CONSTRAINT, let range = message.range(of: "constraint failed: ") {

@@ -1,0 +1,277 @@
+import Foundation
+
+extension Database {
+    /// Every record the query selects, in its order.
+    ///
+    /// ```swift
+    /// let open = try db.fetchAll(Reminder.where { !$0.isCompleted }.order { $0.dueDate.ascending() })
+    /// ```
+    @inlinable
+    public func fetchAll<T>(_ query: Query<T>) throws -> [T] {
+        let (text, values) = try renderSelect(query)
+        var results: [T] = []
+        try mappedRows(T.self, text: text, values: values, limit: .all) { reader in
+            results.append(try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self))
+        }
+        return results
+    }
+
+    /// The one record the query selects, or nil.
+    ///
+    /// - Throws: a `tooManyRows` ``DatabaseError`` when it selects more than one;
+    ///   add `.limit(1)` for the first of several.
+    @inlinable
+    public func fetchOne<T>(_ query: Query<T>) throws -> T? {
+        let (text, values) = try renderSelect(query)
+        var result: T?
+        try mappedRows(T.self, text: text, values: values, limit: .one) { reader in
+            result = try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self)
+        }
+        return result
+    }
+
+    /// How many records the query selects (its limit and offset included).
+    public func fetchCount<T>(_ query: Query<T>) throws -> Int {
+        var renderer = try queryRenderer()
+        if query.limitCount != nil || query.offsetCount != nil {
+            renderer.text += "SELECT count(*) FROM (SELECT 1 FROM "
+            renderer.identifier(T.tableName)
+            try renderer.renderWhere(query.filters)
+            try renderer.renderPage(limit: query.limitCount, offset: query.offsetCount)
+            renderer.text += ") AS " + dialect.quote(identifier: "page")
+        } else {
+            renderer.text += "SELECT count(*) FROM "
+            renderer.identifier(T.tableName)
+            try renderer.renderWhere(query.filters)
+        }
+        return try fetchOne(Int.self, text: renderer.text, values: renderer.values) ?? 0
+    }
+
+    /// Whether the query selects at least one record.
+    public func exists<T>(_ query: Query<T>) throws -> Bool {
+        var renderer = try queryRenderer()
+        renderer.text += "SELECT EXISTS (SELECT 1 FROM "
+        renderer.identifier(T.tableName)
+        try renderer.renderWhere(query.filters)
+        try renderer.renderPage(limit: query.limitCount, offset: query.offsetCount)
+        renderer.text += ")"
+        return try fetchOne(Bool.self, text: renderer.text, values: renderer.values) ?? false
+    }
+
+    /// Sets columns of every record the query selects, and returns how many changed.
+    ///
+    /// ```swift
+    /// try db.update(Reminder.where { $0.listID.eq(listID) && $0.isCompleted }) { [$0.isFlagged.to(false)] }
+    /// ```
+    ///
+    /// - Throws: a `misuse` error for a query with a limit or an offset, which
+    ///   an UPDATE cannot take on every engine.
+    @discardableResult
+    public func update<T>(_ query: Query<T>, set assignments: (T.Columns) -> [QueryAssignment]) throws -> Int {
+        try requireWholeTable(query, "update")
+        let assignments = assignments(T.columns)
+        guard !assignments.isEmpty else { throw DatabaseError.misuse("update(_:set:) needs at least one assignment") }
+        var renderer = try queryRenderer()
+        renderer.text += "UPDATE "
+        renderer.identifier(T.tableName)
+        renderer.text += " SET "
+        for (index, assignment) in assignments.enumerated() {
+            guard !assignment.key.isEmpty else { throw DatabaseError.misuse("update(_:set:) assigns to columns only, not to computed expressions") }
+            if index > 0 { renderer.text += ", " }
+            renderer.column(key: assignment.key)
+            renderer.text += " = "
+            try renderer.render(assignment.value)
+        }
+        try renderer.renderWhere(query.filters)
+        return try execute(text: renderer.text, values: renderer.values)
+    }
+
+    /// Deletes every record the query selects, and returns how many.
+    ///
+    /// - Throws: a `misuse` error for a query with a limit or an offset.
+    @discardableResult
+    public func delete<T>(_ query: Query<T>) throws -> Int {
+        try requireWholeTable(query, "delete")
+        var renderer = try queryRenderer()
+        renderer.text += "DELETE FROM "
+        renderer.identifier(T.tableName)
+        try renderer.renderWhere(query.filters)
+        return try execute(text: renderer.text, values: renderer.values)
+    }
+
+    /// The records with these primary keys (a single-column key), ordered by key.
+    /// Keys without a record are left out.
+    public func fetchAll<T: Record & ColumnMapped>(_ type: T.Type, ids: some Sequence<some Encodable & Sendable>) throws -> [T] {
+        let (key, values) = try keyList(type, ids)
+        guard !values.isEmpty else { return [] }
+        let names = mappedColumnNames(type)
+        var text = "SELECT " + names.map { dialect.quote(identifier: $0) }.joined(separator: ", ")
+        text += " FROM " + dialect.quote(identifier: T.tableName) + " WHERE " + dialect.quote(identifier: key)
+        text += " IN (" + values.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ") + ")"
+        text += " ORDER BY " + dialect.quote(identifier: key) + " ASC"
+        var results: [T] = []
+        try mappedRows(T.self, text: text, values: values, limit: .all) { reader in
+            results.append(try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self))
+        }
+        return results
+    }
+
+    /// Deletes the records with these primary keys (a single-column key) and returns how many.
+    @discardableResult
+    public func delete<T: Record>(_ type: T.Type, ids: some Sequence<some Encodable & Sendable>) throws -> Int {
+        let (key, values) = try keyList(type, ids)
+        guard !values.isEmpty else { return 0 }
+        let text = "DELETE FROM " + dialect.quote(identifier: T.tableName) + " WHERE " + dialect.quote(identifier: key)
+            + " IN (" + values.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ") + ")"
+        return try execute(text: text, values: values)
+    }
+
+    /// Every row of the selection, in its order.
+    public func fetchAll<T, V: QueryValue>(_ selection: Selection<T, V>) throws -> [V] {
+        let (text, values) = try renderSelect(selection)
+        return try withStatement(text: text, values: values) { statement, _ in
+            var results: [V] = []
+            while try statement.step() { results.append(try decodeCell(V.self, statement, 0)) }
+            return results
+        }
+    }
+
+    /// The one row of the selection (an aggregate without grouping has exactly one), or nil.
+    ///
+    /// - Throws: a `tooManyRows` ``DatabaseError`` when it has more than one.
+    public func fetchOne<T, V: QueryValue>(_ selection: Selection<T, V>) throws -> V? {
+        let all = try fetchAll(selection)
+        guard all.count <= 1 else { throw DatabaseError.fetchOneFoundMoreRows }
+        return all.first
+    }
+
+    /// Every row of a two-column selection, in its order.
+    public func fetchAll<T, A: QueryValue, B: QueryValue>(_ selection: Selection<T, (A, B)>) throws -> [(A, B)] {
+        let (text, values) = try renderSelect(selection)
+        return try withStatement(text: text, values: values) { statement, _ in
+            var results: [(A, B)] = []
+            while try statement.step() {
+                results.append((try decodeCell(A.self, statement, 0), try decodeCell(B.self, statement, 1)))
+            }
+            return results
+        }
+    }
+}
+
+// MARK: Rendering
+
+extension Database {
+    func queryRenderer() throws -> QueryRenderer {
+        guard let dialect = dialect as? any QueryDialect else {
+            throw DatabaseError.misuse("\(dialect.engineName)'s dialect renders no queries: its backend does not implement QueryDialect")
+        }
+        return QueryRenderer(dialect: dialect, keyStrategy: coding.keyStrategy, encoding: coding.encoding)
+    }
+
+    func mappedColumnNames<T: ColumnMapped>(_ type: T.Type) -> [String] {
+        (connection.columnNames.names(for: type, keyStrategy: coding.keyStrategy) ?? ColumnNames(type: type, keyStrategy: coding.keyStrategy)).columns
+    }
+
+    /// The SELECT of a record query: the mapping's columns in order, so rows decode by position.
+    @usableFromInline
+    func renderSelect<T>(_ query: Query<T>) throws -> (String, [Value]) {
+        var renderer = try queryRenderer()
+        renderer.text += "SELECT "
+        for (index, name) in mappedColumnNames(T.self).enumerated() {
+            if index > 0 { renderer.text += ", " }
+            renderer.identifier(name)
+        }
+        renderer.text += " FROM "
+        renderer.identifier(T.tableName)
+        try renderer.renderWhere(query.filters)
+        try renderOrder(&renderer, query.orderings, tieBreak: T.primaryKey.map { QueryNode(.column(key: $0), type: nil) }, primaryKey: T.primaryKey)
+        try renderer.renderPage(limit: query.limitCount, offset: query.offsetCount)
+        return (renderer.text, renderer.values)
+    }
+
+    func renderSelect<T, V>(_ selection: Selection<T, V>) throws -> (String, [Value]) {
+        var renderer = try queryRenderer()
+        renderer.text += "SELECT "
+        for (index, output) in selection.outputs.enumerated() {
+            if index > 0 { renderer.text += ", " }
+            try renderer.render(output)
+        }
+        renderer.text += " FROM "
+        renderer.identifier(T.tableName)
+        try renderer.renderWhere(selection.query.filters)
+        if !selection.groups.isEmpty {
+            renderer.text += " GROUP BY "
+            for (index, group) in selection.groups.enumerated() {
+                if index > 0 { renderer.text += ", " }
+                try renderer.render(group)
+            }
+        }
+        if !selection.having.isEmpty {
+            renderer.text += " HAVING "
+            try renderer.render(selection.having.count == 1 ? selection.having[0] : QueryNode(.and(selection.having), type: .bool))
+        }
+        // A total order: the group keys, or the primary key when rows are not aggregated.
+        let aggregated = !selection.groups.isEmpty || selection.outputs.contains { $0.hasAggregate }
+        let tieBreak: [QueryNode] = !selection.groups.isEmpty ? selection.groups
+            : aggregated ? [] : T.primaryKey.map { QueryNode(.column(key: $0), type: nil) }
+        try renderOrder(&renderer, selection.query.orderings, tieBreak: tieBreak, primaryKey: aggregated ? [] : T.primaryKey)
+        try renderer.renderPage(limit: selection.query.limitCount, offset: selection.query.offsetCount)
+        return (renderer.text, renderer.values)
+    }
+
+    /// ORDER BY the query's terms, then the tie-break terms not already ordered by.
+    private func renderOrder(_ renderer: inout QueryRenderer, _ orderings: [QueryOrdering], tieBreak: [QueryNode], primaryKey: [String]) throws {
+        var terms = orderings
+        let orderedKeys = Set(orderings.compactMap { ordering -> String? in
+            if case .column(let key) = ordering.node.kind { return key }
+            return nil
+        })
+        for node in tieBreak {
+            if case .column(let key) = node.kind, orderedKeys.contains(key) { continue }
+            terms.append(QueryOrdering(node: node, descending: false, nulls: .last))
+        }
+        guard !terms.isEmpty else { return }
+        renderer.text += " ORDER BY "
+        for (index, term) in terms.enumerated() {
+            if index > 0 { renderer.text += ", " }
+            try renderer.renderOrdering(term)
+        }
+    }
+
+    private func requireWholeTable<T>(_ query: Query<T>, _ operation: String) throws {
+        guard query.limitCount == nil, query.offsetCount == nil else {
+            throw DatabaseError.misuse("\(operation) cannot take a query with a limit or an offset: select the keys first, then \(operation) by key")
+        }
+    }
+
+    private func keyList<T: Record>(_ type: T.Type, _ ids: some Sequence<some Encodable & Sendable>) throws -> (String, [Value]) {
+        let key = try singleKey(type)
+        let values = try ids.map { try encodeKey($0, T.self) }
+        guard values.count <= dialect.maxBoundValues else {
+            throw DatabaseError.misuse("\(values.count) keys are more than \(dialect.engineName) binds in one statement (\(dialect.maxBoundValues))")
+        }
+        return (key, values)
+    }
+
+    func fetchOne<V: Decodable>(_ type: V.Type, text: String, values: [Value]) throws -> V? {
+        try withStatement(text: text, values: values) { statement, _ in
+            guard try statement.step() else { return nil }
+            return try decodeCell(V.self, statement, 0)
+        }
+    }
+
+    func execute(text: String, values: [Value]) throws -> Int {
+        try withStatement(text: text, values: values) { statement, _ in
+            while try statement.step() {}
+            return statement.changes
+        }
+    }
+
+    /// One cell, decoded as the `Decodable` fetches decode a single column.
+    func decodeCell<V: Decodable>(_ type: V.Type, _ statement: any DriverStatement, _ index: Int) throws -> V {
+        let columns = statement.columns
+        return try withExtendedLifetime(columns) {
+            try ValueDecoding.decode(V.self, from: try statement.value(at: index), ColumnContext(columns: columns, index: index), coding.decoding)
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+/// One node of a query's syntax tree: structure only, rendered late by the
+/// store's dialect, so each dialect can spell each meaning its own way.
+public struct QueryNode: Sendable {
+    indirect enum Kind: Sendable {
+        /// A column of the query's table, by coding key (the key strategy names it).
+        case column(key: String)
+        /// A bound value, encoded with the store's strategies when rendered.
+        case value(any QueryValue)
+        case constant(Bool)
+        case compare(QueryNode, ComparisonOperator, QueryNode)
+        case isNull(QueryNode, negated: Bool)
+        case isNotDistinct(QueryNode, QueryNode, negated: Bool)
+        case inList(QueryNode, [QueryNode], negated: Bool)
+        case and([QueryNode])
+        case or([QueryNode])
+        case not(QueryNode)
+        case textMatch(QueryNode, TextMatch, needle: String, caseInsensitive: Bool)
+        case length(QueryNode)
+        case folded(QueryNode)
+        case aggregate(Aggregate, QueryNode?, filter: QueryNode?)
+    }
+
+    let kind: Kind
+    /// The kind of value the node yields, when known.
+    let type: QueryType?
+
+    init(_ kind: Kind, type: QueryType?) {
+        self.kind = kind
+        self.type = type
+    }
+
+    enum ComparisonOperator: String, Sendable {
+        case equal = "=", notEqual = "<>", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+
+        var isOrdering: Bool { self != .equal && self != .notEqual }
+    }
+
+    enum TextMatch: Sendable {
+        case contains, prefix, suffix
+    }
+
+    enum Aggregate: String, Sendable {
+        case count, sum, min, max, average
+    }
+}
+
+/// A typed SQL expression: a column, a bound value, or an operation on them.
+///
+/// Columns come from the record type's `@Columns` mapping; every operator has
+/// one meaning on every engine:
+///
+/// ```swift
+/// let due = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.dueDate < tomorrow }
+///     .order { $0.dueDate.ascending() })
+/// ```
+///
+/// Equality is spelled `eq` and `neq`, not `==`: SQL's comparisons are
+/// three-valued (a comparison with NULL is neither true nor false), and a row
+/// passes a filter only when it is true. Use `isNull()` to find NULLs.
+public struct QueryExpression<Value>: Sendable {
+    /// The expression's syntax tree.
+    public let node: QueryNode
+
+    init(_ kind: QueryNode.Kind, type: QueryType?) {
+        node = QueryNode(kind, type: type)
+    }
+
+    init(node: QueryNode) {
+        self.node = node
+    }
+}
+
+extension QueryExpression {
+    /// The column with this coding key. The `@Columns` macro makes these.
+    public init(column key: String) {
+        node = QueryNode(.column(key: key), type: (Value.self as? any QueryValue.Type)?.queryType)
+    }
+}

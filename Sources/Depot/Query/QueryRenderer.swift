@@ -1,0 +1,224 @@
+import Foundation
+
+/// Renders a query's syntax tree into one engine's SQL and its bound values.
+struct QueryRenderer {
+    let dialect: any QueryDialect
+    let keyStrategy: KeyStrategy
+    let encoding: EncodingOptions
+    var text = ""
+    var values: [Value] = []
+
+    init(dialect: any QueryDialect, keyStrategy: KeyStrategy, encoding: EncodingOptions) {
+        self.dialect = dialect
+        self.keyStrategy = keyStrategy
+        self.encoding = encoding
+        text.reserveCapacity(256)
+    }
+
+    mutating func bind(_ value: Value) {
+        values.append(value)
+        text += dialect.placeholder(values.count)
+    }
+
+    mutating func identifier(_ name: String) {
+        text += dialect.quote(identifier: name)
+    }
+
+    mutating func column(key: String) {
+        identifier(keyStrategy.isDefault ? key : keyStrategy.columnName(for: key))
+    }
+
+    /// The SQL of a node, rendered on its own: for dialect methods that wrap an operand.
+    mutating func rendered(_ node: QueryNode) throws -> String {
+        let start = text.endIndex
+        let offset = text.distance(from: text.startIndex, to: start)
+        try render(node)
+        let piece = String(text.dropFirst(offset))
+        text.removeLast(text.count - offset)
+        return piece
+    }
+
+    /// Renders a text operand compared or ordered by code point.
+    mutating func renderBinary(_ node: QueryNode, ordering: Bool) throws {
+        guard node.type == .text else { return try render(node) }
+        let piece = try rendered(node)
+        text += dialect.binaryCollated(piece, ordering: ordering)
+    }
+
+    mutating func render(_ node: QueryNode) throws {
+        switch node.kind {
+        case .column(let key):
+            column(key: key)
+        case .value(let value):
+            do {
+                bind(try ValueEncoder.encode(value, options: encoding, column: nil))
+            } catch let error as EncodingError {
+                throw DatabaseError(encoding: error, table: nil)
+            }
+        case .constant(let truth):
+            text += truth ? "TRUE" : "FALSE"
+        case .compare(let lhs, let op, let rhs):
+            text += "("
+            try renderBinary(lhs, ordering: op.isOrdering)
+            text += " \(op.rawValue) "
+            try renderBinary(rhs, ordering: op.isOrdering)
+            text += ")"
+        case .isNull(let operand, let negated):
+            text += "("
+            try render(operand)
+            text += negated ? " IS NOT NULL)" : " IS NULL)"
+        case .isNotDistinct(let lhs, let rhs, let negated):
+            text += "("
+            try renderBinary(lhs, ordering: false)
+            text += negated ? " IS DISTINCT FROM " : " IS NOT DISTINCT FROM "
+            try renderBinary(rhs, ordering: false)
+            text += ")"
+        case .inList(let operand, let list, let negated):
+            guard !list.isEmpty else {
+                text += negated ? "TRUE" : "FALSE"
+                return
+            }
+            text += "("
+            try renderBinary(operand, ordering: false)
+            text += negated ? " NOT IN (" : " IN ("
+            for (index, item) in list.enumerated() {
+                if index > 0 { text += ", " }
+                try render(item)
+            }
+            text += "))"
+        case .and(let parts), .or(let parts):
+            guard !parts.isEmpty else {
+                if case .and = node.kind { text += "TRUE" } else { text += "FALSE" }
+                return
+            }
+            let separator: String
+            if case .and = node.kind { separator = " AND " } else { separator = " OR " }
+            text += "("
+            for (index, part) in parts.enumerated() {
+                if index > 0 { text += separator }
+                try render(part)
+            }
+            text += ")"
+        case .not(let operand):
+            text += "(NOT "
+            try render(operand)
+            text += ")"
+        case .textMatch(let operand, let match, let needle, let caseInsensitive):
+            try renderMatch(operand, match, needle: needle, caseInsensitive: caseInsensitive)
+        case .length(let operand):
+            text += "length("
+            try render(operand)
+            text += ")"
+        case .folded(let operand):
+            let piece = try rendered(operand)
+            text += dialect.asciiLowercased(piece)
+        case .aggregate(let aggregate, let operand, let filter):
+            try renderAggregate(aggregate, operand, filter: filter, type: node.type)
+        }
+    }
+
+    private mutating func renderMatch(_ operand: QueryNode, _ match: QueryNode.TextMatch, needle: String, caseInsensitive: Bool) throws {
+        let subject = try rendered(operand)
+        guard !needle.isEmpty else {
+            // Every text contains the empty string; NULL stays unknown.
+            text += "(\(subject) = \(subject))"
+            return
+        }
+        if caseInsensitive {
+            var pattern = ""
+            for scalar in needle.unicodeScalars {
+                switch scalar {
+                case "\\", "%", "_": pattern += "\\" + String(scalar)
+                case "A"..."Z": pattern += String(Character(Unicode.Scalar(scalar.value + 32) ?? scalar))
+                default: pattern.unicodeScalars.append(scalar)
+                }
+            }
+            switch match {
+            case .contains: pattern = "%" + pattern + "%"
+            case .prefix: pattern += "%"
+            case .suffix: pattern = "%" + pattern
+            }
+            text += "(" + dialect.asciiLowercased(subject) + " LIKE "
+            bind(.text(pattern))
+            text += " ESCAPE "
+            bind(.text("\\"))
+            text += ")"
+            return
+        }
+        switch match {
+        case .contains:
+            let placeholder = bindingPlaceholder(.text(needle))
+            text += "(" + dialect.position(of: placeholder, in: subject) + " > 0)"
+        case .prefix:
+            let count = bindingPlaceholder(.integer(Int64(needle.unicodeScalars.count)))
+            text += "(" + dialect.binaryCollated("substr(\(subject), 1, CAST(\(count) AS INTEGER))", ordering: false) + " = "
+            bind(.text(needle))
+            text += ")"
+        case .suffix:
+            let count = bindingPlaceholder(.integer(Int64(needle.unicodeScalars.count)))
+            text += "(" + dialect.binaryCollated(dialect.suffix(of: subject, count: "CAST(\(count) AS INTEGER)"), ordering: false) + " = "
+            bind(.text(needle))
+            text += ")"
+        }
+    }
+
+    /// Binds a value and returns its placeholder without writing it.
+    private mutating func bindingPlaceholder(_ value: Value) -> String {
+        values.append(value)
+        return dialect.placeholder(values.count)
+    }
+
+    private mutating func renderAggregate(_ aggregate: QueryNode.Aggregate, _ operand: QueryNode?, filter: QueryNode?, type: QueryType?) throws {
+        let argument: String
+        if let operand {
+            if aggregate == .min || aggregate == .max, operand.type == .text {
+                argument = dialect.binaryCollated(try rendered(operand), ordering: true)
+            } else {
+                argument = try rendered(operand)
+            }
+        } else {
+            argument = "*"
+        }
+        switch aggregate {
+        case .count: text += "count(\(argument))"
+        case .min: text += "min(\(argument))"
+        case .max: text += "max(\(argument))"
+        case .sum: text += type == .integer ? dialect.integerSum(argument) : "sum(\(argument))"
+        case .average: text += dialect.average(argument)
+        }
+        if let filter {
+            text += " FILTER (WHERE "
+            try render(filter)
+            text += ")"
+        }
+    }
+
+    mutating func renderOrdering(_ ordering: QueryOrdering) throws {
+        try renderBinary(ordering.node, ordering: true)
+        text += ordering.descending ? " DESC" : " ASC"
+        text += ordering.nulls == .first ? " NULLS FIRST" : " NULLS LAST"
+    }
+
+    mutating func renderWhere(_ filters: [QueryNode]) throws {
+        guard !filters.isEmpty else { return }
+        text += " WHERE "
+        try render(filters.count == 1 ? filters[0] : QueryNode(.and(filters), type: .bool))
+    }
+
+    mutating func renderPage(limit: Int?, offset: Int?) throws {
+        if let limit {
+            guard limit >= 0 else { throw DatabaseError.misuse("a query's limit cannot be negative (\(limit))") }
+            text += " LIMIT "
+            bind(.integer(Int64(limit)))
+        }
+        if let offset {
+            guard offset >= 0 else { throw DatabaseError.misuse("a query's offset cannot be negative (\(offset))") }
+            if limit == nil {
+                text += " " + dialect.offsetWithoutLimit(bindingPlaceholder(.integer(Int64(offset))))
+            } else {
+                text += " OFFSET "
+                bind(.integer(Int64(offset)))
+            }
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// How one engine spells each meaning of the query builder, so that a query
+/// returns the same rows in the same order on every engine.
+///
+/// A backend that implements it runs ``Query``s; each method receives SQL
+/// already rendered for its operands and returns SQL with exactly the meaning
+/// its documentation states, or the builder would give two engines two answers.
+/// The conformance suite's `query` area holds every dialect to those meanings.
+public protocol QueryDialect: SQLDialect {
+    /// `text` compared or ordered by Unicode code point, whatever the column's
+    /// or database's collation. `ordering` is false for `=`, `<>` and `IN`,
+    /// where an engine whose default collations all compare bytes for equality
+    /// may leave the collation out and keep its indexes usable.
+    func binaryCollated(_ text: String, ordering: Bool) -> String
+    /// `text` with A–Z lowered and every other character unchanged.
+    func asciiLowercased(_ text: String) -> String
+    /// The 1-based position of the first occurrence of `needle` in `text`
+    /// (compared by code point), 0 when there is none; 1 when `needle` is empty.
+    func position(of needle: String, in text: String) -> String
+    /// The last `count` code points of `text`; all of it when it is shorter.
+    /// `count` is at least 1.
+    func suffix(of text: String, count: String) -> String
+    /// Skips `offset` rows with no limit on how many follow.
+    func offsetWithoutLimit(_ offset: String) -> String
+    /// The sum of integer values as a 64-bit integer: NULL when there are no
+    /// values, an error (never a wrap or a rounded float) when it overflows.
+    func integerSum(_ expression: String) -> String
+    /// The mean of numeric values as a double: NULL when there are no values.
+    func average(_ expression: String) -> String
+}
