@@ -73,8 +73,16 @@ public struct QueryExpression<Value>: Sendable {
 }
 
 extension QueryExpression {
+    /// The column with this coding key, of a type queries cannot compare (a
+    /// nested Codable value stored as JSON). The `@Columns` macro makes these.
+    public init(column key: String) {
+        node = QueryNode(.column(key: key), type: nil)
+    }
+}
+
+extension QueryExpression where Value: QueryValue {
     /// The column with this coding key. The `@Columns` macro makes these.
     public init(column key: String) {
-        node = QueryNode(.column(key: key), type: (Value.self as? any QueryValue.Type)?.queryType)
+        node = QueryNode(.column(key: key), type: Value.queryType)
     }
 }
