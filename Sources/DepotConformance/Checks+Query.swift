@@ -42,6 +42,22 @@ struct Note: Record, Equatable {
     ]
 }
 
+/// Shelves and the books on them, for joins: a shelf with none, a book on none.
+@Columns
+struct Shelf: Record, Equatable {
+    static var tableName: String { "shelves" }
+    var id: Int64
+    var name: String
+}
+
+@Columns
+struct Book: Record, Equatable {
+    static var tableName: String { "books" }
+    var id: Int64
+    var shelfID: Int64?
+    var title: String
+}
+
 /// The typed query builder: each operator means the same on every engine.
 enum QueryChecks {
     static func notes(_ context: ConformanceContext, _ configuration: Store.Configuration = Store.Configuration()) async throws -> Store {
@@ -270,6 +286,78 @@ enum QueryChecks {
             try await expectIDs(store, Note.where { $0.isPinned }.order { $0.isArchived.ascending() }, [1, 4, 6], "snake_case columns")
             let changed = try await store.write { db in try db.update(Note.where { $0.isArchived.isNull() }) { [$0.isArchived.to(true)] } }
             try expectEqual(changed, 3, "rows updated through snake_case names")
+        },
+    ]
+
+    static func library(_ context: ConformanceContext) async throws -> Store {
+        let store = try await context.makeStore()
+        try await store.write { db in
+            try createTable(db, "shelves", [("id", .integer, "PRIMARY KEY"), ("name", .text, "NOT NULL")])
+            try createTable(db, "books", [("id", .integer, "PRIMARY KEY"), ("shelfID", .integer, ""), ("title", .text, "NOT NULL")])
+            try db.insert(contentsOf: [Shelf(id: 1, name: "b"), Shelf(id: 2, name: "a"), Shelf(id: 3, name: "empty")])
+            try db.insert(contentsOf: [Book(id: 10, shelfID: 1, title: "x"), Book(id: 11, shelfID: 2, title: "y"),
+                                       Book(id: 12, shelfID: 1, title: "w"), Book(id: 13, shelfID: nil, title: "z")])
+        }
+        return store
+    }
+
+    static let joins: [ConformanceCheck] = [
+        ConformanceCheck("query: an inner join pairs matching records, ordered by the terms then both primary keys") { context in
+            let store = try await library(context)
+            let pairs = try await store.read { db in
+                try db.fetchAll(Book.all.join(Shelf.self) { book, shelf in book.shelfID.eq(shelf.id) }
+                    .order { _, shelf in [shelf.name.ascending()] })
+            }
+            try expectEqual(pairs.map { "\($0.0.id)@\($0.1.id)" }, ["11@2", "10@1", "12@1"], "pairs by shelf name, then book id")
+            let filtered = try await store.read { db in
+                try db.fetchAll(Book.where { $0.title.neq("x") }.join(Shelf.self) { book, shelf in book.shelfID.eq(shelf.id) }
+                    .where { _, shelf in shelf.name.eq("b") })
+            }
+            try expectEqual(filtered.map(\.0.id), [12], "the query's and the join's filters both hold")
+            let counted = try await store.read { db in
+                try db.fetchCount(Book.all.join(Shelf.self) { book, shelf in book.shelfID.eq(shelf.id) }.limit(2))
+            }
+            try expectEqual(counted, 2, "count of a limited join")
+        },
+        ConformanceCheck("query: a left join keeps unmatched records with nil, and withoutMatch finds them") { context in
+            let store = try await library(context)
+            let rows = try await store.read { db in
+                try db.fetchAll(Shelf.all.leftJoin(Book.self) { shelf, book in book.shelfID.eq(shelf.id) })
+            }
+            try expectEqual(rows.map { "\($0.0.id)@\($0.1.map { String($0.id) } ?? "nil")" }, ["1@10", "1@12", "2@11", "3@nil"], "shelves with their books")
+            let empty = try await store.read { db in
+                try db.fetchAll(Shelf.all.leftJoin(Book.self) { shelf, book in book.shelfID.eq(shelf.id) }.withoutMatch())
+            }
+            try expectEqual(empty.map(\.0.name), ["empty"], "the shelf without books")
+            let ordered = try await store.read { db in
+                try db.fetchAll(Shelf.all.leftJoin(Book.self) { shelf, book in book.shelfID.eq(shelf.id) }
+                    .order { _, book in [book.title.descending(nulls: .first)] })
+            }
+            try expectEqual(ordered.map { $0.1?.title ?? "-" }, ["-", "y", "x", "w"], "NULLs of the unmatched shelf first")
+        },
+        ConformanceCheck("query: in and notIn take a selection of another table") { context in
+            let store = try await library(context)
+            let (inside, outside) = try await store.read { db in
+                (try db.fetchAll(Book.where { $0.shelfID.in(Shelf.where { $0.name.eq("b") }.select { $0.id }) }),
+                 try db.fetchAll(Shelf.where { $0.id.notIn(Book.where { $0.shelfID.isNotNull() }.select { $0.shelfID }) }))
+            }
+            try expectEqual(inside.map(\.id), [10, 12], "books on shelf b")
+            try expectEqual(outside.map(\.id), [3], "shelves no book is on")
+            let none = try await store.read { db in
+                try db.fetchAll(Shelf.where { $0.id.notIn(Book.all.select { $0.shelfID }) })
+            }
+            try expectEqual(none.map(\.id), [], "NOT IN a selection holding NULL is unknown for every row")
+        },
+        ConformanceCheck("query: two columns of a row compare with each other") { context in
+            let store = try await library(context)
+            let pairs = try await store.read { db in
+                try db.fetchAll(Book.all.join(Shelf.self) { book, shelf in book.shelfID.eq(shelf.id) && book.title > shelf.name })
+            }
+            try expectEqual(pairs.map(\.0.id), [10, 11, 12], "every title after its shelf's name")
+            let none = try await store.read { db in
+                try db.fetchAll(Book.all.join(Shelf.self) { book, shelf in book.shelfID.eq(shelf.id) && book.title <= shelf.name })
+            }
+            try expectEqual(none.map(\.0.id), [], "none before")
         },
     ]
 

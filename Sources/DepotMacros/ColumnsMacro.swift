@@ -23,15 +23,16 @@ public struct ColumnsMacro: ExtensionMacro {
         let reads = properties.mapped.map { "    self.\($0.name) = try columns.decode(\($0.typeExpression).self)" }
         let writes = properties.mapped.map { "    try columns.encode(self.\($0.name))" }
         let conformance = protocols.isEmpty ? "" : ": Depot.ColumnMapped"
-        let columns = properties.mapped.map {
-            "    \(access)let \($0.name) = Depot.QueryExpression<\($0.typeExpression)>(column: \"\($0.key)\")"
-        }
+        let columns = properties.mapped.map { "    \(access)let \($0.name): Depot.QueryExpression<\($0.typeExpression)>" }
+        let assignments = properties.mapped.map { "        \($0.name) = .init(column: \"\($0.key)\", source: source)" }
         let source: DeclSyntax = """
             extension \(type.trimmed)\(raw: conformance) {
-            \(raw: access)struct Columns: Sendable {
+            \(raw: access)struct Columns: Depot.QueryColumns {
             \(raw: columns.joined(separator: "\n"))
+                \(raw: access)init(source: Depot.QuerySource) {
+            \(raw: assignments.joined(separator: "\n"))
+                }
             }
-            \(raw: access)static var columns: Columns { Columns() }
             \(raw: access)static var columnKeys: [String] { [\(raw: keys)] }
             \(raw: access)init(columns: inout Depot.ColumnReader) throws {
             \(raw: reads.joined(separator: "\n"))

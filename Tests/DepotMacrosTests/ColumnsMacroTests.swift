@@ -36,14 +36,17 @@ import Testing
             }
 
             extension Item: Depot.ColumnMapped {
-                public struct Columns: Sendable {
-                    public let id = Depot.QueryExpression<Int64?>(column: "id")
-                    public let title = Depot.QueryExpression<String>(column: "title")
-                    public let notes = Depot.QueryExpression<String>(column: "notes")
-                    public let count = Depot.QueryExpression<Int>(column: "count")
-                }
-                public static var columns: Columns {
-                    Columns()
+                public struct Columns: Depot.QueryColumns {
+                    public let id: Depot.QueryExpression<Int64?>
+                    public let title: Depot.QueryExpression<String>
+                    public let notes: Depot.QueryExpression<String>
+                    public let count: Depot.QueryExpression<Int>
+                    public init(source: Depot.QuerySource) {
+                        id = .init(column: "id", source: source)
+                        title = .init(column: "title", source: source)
+                        notes = .init(column: "notes", source: source)
+                        count = .init(column: "count", source: source)
+                    }
                 }
                 public static var columnKeys: [String] {
                     ["id", "title", "notes", "count"]
@@ -88,13 +91,15 @@ import Testing
             }
 
             extension Renamed: Depot.ColumnMapped {
-                struct Columns: Sendable {
-                    let id = Depot.QueryExpression<Int64>(column: "id")
-                    let displayName = Depot.QueryExpression<String>(column: "name")
-                    let when = Depot.QueryExpression<(any Sendable & Codable)>(column: "when")
-                }
-                static var columns: Columns {
-                    Columns()
+                struct Columns: Depot.QueryColumns {
+                    let id: Depot.QueryExpression<Int64>
+                    let displayName: Depot.QueryExpression<String>
+                    let when: Depot.QueryExpression<(any Sendable & Codable)>
+                    init(source: Depot.QuerySource) {
+                        id = .init(column: "id", source: source)
+                        displayName = .init(column: "name", source: source)
+                        when = .init(column: "when", source: source)
+                    }
                 }
                 static var columnKeys: [String] {
                     ["id", "name", "when"]

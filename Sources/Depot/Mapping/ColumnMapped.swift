@@ -25,15 +25,18 @@
 public protocol ColumnMapped: Codable {
     /// The typed columns, one ``QueryExpression`` per stored property, that
     /// ``Query`` closures receive as `$0`.
-    associatedtype Columns: Sendable
-    /// The typed columns.
-    static var columns: Columns { get }
+    associatedtype Columns: QueryColumns
     /// The coding keys of the stored properties, in the order the mapping reads and writes them.
     static var columnKeys: [String] { get }
     /// Reads each property in ``columnKeys`` order.
     init(columns: inout ColumnReader) throws
     /// Writes each property in ``columnKeys`` order.
     func encode(columns: inout ColumnWriter) throws
+}
+
+extension ColumnMapped {
+    /// The typed columns of the query's first table.
+    public static var columns: Columns { Columns(source: .root) }
 }
 
 /// Generates a ``ColumnMapped`` conformance: positional, Codable-free reading and
@@ -53,5 +56,5 @@ public protocol ColumnMapped: Codable {
 /// properties it leaves out are neither read nor written (they need a default).
 /// Caveat: every stored property needs a type annotation (`var count: Int = 0`,
 /// not `var count = 0`), so that the generated code reads the right type.
-@attached(extension, conformances: ColumnMapped, names: named(Columns), named(columns), named(columnKeys), named(init(columns:)), named(encode(columns:)))
+@attached(extension, conformances: ColumnMapped, names: named(Columns), named(columnKeys), named(init(columns:)), named(encode(columns:)))
 public macro Columns() = #externalMacro(module: "DepotMacros", type: "ColumnsMacro")

@@ -184,58 +184,19 @@ extension Database {
         renderer.text += " FROM "
         renderer.identifier(T.tableName)
         try renderer.renderWhere(query.filters)
-        try renderOrder(&renderer, query.orderings, tieBreak: T.primaryKey.map { QueryNode(.column(key: $0), type: nil) }, primaryKey: T.primaryKey)
+        try renderOrder(&renderer, query.orderings, tieBreak: T.primaryKey.map { QueryNode.columnNamed($0) })
         try renderer.renderPage(limit: query.limitCount, offset: query.offsetCount)
         return (renderer.text, renderer.values)
     }
 
     func renderSelect<T, V>(_ selection: Selection<T, V>) throws -> (String, [Value]) {
         var renderer = try queryRenderer()
-        renderer.text += "SELECT "
-        for (index, output) in selection.outputs.enumerated() {
-            if index > 0 { renderer.text += ", " }
-            try renderer.render(output)
-        }
-        renderer.text += " FROM "
-        renderer.identifier(T.tableName)
-        try renderer.renderWhere(selection.query.filters)
-        if !selection.groups.isEmpty {
-            renderer.text += " GROUP BY "
-            for (index, group) in selection.groups.enumerated() {
-                if index > 0 { renderer.text += ", " }
-                try renderer.render(group)
-            }
-        }
-        if !selection.having.isEmpty {
-            renderer.text += " HAVING "
-            try renderer.render(selection.having.count == 1 ? selection.having[0] : QueryNode(.and(selection.having), type: .bool))
-        }
-        // A total order: the group keys, or the primary key when rows are not aggregated.
-        let aggregated = !selection.groups.isEmpty || selection.outputs.contains { $0.hasAggregate }
-        let tieBreak: [QueryNode] = !selection.groups.isEmpty ? selection.groups
-            : aggregated ? [] : T.primaryKey.map { QueryNode(.column(key: $0), type: nil) }
-        try renderOrder(&renderer, selection.query.orderings, tieBreak: tieBreak, primaryKey: aggregated ? [] : T.primaryKey)
-        try renderer.renderPage(limit: selection.query.limitCount, offset: selection.query.offsetCount)
+        try renderer.renderSelection(selection, ordered: true)
         return (renderer.text, renderer.values)
     }
 
-    /// ORDER BY the query's terms, then the tie-break terms not already ordered by.
-    private func renderOrder(_ renderer: inout QueryRenderer, _ orderings: [QueryOrdering], tieBreak: [QueryNode], primaryKey: [String]) throws {
-        var terms = orderings
-        let orderedKeys = Set(orderings.compactMap { ordering -> String? in
-            if case .column(let key) = ordering.node.kind { return key }
-            return nil
-        })
-        for node in tieBreak {
-            if case .column(let key) = node.kind, orderedKeys.contains(key) { continue }
-            terms.append(QueryOrdering(node: node, descending: false, nulls: .last))
-        }
-        guard !terms.isEmpty else { return }
-        renderer.text += " ORDER BY "
-        for (index, term) in terms.enumerated() {
-            if index > 0 { renderer.text += ", " }
-            try renderer.renderOrdering(term)
-        }
+    func renderOrder(_ renderer: inout QueryRenderer, _ orderings: [QueryOrdering], tieBreak: [QueryNode]) throws {
+        try renderer.renderOrder(orderings, tieBreak: tieBreak)
     }
 
     private func requireWholeTable<T>(_ query: Query<T>, _ operation: String) throws {

@@ -91,6 +91,7 @@ extension Record where Self: ColumnMapped {
 
 /// A new value for one column in ``Database/update(_:set:)``.
 public struct QueryAssignment: Sendable {
+    /// The column's coding key; empty when the target was not a column.
     let key: String
     let value: QueryNode
 }
@@ -111,8 +112,8 @@ extension QueryExpression where Value: QueryValue {
     }
 
     func assignment(_ value: QueryNode) -> QueryAssignment {
-        guard case .column(let key) = node.kind else { return QueryAssignment(key: "", value: value) }
-        return QueryAssignment(key: key, value: value)
+        guard case .column(let column) = node.kind, column.source == 0 else { return QueryAssignment(key: "", value: value) }
+        return QueryAssignment(key: column.key, value: value)
     }
 }
 

@@ -132,6 +132,7 @@ extension QueryNode {
         case .compare(let a, _, let b), .isNotDistinct(let a, let b, _): a.hasAggregate || b.hasAggregate
         case .isNull(let a, _), .not(let a), .textMatch(let a, _, _, _), .length(let a), .folded(let a): a.hasAggregate
         case .inList(let a, let list, _): a.hasAggregate || list.contains { $0.hasAggregate }
+        case .inSubquery(let a, _, _): a.hasAggregate
         case .and(let parts), .or(let parts): parts.contains { $0.hasAggregate }
         }
     }

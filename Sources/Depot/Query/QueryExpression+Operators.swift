@@ -41,12 +41,59 @@ extension QueryExpression where Value: QueryValue {
         QueryPredicate(.inList(node, values.map { .value($0) }, negated: true), type: .bool)
     }
 
+    /// `self IN (SELECT ...)`: whether the value is among the selection's values.
+    ///
+    /// ```swift
+    /// Reminder.where { $0.listID.in(RemindersList.where { $0.title.hasPrefix("Work") }.select { $0.id }) }
+    /// ```
+    public func `in`<T>(_ selection: Selection<T, Value>) -> QueryPredicate {
+        QueryPredicate(.inSubquery(node, QueryNode.Subquery { try $0.renderSubquery(selection) }, negated: false), type: .bool)
+    }
+
+    /// `self NOT IN (SELECT ...)`. Caveat: unknown (so no row) when the selection
+    /// holds a NULL, as SQL says; select non-NULL values.
+    public func notIn<T>(_ selection: Selection<T, Value>) -> QueryPredicate {
+        QueryPredicate(.inSubquery(node, QueryNode.Subquery { try $0.renderSubquery(selection) }, negated: true), type: .bool)
+    }
+
+    /// `self IN (SELECT ...)` over a selection of optional values (a primary key
+    /// declared `Int64?`, for one).
+    public func `in`<T>(_ selection: Selection<T, Value?>) -> QueryPredicate {
+        QueryPredicate(.inSubquery(node, QueryNode.Subquery { try $0.renderSubquery(selection) }, negated: false), type: .bool)
+    }
+
+    /// `self NOT IN (SELECT ...)` over a selection of optional values: unknown for every row when it holds a NULL.
+    public func notIn<T>(_ selection: Selection<T, Value?>) -> QueryPredicate {
+        QueryPredicate(.inSubquery(node, QueryNode.Subquery { try $0.renderSubquery(selection) }, negated: true), type: .bool)
+    }
+
+    /// `self = other`, where `other` is the optional column of the same type (a foreign key).
+    public func eq(_ other: QueryExpression<Value?>) -> QueryPredicate { compare(.equal, other.node) }
+    /// `self <> other`, where `other` is the optional column of the same type.
+    public func neq(_ other: QueryExpression<Value?>) -> QueryPredicate { compare(.notEqual, other.node) }
+
     func compare(_ op: QueryNode.ComparisonOperator, _ other: QueryNode) -> QueryPredicate {
         QueryPredicate(.compare(node, op, other), type: .bool)
     }
 }
 
 extension QueryExpression where Value: QueryOptional {
+    /// `self = other`, where `other` is the non-optional column of the same type
+    /// (a foreign key compared with a primary key).
+    public func eq(_ other: QueryExpression<Value.Wrapped>) -> QueryPredicate { compare(.equal, other.node) }
+    /// `self <> other`, where `other` is the non-optional column of the same type.
+    public func neq(_ other: QueryExpression<Value.Wrapped>) -> QueryPredicate { compare(.notEqual, other.node) }
+
+    /// `self NOT IN (SELECT ...)` over a selection of non-optional values.
+    public func notIn<T>(_ selection: Selection<T, Value.Wrapped>) -> QueryPredicate {
+        QueryPredicate(.inSubquery(node, QueryNode.Subquery { try $0.renderSubquery(selection) }, negated: true), type: .bool)
+    }
+
+    /// `self IN (SELECT ...)` over a selection of non-optional values.
+    public func `in`<T>(_ selection: Selection<T, Value.Wrapped>) -> QueryPredicate {
+        QueryPredicate(.inSubquery(node, QueryNode.Subquery { try $0.renderSubquery(selection) }, negated: false), type: .bool)
+    }
+
     /// `self IS NULL`.
     public func isNull() -> QueryPredicate { QueryPredicate(.isNull(node, negated: false), type: .bool) }
     /// `self IS NOT NULL`.

@@ -4,8 +4,8 @@ import Foundation
 /// store's dialect, so each dialect can spell each meaning its own way.
 public struct QueryNode: Sendable {
     indirect enum Kind: Sendable {
-        /// A column of the query's table, by coding key (the key strategy names it).
-        case column(key: String)
+        /// A column of one of the query's tables.
+        case column(QueryColumn)
         /// A bound value, encoded with the store's strategies when rendered.
         case value(any QueryValue)
         case constant(Bool)
@@ -20,6 +20,12 @@ public struct QueryNode: Sendable {
         case length(QueryNode)
         case folded(QueryNode)
         case aggregate(Aggregate, QueryNode?, filter: QueryNode?)
+        case inSubquery(QueryNode, Subquery, negated: Bool)
+    }
+
+    /// A selection of another (or the same) table, rendered in place.
+    struct Subquery: Sendable {
+        let render: @Sendable (inout QueryRenderer) throws -> Void
     }
 
     let kind: Kind
@@ -29,6 +35,18 @@ public struct QueryNode: Sendable {
     init(_ kind: Kind, type: QueryType?) {
         self.kind = kind
         self.type = type
+    }
+
+    /// A column reference: a coding key (the key strategy names it) or, for
+    /// primary keys, a column name; `source` is the table's place in a join (0 for the first).
+    struct QueryColumn: Sendable, Hashable {
+        let key: String
+        let source: Int
+        var isColumnName = false
+    }
+
+    static func columnNamed(_ name: String, source: Int = 0) -> QueryNode {
+        QueryNode(.column(QueryColumn(key: name, source: source, isColumnName: true)), type: nil)
     }
 
     enum ComparisonOperator: String, Sendable {
@@ -75,14 +93,27 @@ public struct QueryExpression<Value>: Sendable {
 extension QueryExpression {
     /// The column with this coding key, of a type queries cannot compare (a
     /// nested Codable value stored as JSON). The `@Columns` macro makes these.
-    public init(column key: String) {
-        node = QueryNode(.column(key: key), type: nil)
+    public init(column key: String, source: QuerySource) {
+        node = QueryNode(.column(.init(key: key, source: source.index)), type: nil)
     }
 }
 
 extension QueryExpression where Value: QueryValue {
     /// The column with this coding key. The `@Columns` macro makes these.
-    public init(column key: String) {
-        node = QueryNode(.column(key: key), type: Value.queryType)
+    public init(column key: String, source: QuerySource) {
+        node = QueryNode(.column(.init(key: key, source: source.index)), type: Value.queryType)
     }
+}
+
+/// Which table of a query a set of columns belongs to: the first, or a joined one.
+public struct QuerySource: Sendable, Hashable {
+    let index: Int
+    /// The query's first table.
+    public static let root = QuerySource(index: 0)
+}
+
+/// A record type's typed columns, as the `@Columns` macro generates them.
+public protocol QueryColumns: Sendable {
+    /// The columns of the table at `source` in a query.
+    init(source: QuerySource)
 }

@@ -7,6 +7,8 @@ struct QueryRenderer {
     let encoding: EncodingOptions
     var text = ""
     var values: [Value] = []
+    /// Whether columns are written with their table's alias (`"t0"."id"`), as in a join.
+    var qualifiesColumns = false
 
     init(dialect: any QueryDialect, keyStrategy: KeyStrategy, encoding: EncodingOptions) {
         self.dialect = dialect
@@ -28,6 +30,19 @@ struct QueryRenderer {
         identifier(keyStrategy.isDefault ? key : keyStrategy.columnName(for: key))
     }
 
+    /// The column's name in the table, after the key strategy.
+    func name(of column: QueryNode.QueryColumn) -> String {
+        column.isColumnName || keyStrategy.isDefault ? column.key : keyStrategy.columnName(for: column.key)
+    }
+
+    /// The alias of the table at `source` in a join.
+    static func alias(_ source: Int) -> String { "t\(source)" }
+
+    mutating func column(_ column: QueryNode.QueryColumn) {
+        if qualifiesColumns { text += dialect.quote(identifier: Self.alias(column.source)) + "." }
+        identifier(name(of: column))
+    }
+
     /// The SQL of a node, rendered on its own: for dialect methods that wrap an operand.
     mutating func rendered(_ node: QueryNode) throws -> String {
         let start = text.endIndex
@@ -47,8 +62,8 @@ struct QueryRenderer {
 
     mutating func render(_ node: QueryNode) throws {
         switch node.kind {
-        case .column(let key):
-            column(key: key)
+        case .column(let reference):
+            column(reference)
         case .value(let value):
             do {
                 bind(try ValueEncoder.encode(value, options: encoding, column: nil))
@@ -114,6 +129,12 @@ struct QueryRenderer {
             text += dialect.asciiLowercased(piece)
         case .aggregate(let aggregate, let operand, let filter):
             try renderAggregate(aggregate, operand, filter: filter, type: node.type)
+        case .inSubquery(let operand, let subquery, let negated):
+            text += "("
+            try renderBinary(operand, ordering: false)
+            text += negated ? " NOT IN " : " IN "
+            try subquery.render(&self)
+            text += ")"
         }
     }
 
@@ -220,5 +241,67 @@ struct QueryRenderer {
                 bind(.integer(Int64(offset)))
             }
         }
+    }
+
+    /// ORDER BY the terms, then the tie-break terms not already ordered by.
+    mutating func renderOrder(_ orderings: [QueryOrdering], tieBreak: [QueryNode]) throws {
+        var terms = orderings
+        func resolved(_ node: QueryNode) -> String? {
+            guard case .column(let column) = node.kind else { return nil }
+            return "\(column.source).\(name(of: column))"
+        }
+        let ordered = Set(orderings.compactMap { resolved($0.node) })
+        for node in tieBreak {
+            if let name = resolved(node), ordered.contains(name) { continue }
+            terms.append(QueryOrdering(node: node, descending: false, nulls: .last))
+        }
+        guard !terms.isEmpty else { return }
+        text += " ORDER BY "
+        for (index, term) in terms.enumerated() {
+            if index > 0 { text += ", " }
+            try renderOrdering(term)
+        }
+    }
+
+    /// A selection's SELECT; with `ordered` false (a subquery of IN), no ORDER BY unless it has a page.
+    mutating func renderSelection<T, V>(_ selection: Selection<T, V>, ordered: Bool) throws {
+        text += "SELECT "
+        for (index, output) in selection.outputs.enumerated() {
+            if index > 0 { text += ", " }
+            try render(output)
+        }
+        text += " FROM "
+        identifier(T.tableName)
+        try renderWhere(selection.query.filters)
+        if !selection.groups.isEmpty {
+            text += " GROUP BY "
+            for (index, group) in selection.groups.enumerated() {
+                if index > 0 { text += ", " }
+                try render(group)
+            }
+        }
+        if !selection.having.isEmpty {
+            text += " HAVING "
+            try render(selection.having.count == 1 ? selection.having[0] : QueryNode(.and(selection.having), type: .bool))
+        }
+        let paged = selection.query.limitCount != nil || selection.query.offsetCount != nil
+        if ordered || paged {
+            // A total order: the group keys, or the primary key when rows are not aggregated.
+            let aggregated = !selection.groups.isEmpty || selection.outputs.contains { $0.hasAggregate }
+            let tieBreak: [QueryNode] = !selection.groups.isEmpty ? selection.groups
+                : aggregated ? [] : T.primaryKey.map { QueryNode.columnNamed($0) }
+            try renderOrder(selection.query.orderings, tieBreak: tieBreak)
+        }
+        try renderPage(limit: selection.query.limitCount, offset: selection.query.offsetCount)
+    }
+
+    /// A subquery, in parentheses, its columns its own table's.
+    mutating func renderSubquery<T, V>(_ selection: Selection<T, V>) throws {
+        let qualified = qualifiesColumns
+        qualifiesColumns = false
+        defer { qualifiesColumns = qualified }
+        text += "("
+        try renderSelection(selection, ordered: false)
+        text += ")"
     }
 }

@@ -1,0 +1,118 @@
+import Foundation
+
+extension Database {
+    /// Every pair the join selects, in its order.
+    public func fetchAll<T, U>(_ join: Join<T, U>) throws -> [(T, U)] {
+        var results: [(T, U)] = []
+        try joinedRows(T.self, U.self, join.parts) { first, second in
+            guard let second else { return }
+            results.append((first, second))
+        }
+        return results
+    }
+
+    /// Every record of the first table with each match in the second, or nil, in the join's order.
+    public func fetchAll<T, U>(_ join: LeftJoin<T, U>) throws -> [(T, U?)] {
+        var results: [(T, U?)] = []
+        try joinedRows(T.self, U.self, join.parts) { results.append(($0, $1)) }
+        return results
+    }
+
+    /// How many pairs the join selects.
+    public func fetchCount<T, U>(_ join: Join<T, U>) throws -> Int {
+        try joinCount(T.self, U.self, join.parts)
+    }
+
+    /// How many pairs (or unmatched first records) the left join selects.
+    public func fetchCount<T, U>(_ join: LeftJoin<T, U>) throws -> Int {
+        try joinCount(T.self, U.self, join.parts)
+    }
+
+    private func joinCount<T: Record & ColumnMapped, U: Record & ColumnMapped>(_ first: T.Type, _ second: U.Type, _ parts: JoinParts) throws -> Int {
+        var renderer = try queryRenderer()
+        renderer.qualifiesColumns = true
+        renderer.text += "SELECT count(*) FROM (SELECT 1"
+        try renderJoinBody(&renderer, T.self, U.self, parts, ordered: false)
+        renderer.text += ") AS " + dialect.quote(identifier: "page")
+        return try fetchOne(Int.self, text: renderer.text, values: renderer.values) ?? 0
+    }
+
+    /// FROM, JOIN, WHERE, ORDER BY (when `ordered`) and the page of a join.
+    private func renderJoinBody<T: Record & ColumnMapped, U: Record & ColumnMapped>(
+        _ renderer: inout QueryRenderer, _ first: T.Type, _ second: U.Type, _ parts: JoinParts, ordered: Bool
+    ) throws {
+        renderer.text += " FROM "
+        renderer.identifier(T.tableName)
+        renderer.text += " AS "
+        renderer.identifier(QueryRenderer.alias(0))
+        renderer.text += parts.isLeft ? " LEFT JOIN " : " JOIN "
+        renderer.identifier(U.tableName)
+        renderer.text += " AS "
+        renderer.identifier(QueryRenderer.alias(1))
+        renderer.text += " ON "
+        try renderer.render(parts.on)
+        try renderer.renderWhere(parts.filters)
+        if ordered {
+            let tieBreak = T.primaryKey.map { QueryNode.columnNamed($0, source: 0) } + U.primaryKey.map { QueryNode.columnNamed($0, source: 1) }
+            try renderOrder(&renderer, parts.orderings, tieBreak: tieBreak)
+        }
+        try renderer.renderPage(limit: parts.limitCount, offset: parts.offsetCount)
+    }
+
+    /// Runs a join and hands each row's two records to `body`; the second is nil
+    /// when its primary key is NULL (a left join's unmatched record).
+    private func joinedRows<T: Record & ColumnMapped, U: Record & ColumnMapped>(
+        _ first: T.Type, _ second: U.Type, _ parts: JoinParts, _ body: (T, U?) throws -> Void
+    ) throws {
+        var renderer = try queryRenderer()
+        renderer.qualifiesColumns = true
+        let firstNames = mappedColumnNames(T.self)
+        let secondNames = mappedColumnNames(U.self)
+        renderer.text += "SELECT "
+        for (source, names) in [(0, firstNames), (1, secondNames)] {
+            for (index, name) in names.enumerated() {
+                if source > 0 || index > 0 { renderer.text += ", " }
+                renderer.column(QueryNode.QueryColumn(key: name, source: source, isColumnName: true))
+            }
+        }
+        try renderJoinBody(&renderer, T.self, U.self, parts, ordered: true)
+        let keyIndexes = try U.primaryKey.map { key in
+            guard let index = secondNames.firstIndex(of: key) else {
+                throw DatabaseError.misuse("\(U.self).primaryKey names \(key), which is not one of its columns \(secondNames)")
+            }
+            return firstNames.count + index
+        }
+        try withStatement(text: renderer.text, values: renderer.values) { statement, _ in
+            let firstColumns = ColumnSet(firstNames), secondColumns = ColumnSet(secondNames)
+            let firstPlan = DecodePlan(columns: firstColumns, options: coding.decoding, type: T.self)
+            let secondPlan = DecodePlan(columns: secondColumns, options: coding.decoding, type: U.self)
+            while try statement.step() {
+                let firstRow = ShiftedRowSource(base: statement, offset: 0, columns: firstColumns)
+                var reader = ColumnReader(source: firstRow, plan: firstPlan, mapping: firstPlan.mapping)
+                let record = try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self)
+                var other: U?
+                if !keyIndexes.allSatisfy({ statement.isNull(at: $0) }) {
+                    let secondRow = ShiftedRowSource(base: statement, offset: firstNames.count, columns: secondColumns)
+                    var reader = ColumnReader(source: secondRow, plan: secondPlan, mapping: secondPlan.mapping)
+                    other = try reader.usesGeneratedMapping ? U(columns: &reader) : reader.decodeThroughCodable(U.self)
+                }
+                try body(record, other)
+            }
+        }
+    }
+}
+
+/// The columns of one table in a joined row: `columns` are that table's, at `offset` in the row.
+struct ShiftedRowSource: RowSource {
+    let base: any DriverStatement
+    let offset: Int
+    let columns: ColumnSet
+
+    func value(at index: Int) throws -> Value { try base.value(at: offset + index) }
+    func isNull(at index: Int) -> Bool { base.isNull(at: offset + index) }
+    func integer(at index: Int) -> Int64? { base.integer(at: offset + index) }
+    func double(at index: Int) -> Double? { base.double(at: offset + index) }
+    func bool(at index: Int) -> Bool? { base.bool(at: offset + index) }
+    func date(at index: Int) -> Date? { base.date(at: offset + index) }
+    func unsafeTextBytes(at index: Int) -> UnsafeBufferPointer<UInt8>? { base.unsafeTextBytes(at: offset + index) }
+}

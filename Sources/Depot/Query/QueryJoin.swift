@@ -1,0 +1,122 @@
+/// Two tables' records side by side, matched by a condition: an inner join,
+/// whose rows are the pairs for which the condition is true.
+///
+/// ```swift
+/// let due = try db.fetchAll(Reminder.where { !$0.isCompleted }
+///     .join(RemindersList.self) { reminder, list in reminder.listID.eq(list.id) }
+///     .order { reminder, list in [list.title.ascending(), reminder.dueDate.ascending()] })
+/// for (reminder, list) in due { ... }
+/// ```
+///
+/// The order is total: after your terms come the first table's primary key,
+/// then the second's.
+public struct Join<Root: Record & ColumnMapped, Other: Record & ColumnMapped>: Sendable {
+    var parts: JoinParts
+
+    /// Keeps the pairs for which `predicate` is true.
+    public func `where`(_ predicate: (Root.Columns, Other.Columns) -> QueryExpression<some QueryBool>) -> Join {
+        var join = self
+        join.parts.filters.append(predicate(Root.columns, Other.Columns(source: .joined)).node)
+        return join
+    }
+
+    /// Orders by these terms, after any earlier ones; the primary keys end the order.
+    public func order(_ terms: (Root.Columns, Other.Columns) -> [QueryOrdering]) -> Join {
+        var join = self
+        join.parts.orderings += terms(Root.columns, Other.Columns(source: .joined))
+        return join
+    }
+
+    /// At most `count` pairs, after skipping `offset`.
+    public func limit(_ count: Int, offset: Int? = nil) -> Join {
+        var join = self
+        join.parts.limitCount = count
+        if let offset { join.parts.offsetCount = offset }
+        return join
+    }
+}
+
+/// Every record of the first table with the records of the second that match
+/// it, or with nil when none does: a left join.
+///
+/// ```swift
+/// let listsAndCounts = try db.fetchAll(RemindersList.all
+///     .leftJoin(Reminder.self) { list, reminder in reminder.listID.eq(list.id) })
+/// // [(RemindersList, Reminder?)]
+/// ```
+///
+/// The second table's columns, in `where` and `order`, are NULL for a first
+/// record without a match: comparisons with them are unknown, so filter such
+/// records with ``withoutMatch()``. Caveat: the second record is nil exactly
+/// when its primary key is NULL in the joined row.
+public struct LeftJoin<Root: Record & ColumnMapped, Other: Record & ColumnMapped>: Sendable {
+    var parts: JoinParts
+
+    /// Keeps the pairs for which `predicate` is true.
+    public func `where`(_ predicate: (Root.Columns, Other.Columns) -> QueryExpression<some QueryBool>) -> LeftJoin {
+        var join = self
+        join.parts.filters.append(predicate(Root.columns, Other.Columns(source: .joined)).node)
+        return join
+    }
+
+    /// Keeps the first table's records that nothing matched.
+    public func withoutMatch() -> LeftJoin {
+        var join = self
+        join.parts.filters.append(QueryNode(.and(Other.primaryKey.map {
+            QueryNode(.isNull(.columnNamed($0, source: 1), negated: false), type: .bool)
+        }), type: .bool))
+        return join
+    }
+
+    /// Orders by these terms, after any earlier ones; the primary keys end the
+    /// order (NULLs of an unmatched record last).
+    public func order(_ terms: (Root.Columns, Other.Columns) -> [QueryOrdering]) -> LeftJoin {
+        var join = self
+        join.parts.orderings += terms(Root.columns, Other.Columns(source: .joined))
+        return join
+    }
+
+    /// At most `count` pairs, after skipping `offset`.
+    public func limit(_ count: Int, offset: Int? = nil) -> LeftJoin {
+        var join = self
+        join.parts.limitCount = count
+        if let offset { join.parts.offsetCount = offset }
+        return join
+    }
+}
+
+extension QuerySource {
+    /// The second table of a join.
+    public static let joined = QuerySource(index: 1)
+}
+
+/// What both kinds of join hold: the first table's query, the condition and
+/// the join's own filters, order and page.
+struct JoinParts: Sendable {
+    var on: QueryNode
+    var isLeft: Bool
+    var filters: [QueryNode]
+    var orderings: [QueryOrdering]
+    var limitCount: Int?
+    var offsetCount: Int?
+}
+
+extension Query {
+    /// The pairs of this query's records and `other`'s records for which `condition` holds.
+    ///
+    /// This query's filters and order carry over; its limit and offset apply to the pairs.
+    public func join<Other>(_ other: Other.Type, on condition: (Root.Columns, Other.Columns) -> QueryExpression<some QueryBool>) -> Join<Root, Other> {
+        Join(parts: joinParts(condition(Root.columns, Other.Columns(source: .joined)).node, isLeft: false))
+    }
+
+    /// Each of this query's records with `other`'s records that match it, or with nil.
+    ///
+    /// This query's filters and order carry over; its limit and offset apply to the pairs.
+    public func leftJoin<Other>(_ other: Other.Type, on condition: (Root.Columns, Other.Columns) -> QueryExpression<some QueryBool>) -> LeftJoin<Root, Other> {
+        LeftJoin(parts: joinParts(condition(Root.columns, Other.Columns(source: .joined)).node, isLeft: true))
+    }
+
+    private func joinParts(_ on: QueryNode, isLeft: Bool) -> JoinParts {
+        JoinParts(on: on, isLeft: isLeft, filters: filters, orderings: orderings, limitCount: limitCount, offsetCount: offsetCount)
+    }
+}
