@@ -402,9 +402,25 @@ final class DepotSQLiteContender: SQLiteContender {
     func datePrecision(_ dates: DateStorage) -> Double { dates == .text ? 0.000_000_5 : 0.000_01 }
     private var store: Store?
 
-    init(generated: Bool = true) {
+    /// Whether reads go through the query builder instead of hand-written SQL and `find`.
+    let builder: Bool
+
+    init(generated: Bool = true, builder: Bool = false) {
         self.generated = generated
-        name = generated ? "Depot, @Columns" : "Depot, Codable"
+        self.builder = builder
+        name = builder ? "Depot, query builder" : generated ? "Depot, @Columns" : "Depot, Codable"
+    }
+
+    private static func lookup(_ db: Depot.Database, _ id: Int64, builder: Bool) throws -> Item? {
+        builder ? try db.fetchOne(Item.where { $0.id.eq(id) }) : try db.find(Item.self, id: id)
+    }
+
+    private static func each(_ db: Depot.Database, builder: Bool, _ body: (Item) -> Void) throws {
+        if builder {
+            try db.forEach(Item.all, body)
+        } else {
+            try db.forEach(Item.self, "SELECT * FROM items", body)
+        }
     }
 
     func open(path: String?, dates: DateStorage) async throws {
@@ -429,42 +445,48 @@ final class DepotSQLiteContender: SQLiteContender {
     }
 
     func fetchAll() async throws -> [Item] {
-        try await opened().read { db in try db.fetchAll(Item.self, "SELECT * FROM items") }
+        let builder = self.builder
+        return try await opened().read { db in builder ? try db.fetchAll(Item.all) : try db.fetchAll(Item.self, "SELECT * FROM items") }
     }
 
     func fetchEach(_ ids: [Int64]) async throws -> Int64 {
-        try await opened().read { db in
+        let builder = self.builder
+        return try await opened().read { db in
             var sum: Int64 = 0
-            for id in ids { sum &+= try db.find(Item.self, id: id).map { checksum($0) } ?? 0 }
+            for id in ids { sum &+= try Self.lookup(db, id, builder: builder).map { checksum($0) } ?? 0 }
             return sum
         }
     }
 
     func fetchEachItems(_ ids: [Int64]) async throws -> [Item] {
-        try await opened().read { db in try ids.compactMap { try db.find(Item.self, id: $0) } }
+        let builder = self.builder
+        return try await opened().read { db in try ids.compactMap { try Self.lookup(db, $0, builder: builder) } }
     }
 
     func accessEach(_ ids: [Int64]) async throws -> Int64 {
+        let builder = self.builder
         let store = try opened()
         var sum: Int64 = 0
         for id in ids {
-            sum &+= try await store.read { db in try db.find(Item.self, id: id).map { checksum($0) } ?? 0 }
+            sum &+= try await store.read { db in try Self.lookup(db, id, builder: builder).map { checksum($0) } ?? 0 }
         }
         return sum
     }
 
     func stream() async throws -> (Int, Int64) {
-        try await opened().read { db in
+        let builder = self.builder
+        return try await opened().read { db in
             var count = 0, sum: Int64 = 0
-            try db.forEach(Item.self, "SELECT * FROM items") { count += 1; sum &+= checksum($0) }
+            try Self.each(db, builder: builder) { count += 1; sum &+= checksum($0) }
             return (count, sum)
         }
     }
 
     func streamItems() async throws -> [Item] {
-        try await opened().read { db in
+        let builder = self.builder
+        return try await opened().read { db in
             var items: [Item] = []
-            try db.forEach(Item.self, "SELECT * FROM items") { items.append($0) }
+            try Self.each(db, builder: builder) { items.append($0) }
             return items
         }
     }

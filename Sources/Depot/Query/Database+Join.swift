@@ -29,17 +29,17 @@ extension Database {
     }
 
     private func joinCount<T: Record & ColumnMapped, U: Record & ColumnMapped>(_ first: T.Type, _ second: U.Type, _ parts: JoinParts) throws -> Int {
-        var renderer = try queryRenderer()
+        let renderer = try queryRenderer()
         renderer.qualifiesColumns = true
         renderer.text += "SELECT count(*) FROM (SELECT 1"
-        try renderJoinBody(&renderer, T.self, U.self, parts, ordered: false)
+        try renderJoinBody(renderer, T.self, U.self, parts, ordered: false)
         renderer.text += ") AS " + dialect.quote(identifier: "page")
-        return try fetchOne(Int.self, text: renderer.text, values: renderer.values) ?? 0
+        return try fetchOne(Int.self, text: renderer.text.string, values: renderer.values) ?? 0
     }
 
     /// FROM, JOIN, WHERE, ORDER BY (when `ordered`) and the page of a join.
     private func renderJoinBody<T: Record & ColumnMapped, U: Record & ColumnMapped>(
-        _ renderer: inout QueryRenderer, _ first: T.Type, _ second: U.Type, _ parts: JoinParts, ordered: Bool
+        _ renderer: QueryRenderer, _ first: T.Type, _ second: U.Type, _ parts: JoinParts, ordered: Bool
     ) throws {
         renderer.text += " FROM "
         renderer.identifier(T.tableName)
@@ -54,7 +54,7 @@ extension Database {
         try renderer.renderWhere(parts.filters)
         if ordered {
             let tieBreak = T.primaryKey.map { QueryNode.columnNamed($0, source: 0) } + U.primaryKey.map { QueryNode.columnNamed($0, source: 1) }
-            try renderOrder(&renderer, parts.orderings, tieBreak: tieBreak)
+            try renderOrder(renderer, parts.orderings, tieBreak: tieBreak)
         }
         try renderer.renderPage(limit: parts.limitCount, offset: parts.offsetCount)
     }
@@ -64,7 +64,7 @@ extension Database {
     private func joinedRows<T: Record & ColumnMapped, U: Record & ColumnMapped>(
         _ first: T.Type, _ second: U.Type, _ parts: JoinParts, _ body: (T, U?) throws -> Void
     ) throws {
-        var renderer = try queryRenderer()
+        let renderer = try queryRenderer()
         renderer.qualifiesColumns = true
         let firstNames = mappedColumnNames(T.self)
         let secondNames = mappedColumnNames(U.self)
@@ -75,14 +75,14 @@ extension Database {
                 renderer.column(QueryNode.QueryColumn(key: name, source: source, isColumnName: true))
             }
         }
-        try renderJoinBody(&renderer, T.self, U.self, parts, ordered: true)
+        try renderJoinBody(renderer, T.self, U.self, parts, ordered: true)
         let keyIndexes = try U.primaryKey.map { key in
             guard let index = secondNames.firstIndex(of: key) else {
                 throw DatabaseError.misuse("\(U.self).primaryKey names \(key), which is not one of its columns \(secondNames)")
             }
             return firstNames.count + index
         }
-        try withStatement(text: renderer.text, values: renderer.values) { statement, _ in
+        try withStatement(text: renderer.text.string, values: renderer.values) { statement, _ in
             let firstColumns = ColumnSet(firstNames), secondColumns = ColumnSet(secondNames)
             let firstPlan = DecodePlan(columns: firstColumns, options: coding.decoding, type: T.self)
             let secondPlan = DecodePlan(columns: secondColumns, options: coding.decoding, type: U.self)

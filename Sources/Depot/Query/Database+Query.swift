@@ -16,6 +16,16 @@ extension Database {
         return results
     }
 
+    /// Decodes each record the query selects in turn, without keeping them:
+    /// memory stays flat however many there are.
+    @inlinable
+    public func forEach<T>(_ query: Query<T>, _ body: (T) throws -> Void) throws {
+        let (text, values) = try renderSelect(query)
+        try mappedRows(T.self, text: text, values: values, limit: .streaming) { reader in
+            try body(try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self))
+        }
+    }
+
     /// The one record the query selects, or nil.
     ///
     /// - Throws: a `tooManyRows` ``DatabaseError`` when it selects more than one;
@@ -32,7 +42,7 @@ extension Database {
 
     /// How many records the query selects (its limit and offset included).
     public func fetchCount<T>(_ query: Query<T>) throws -> Int {
-        var renderer = try queryRenderer()
+        let renderer = try queryRenderer()
         if query.limitCount != nil || query.offsetCount != nil {
             renderer.text += "SELECT count(*) FROM (SELECT 1 FROM "
             renderer.identifier(T.tableName)
@@ -44,18 +54,18 @@ extension Database {
             renderer.identifier(T.tableName)
             try renderer.renderWhere(query.filters)
         }
-        return try fetchOne(Int.self, text: renderer.text, values: renderer.values) ?? 0
+        return try fetchOne(Int.self, text: renderer.text.string, values: renderer.values) ?? 0
     }
 
     /// Whether the query selects at least one record.
     public func exists<T>(_ query: Query<T>) throws -> Bool {
-        var renderer = try queryRenderer()
+        let renderer = try queryRenderer()
         renderer.text += "SELECT EXISTS (SELECT 1 FROM "
         renderer.identifier(T.tableName)
         try renderer.renderWhere(query.filters)
         try renderer.renderPage(limit: query.limitCount, offset: query.offsetCount)
         renderer.text += ")"
-        return try fetchOne(Bool.self, text: renderer.text, values: renderer.values) ?? false
+        return try fetchOne(Bool.self, text: renderer.text.string, values: renderer.values) ?? false
     }
 
     /// Sets columns of every record the query selects, and returns how many changed.
@@ -71,7 +81,7 @@ extension Database {
         try requireWholeTable(query, "update")
         let assignments = assignments(T.columns)
         guard !assignments.isEmpty else { throw DatabaseError.misuse("update(_:set:) needs at least one assignment") }
-        var renderer = try queryRenderer()
+        let renderer = try queryRenderer()
         renderer.text += "UPDATE "
         renderer.identifier(T.tableName)
         renderer.text += " SET "
@@ -83,7 +93,7 @@ extension Database {
             try renderer.render(assignment.value)
         }
         try renderer.renderWhere(query.filters)
-        return try execute(text: renderer.text, values: renderer.values)
+        return try execute(text: renderer.text.string, values: renderer.values)
     }
 
     /// Deletes every record the query selects, and returns how many.
@@ -92,11 +102,11 @@ extension Database {
     @discardableResult
     public func delete<T>(_ query: Query<T>) throws -> Int {
         try requireWholeTable(query, "delete")
-        var renderer = try queryRenderer()
+        let renderer = try queryRenderer()
         renderer.text += "DELETE FROM "
         renderer.identifier(T.tableName)
         try renderer.renderWhere(query.filters)
-        return try execute(text: renderer.text, values: renderer.values)
+        return try execute(text: renderer.text.string, values: renderer.values)
     }
 
     /// The records with these primary keys (a single-column key), ordered by key.
@@ -161,11 +171,13 @@ extension Database {
 // MARK: Rendering
 
 extension Database {
-    func queryRenderer() throws -> QueryRenderer {
+    func queryRenderer(valuesOnly: Bool = false) throws -> QueryRenderer {
         guard let dialect = dialect as? any QueryDialect else {
             throw DatabaseError.misuse("\(dialect.engineName)'s dialect renders no queries: its backend does not implement QueryDialect")
         }
-        return QueryRenderer(dialect: dialect, keyStrategy: coding.keyStrategy, encoding: coding.encoding)
+        let renderer = QueryRenderer(dialect: dialect, keyStrategy: coding.keyStrategy, encoding: coding.encoding)
+        renderer.text.isEnabled = !valuesOnly
+        return renderer
     }
 
     func mappedColumnNames<T: ColumnMapped>(_ type: T.Type) -> [String] {
@@ -175,27 +187,50 @@ extension Database {
     /// The SELECT of a record query: the mapping's columns in order, so rows decode by position.
     @usableFromInline
     func renderSelect<T>(_ query: Query<T>) throws -> (String, [Value]) {
-        var renderer = try queryRenderer()
-        renderer.text += "SELECT "
-        for (index, name) in mappedColumnNames(T.self).enumerated() {
-            if index > 0 { renderer.text += ", " }
-            renderer.identifier(name)
+        let key = QueryShapeKey(query, operation: 1)
+        if let key, let text = connection.renderedQueries[key] {
+            // The SQL of this shape is known: only collect the values.
+            let renderer = try queryRenderer(valuesOnly: true)
+            try renderer.renderWhere(query.filters)
+            try renderer.renderOrder(query.orderings, tieBreak: [])
+            try renderer.renderPage(limit: query.limitCount, offset: query.offsetCount)
+            return (text, renderer.values)
         }
-        renderer.text += " FROM "
-        renderer.identifier(T.tableName)
+        let rendered = try renderSelectText(query)
+        if let key {
+            if connection.renderedQueries.count >= 512 { connection.renderedQueries.removeAll(keepingCapacity: true) }
+            connection.renderedQueries[key] = rendered.0
+        }
+        return rendered
+    }
+
+    private func renderSelectText<T>(_ query: Query<T>) throws -> (String, [Value]) {
+        let renderer = try queryRenderer()
+        if let prefix = connection.selectPrefixes[ObjectIdentifier(T.self)] {
+            renderer.text += prefix
+        } else {
+            renderer.text += "SELECT "
+            for (index, name) in mappedColumnNames(T.self).enumerated() {
+                if index > 0 { renderer.text += ", " }
+                renderer.identifier(name)
+            }
+            renderer.text += " FROM "
+            renderer.identifier(T.tableName)
+            connection.selectPrefixes[ObjectIdentifier(T.self)] = renderer.text.string
+        }
         try renderer.renderWhere(query.filters)
-        try renderOrder(&renderer, query.orderings, tieBreak: T.primaryKey.map { QueryNode.columnNamed($0) })
+        try renderOrder(renderer, query.orderings, tieBreak: T.primaryKey.map { QueryNode.columnNamed($0) })
         try renderer.renderPage(limit: query.limitCount, offset: query.offsetCount)
-        return (renderer.text, renderer.values)
+        return (renderer.text.string, renderer.values)
     }
 
     func renderSelect<T, V>(_ selection: Selection<T, V>) throws -> (String, [Value]) {
-        var renderer = try queryRenderer()
+        let renderer = try queryRenderer()
         try renderer.renderSelection(selection, ordered: true)
-        return (renderer.text, renderer.values)
+        return (renderer.text.string, renderer.values)
     }
 
-    func renderOrder(_ renderer: inout QueryRenderer, _ orderings: [QueryOrdering], tieBreak: [QueryNode]) throws {
+    func renderOrder(_ renderer: QueryRenderer, _ orderings: [QueryOrdering], tieBreak: [QueryNode]) throws {
         try renderer.renderOrder(orderings, tieBreak: tieBreak)
     }
 

@@ -3,29 +3,31 @@ import Foundation
 /// One node of a query's syntax tree: structure only, rendered late by the
 /// store's dialect, so each dialect can spell each meaning its own way.
 public struct QueryNode: Sendable {
-    indirect enum Kind: Sendable {
+    /// Leaves are stored inline; only the cases that hold other nodes are boxed,
+    /// so building a record type's columns allocates nothing per column.
+    enum Kind: Sendable {
         /// A column of one of the query's tables.
         case column(QueryColumn)
         /// A bound value, encoded with the store's strategies when rendered.
         case value(any QueryValue)
         case constant(Bool)
-        case compare(QueryNode, ComparisonOperator, QueryNode)
-        case isNull(QueryNode, negated: Bool)
-        case isNotDistinct(QueryNode, QueryNode, negated: Bool)
-        case inList(QueryNode, [QueryNode], negated: Bool)
+        indirect case compare(QueryNode, ComparisonOperator, QueryNode)
+        indirect case isNull(QueryNode, negated: Bool)
+        indirect case isNotDistinct(QueryNode, QueryNode, negated: Bool)
+        indirect case inList(QueryNode, [QueryNode], negated: Bool)
         case and([QueryNode])
         case or([QueryNode])
-        case not(QueryNode)
-        case textMatch(QueryNode, TextMatch, needle: String, caseInsensitive: Bool)
-        case length(QueryNode)
-        case folded(QueryNode)
-        case aggregate(Aggregate, QueryNode?, filter: QueryNode?)
-        case inSubquery(QueryNode, Subquery, negated: Bool)
+        indirect case not(QueryNode)
+        indirect case textMatch(QueryNode, TextMatch, needle: String, caseInsensitive: Bool)
+        indirect case length(QueryNode)
+        indirect case folded(QueryNode)
+        indirect case aggregate(Aggregate, QueryNode?, filter: QueryNode?)
+        indirect case inSubquery(QueryNode, Subquery, negated: Bool)
     }
 
     /// A selection of another (or the same) table, rendered in place.
     struct Subquery: Sendable {
-        let render: @Sendable (inout QueryRenderer) throws -> Void
+        let render: @Sendable (QueryRenderer) throws -> Void
     }
 
     let kind: Kind
@@ -55,11 +57,11 @@ public struct QueryNode: Sendable {
         var isOrdering: Bool { self != .equal && self != .notEqual }
     }
 
-    enum TextMatch: Sendable {
+    enum TextMatch: Sendable, Hashable {
         case contains, prefix, suffix
     }
 
-    enum Aggregate: String, Sendable {
+    enum Aggregate: String, Sendable, Hashable {
         case count, sum, min, max, average
     }
 }

@@ -1,11 +1,33 @@
 import Foundation
 
+/// SQL text being written, or, when only the bound values are wanted (the text
+/// is cached for the query's shape), nothing at all: appends are not even evaluated.
+struct SQLBuffer {
+    var string = ""
+    var isEnabled = true
+
+    static func += (buffer: inout SQLBuffer, text: @autoclosure () -> String) {
+        if buffer.isEnabled { buffer.string += text() }
+    }
+
+    /// Where the text ends now, to cut what follows out again.
+    var mark: Int { string.utf8.count }
+
+    /// Removes and returns the text written since `mark`.
+    mutating func cut(from mark: Int) -> String {
+        guard isEnabled else { return "" }
+        let piece = String(string.utf8.dropFirst(mark)) ?? ""
+        string = String(string.utf8.prefix(mark)) ?? ""
+        return piece
+    }
+}
+
 /// Renders a query's syntax tree into one engine's SQL and its bound values.
-struct QueryRenderer {
+final class QueryRenderer {
     let dialect: any QueryDialect
     let keyStrategy: KeyStrategy
     let encoding: EncodingOptions
-    var text = ""
+    var text = SQLBuffer()
     var values: [Value] = []
     /// Whether columns are written with their table's alias (`"t0"."id"`), as in a join.
     var qualifiesColumns = false
@@ -14,19 +36,20 @@ struct QueryRenderer {
         self.dialect = dialect
         self.keyStrategy = keyStrategy
         self.encoding = encoding
-        text.reserveCapacity(256)
     }
 
-    mutating func bind(_ value: Value) {
+
+
+    func bind(_ value: Value) {
         values.append(value)
         text += dialect.placeholder(values.count)
     }
 
-    mutating func identifier(_ name: String) {
+    func identifier(_ name: String) {
         text += dialect.quote(identifier: name)
     }
 
-    mutating func column(key: String) {
+    func column(key: String) {
         identifier(keyStrategy.isDefault ? key : keyStrategy.columnName(for: key))
     }
 
@@ -38,29 +61,26 @@ struct QueryRenderer {
     /// The alias of the table at `source` in a join.
     static func alias(_ source: Int) -> String { "t\(source)" }
 
-    mutating func column(_ column: QueryNode.QueryColumn) {
+    func column(_ column: QueryNode.QueryColumn) {
         if qualifiesColumns { text += dialect.quote(identifier: Self.alias(column.source)) + "." }
         identifier(name(of: column))
     }
 
     /// The SQL of a node, rendered on its own: for dialect methods that wrap an operand.
-    mutating func rendered(_ node: QueryNode) throws -> String {
-        let start = text.endIndex
-        let offset = text.distance(from: text.startIndex, to: start)
+    func rendered(_ node: QueryNode) throws -> String {
+        let mark = text.mark
         try render(node)
-        let piece = String(text.dropFirst(offset))
-        text.removeLast(text.count - offset)
-        return piece
+        return text.cut(from: mark)
     }
 
     /// Renders a text operand compared or ordered by code point.
-    mutating func renderBinary(_ node: QueryNode, ordering: Bool) throws {
+    func renderBinary(_ node: QueryNode, ordering: Bool) throws {
         guard node.type == .text else { return try render(node) }
         let piece = try rendered(node)
         text += dialect.binaryCollated(piece, ordering: ordering)
     }
 
-    mutating func render(_ node: QueryNode) throws {
+    func render(_ node: QueryNode) throws {
         switch node.kind {
         case .column(let reference):
             column(reference)
@@ -133,12 +153,12 @@ struct QueryRenderer {
             text += "("
             try renderBinary(operand, ordering: false)
             text += negated ? " NOT IN " : " IN "
-            try subquery.render(&self)
+            try subquery.render(self)
             text += ")"
         }
     }
 
-    private mutating func renderMatch(_ operand: QueryNode, _ match: QueryNode.TextMatch, needle: String, caseInsensitive: Bool) throws {
+    private func renderMatch(_ operand: QueryNode, _ match: QueryNode.TextMatch, needle: String, caseInsensitive: Bool) throws {
         let subject = try rendered(operand)
         guard !needle.isEmpty else {
             // Every text contains the empty string; NULL stays unknown.
@@ -184,12 +204,12 @@ struct QueryRenderer {
     }
 
     /// Binds a value and returns its placeholder without writing it.
-    private mutating func bindingPlaceholder(_ value: Value) -> String {
+    private func bindingPlaceholder(_ value: Value) -> String {
         values.append(value)
         return dialect.placeholder(values.count)
     }
 
-    private mutating func renderAggregate(_ aggregate: QueryNode.Aggregate, _ operand: QueryNode?, filter: QueryNode?, type: QueryType?) throws {
+    private func renderAggregate(_ aggregate: QueryNode.Aggregate, _ operand: QueryNode?, filter: QueryNode?, type: QueryType?) throws {
         let argument: String
         if let operand {
             if aggregate == .min || aggregate == .max, operand.type == .text {
@@ -214,19 +234,19 @@ struct QueryRenderer {
         }
     }
 
-    mutating func renderOrdering(_ ordering: QueryOrdering) throws {
+    func renderOrdering(_ ordering: QueryOrdering) throws {
         try renderBinary(ordering.node, ordering: true)
         text += ordering.descending ? " DESC" : " ASC"
         text += ordering.nulls == .first ? " NULLS FIRST" : " NULLS LAST"
     }
 
-    mutating func renderWhere(_ filters: [QueryNode]) throws {
+    func renderWhere(_ filters: [QueryNode]) throws {
         guard !filters.isEmpty else { return }
         text += " WHERE "
         try render(filters.count == 1 ? filters[0] : QueryNode(.and(filters), type: .bool))
     }
 
-    mutating func renderPage(limit: Int?, offset: Int?) throws {
+    func renderPage(limit: Int?, offset: Int?) throws {
         if let limit {
             guard limit >= 0 else { throw DatabaseError.misuse("a query's limit cannot be negative (\(limit))") }
             text += " LIMIT "
@@ -235,7 +255,9 @@ struct QueryRenderer {
         if let offset {
             guard offset >= 0 else { throw DatabaseError.misuse("a query's offset cannot be negative (\(offset))") }
             if limit == nil {
-                text += " " + dialect.offsetWithoutLimit(bindingPlaceholder(.integer(Int64(offset))))
+                // Bound before the text is written: with the text cached, only the value is collected.
+                let placeholder = bindingPlaceholder(.integer(Int64(offset)))
+                text += " " + dialect.offsetWithoutLimit(placeholder)
             } else {
                 text += " OFFSET "
                 bind(.integer(Int64(offset)))
@@ -244,7 +266,12 @@ struct QueryRenderer {
     }
 
     /// ORDER BY the terms, then the tie-break terms not already ordered by.
-    mutating func renderOrder(_ orderings: [QueryOrdering], tieBreak: [QueryNode]) throws {
+    func renderOrder(_ orderings: [QueryOrdering], tieBreak: [QueryNode]) throws {
+        guard text.isEnabled else {
+            // Collecting values: the terms may hold some; the tie-break holds none.
+            for ordering in orderings { try render(ordering.node) }
+            return
+        }
         var terms = orderings
         func resolved(_ node: QueryNode) -> String? {
             guard case .column(let column) = node.kind else { return nil }
@@ -264,7 +291,7 @@ struct QueryRenderer {
     }
 
     /// A selection's SELECT; with `ordered` false (a subquery of IN), no ORDER BY unless it has a page.
-    mutating func renderSelection<T, V>(_ selection: Selection<T, V>, ordered: Bool) throws {
+    func renderSelection<T, V>(_ selection: Selection<T, V>, ordered: Bool) throws {
         text += "SELECT "
         for (index, output) in selection.outputs.enumerated() {
             if index > 0 { text += ", " }
@@ -296,7 +323,7 @@ struct QueryRenderer {
     }
 
     /// A subquery, in parentheses, its columns its own table's.
-    mutating func renderSubquery<T, V>(_ selection: Selection<T, V>) throws {
+    func renderSubquery<T, V>(_ selection: Selection<T, V>) throws {
         let qualified = qualifiesColumns
         qualifiesColumns = false
         defer { qualifiesColumns = qualified }

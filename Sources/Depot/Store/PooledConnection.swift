@@ -28,6 +28,12 @@ final class PooledConnection: @unchecked Sendable {
     /// The rendered SELECT of `find(_:id:)`, by record type.
     var findSQL: [ObjectIdentifier: String] = [:]
 
+    /// The SQL of each query shape the builder rendered on this connection.
+    var renderedQueries: [QueryShapeKey: String] = [:]
+
+    /// The start of a query builder's SELECT (`SELECT "a", "b" FROM "t"`), by record type.
+    var selectPrefixes: [ObjectIdentifier: String] = [:]
+
     /// Rendered INSERT statements, by record type, columns, row count and RETURNING.
     var insertSQL: [ObjectIdentifier: [(names: [String], rows: Int, returning: Bool, text: String)]] = [:]
 
