@@ -404,15 +404,20 @@ final class DepotSQLiteContender: SQLiteContender {
 
     /// Whether reads go through the query builder instead of hand-written SQL and `find`.
     let builder: Bool
+    /// Whether lookups are hand-written SQL (`fetchOne` of an interpolated SELECT) instead of `find`.
+    let handWritten: Bool
 
-    init(generated: Bool = true, builder: Bool = false) {
+    init(generated: Bool = true, builder: Bool = false, handWritten: Bool = false) {
         self.generated = generated
         self.builder = builder
-        name = builder ? "Depot, query builder" : generated ? "Depot, @Columns" : "Depot, Codable"
+        self.handWritten = handWritten
+        name = builder ? "Depot, query builder" : handWritten ? "Depot, hand-written SQL" : generated ? "Depot, @Columns" : "Depot, Codable"
     }
 
-    private static func lookup(_ db: Depot.Database, _ id: Int64, builder: Bool) throws -> Item? {
-        builder ? try db.fetchOne(Item.where { $0.id.eq(id) }) : try db.find(Item.self, id: id)
+    private static func lookup(_ db: Depot.Database, _ id: Int64, builder: Bool, handWritten: Bool = false) throws -> Item? {
+        if builder { return try db.fetchOne(Item.where { $0.id.eq(id) }) }
+        if handWritten { return try db.fetchOne(Item.self, "SELECT * FROM items WHERE id = \(id)") }
+        return try db.find(Item.self, id: id)
     }
 
     private static func each(_ db: Depot.Database, builder: Bool, _ body: (Item) -> Void) throws {
@@ -445,36 +450,36 @@ final class DepotSQLiteContender: SQLiteContender {
     }
 
     func fetchAll() async throws -> [Item] {
-        let builder = self.builder
+        let builder = self.builder, handWritten = self.handWritten
         return try await opened().read { db in builder ? try db.fetchAll(Item.all) : try db.fetchAll(Item.self, "SELECT * FROM items") }
     }
 
     func fetchEach(_ ids: [Int64]) async throws -> Int64 {
-        let builder = self.builder
+        let builder = self.builder, handWritten = self.handWritten
         return try await opened().read { db in
             var sum: Int64 = 0
-            for id in ids { sum &+= try Self.lookup(db, id, builder: builder).map { checksum($0) } ?? 0 }
+            for id in ids { sum &+= try Self.lookup(db, id, builder: builder, handWritten: handWritten).map { checksum($0) } ?? 0 }
             return sum
         }
     }
 
     func fetchEachItems(_ ids: [Int64]) async throws -> [Item] {
-        let builder = self.builder
-        return try await opened().read { db in try ids.compactMap { try Self.lookup(db, $0, builder: builder) } }
+        let builder = self.builder, handWritten = self.handWritten
+        return try await opened().read { db in try ids.compactMap { try Self.lookup(db, $0, builder: builder, handWritten: handWritten) } }
     }
 
     func accessEach(_ ids: [Int64]) async throws -> Int64 {
-        let builder = self.builder
+        let builder = self.builder, handWritten = self.handWritten
         let store = try opened()
         var sum: Int64 = 0
         for id in ids {
-            sum &+= try await store.read { db in try Self.lookup(db, id, builder: builder).map { checksum($0) } ?? 0 }
+            sum &+= try await store.read { db in try Self.lookup(db, id, builder: builder, handWritten: handWritten).map { checksum($0) } ?? 0 }
         }
         return sum
     }
 
     func stream() async throws -> (Int, Int64) {
-        let builder = self.builder
+        let builder = self.builder, handWritten = self.handWritten
         return try await opened().read { db in
             var count = 0, sum: Int64 = 0
             try Self.each(db, builder: builder) { count += 1; sum &+= checksum($0) }
@@ -483,7 +488,7 @@ final class DepotSQLiteContender: SQLiteContender {
     }
 
     func streamItems() async throws -> [Item] {
-        let builder = self.builder
+        let builder = self.builder, handWritten = self.handWritten
         return try await opened().read { db in
             var items: [Item] = []
             try Self.each(db, builder: builder) { items.append($0) }

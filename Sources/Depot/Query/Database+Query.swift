@@ -172,7 +172,7 @@ extension Database {
 
 extension Database {
     func queryRenderer(valuesOnly: Bool = false) throws -> QueryRenderer {
-        guard let dialect = dialect as? any QueryDialect else {
+        guard let dialect = queryDialect else {
             throw DatabaseError.misuse("\(dialect.engineName)'s dialect renders no queries: its backend does not implement QueryDialect")
         }
         let renderer = QueryRenderer(dialect: dialect, keyStrategy: coding.keyStrategy, encoding: coding.encoding)

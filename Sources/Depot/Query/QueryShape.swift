@@ -2,22 +2,22 @@
 /// render the same SQL, so a connection renders each shape once and afterwards
 /// only collects the values to bind.
 ///
-/// Two 64-bit hashes of the structure (each fed a different prefix) make the
-/// key; queries holding a subquery are not cached.
+/// The key is the record type, a 64-bit hash of the structure and the number
+/// of nodes: two shapes collide only if both agree, about one chance in 2^64
+/// per pair of the at most 512 shapes a connection keeps. Queries holding a
+/// subquery are not cached.
 struct QueryShapeKey: Hashable {
     let type: ObjectIdentifier
-    let first: Int
-    let second: Int
+    let hash: Int
+    let nodes: Int
 
     /// The key of a record query, or nil when it cannot be cached.
     init?<T>(_ query: Query<T>, operation: UInt8) {
-        var first = Hasher(), second = Hasher()
-        first.combine(0 as UInt8)
-        second.combine(0x5A as UInt8)
-        guard Self.feed(query, operation, &first), Self.feed(query, operation, &second) else { return nil }
+        var hasher = Hasher()
+        guard Self.feed(query, operation, &hasher) else { return nil }
         type = ObjectIdentifier(T.self)
-        self.first = first.finalize()
-        self.second = second.finalize()
+        hash = hasher.finalize()
+        nodes = query.filters.reduce(query.orderings.count) { $0 + $1.nodeCount }
     }
 
     private static func feed<T>(_ query: Query<T>, _ operation: UInt8, _ hasher: inout Hasher) -> Bool {
@@ -37,6 +37,18 @@ struct QueryShapeKey: Hashable {
 }
 
 extension QueryNode {
+    /// How many nodes the tree holds.
+    var nodeCount: Int {
+        switch kind {
+        case .column, .value, .constant, .inSubquery: 1
+        case .compare(let a, _, let b), .isNotDistinct(let a, let b, _): 1 + a.nodeCount + b.nodeCount
+        case .isNull(let a, _), .not(let a), .textMatch(let a, _, _, _), .length(let a), .folded(let a): 1 + a.nodeCount
+        case .inList(let a, let list, _): 1 + a.nodeCount + list.count
+        case .and(let parts), .or(let parts): parts.reduce(1) { $0 + $1.nodeCount }
+        case .aggregate(_, let a, let f): 1 + (a?.nodeCount ?? 0) + (f?.nodeCount ?? 0)
+        }
+    }
+
     /// Feeds the node's structure (never its values) to `hasher`; false for a
     /// node whose SQL cannot be cached (a subquery).
     func feedShape(_ hasher: inout Hasher) -> Bool {

@@ -15,6 +15,8 @@ import Foundation
 public final class Database {
     /// The engine's dialect, for SQL that must differ between engines.
     public let dialect: any SQLDialect
+    /// The dialect as the query builder uses it; nil when the backend renders no queries.
+    private(set) lazy var queryDialect: (any QueryDialect)? = dialect as? any QueryDialect
     /// The store's settings: coders and error verbosity.
     public let configuration: Store.Configuration
     let connection: PooledConnection
