@@ -60,6 +60,9 @@ public enum Priority: Int, Codable, Sendable, CaseIterable, Comparable {
     public var marks: String { String(repeating: "!", count: rawValue) }
 }
 
+/// Priorities compare and order in queries by their raw value.
+extension Priority: QueryComparable {}
+
 /// Something to do.
 @Columns
 public struct Reminder: Record, Equatable, Hashable {

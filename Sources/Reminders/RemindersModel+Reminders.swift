@@ -38,50 +38,38 @@ extension RemindersModel {
     public func reminders(in view: SmartList) async throws -> [ReminderDetail] {
         let day = Day(containing: now(), in: timeZone)
         return try await store.read { db in
-            let sql: SQL
+            let reminders: [Reminder]
             switch view {
             case .today:
-                sql = """
-                    SELECT * FROM "reminders" WHERE NOT "isCompleted" AND "dueDate" < \(day.end)
-                    ORDER BY "dueDate" ASC NULLS LAST, "priority" DESC, "id" ASC
-                    """
+                reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.dueDate < day.end }
+                    .order { [$0.dueDate.ascending(), $0.priority.descending()] })
             case .scheduled:
-                sql = """
-                    SELECT * FROM "reminders" WHERE NOT "isCompleted" AND "dueDate" IS NOT NULL
-                    ORDER BY "dueDate" ASC NULLS LAST, "id" ASC
-                    """
+                reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.dueDate.isNotNull() }
+                    .order { $0.dueDate.ascending() })
             case .flagged:
-                sql = """
-                    SELECT * FROM "reminders" WHERE NOT "isCompleted" AND "isFlagged"
-                    ORDER BY "dueDate" ASC NULLS LAST, "id" ASC
-                    """
+                reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.isFlagged }
+                    .order { $0.dueDate.ascending() })
             case .completed:
-                sql = """
-                    SELECT * FROM "reminders" WHERE "isCompleted"
-                    ORDER BY "dueDate" DESC NULLS LAST, "id" ASC
-                    """
+                reminders = try db.fetchAll(Reminder.where { $0.isCompleted }
+                    .order { $0.dueDate.descending() })
             case .all:
-                sql = """
-                    SELECT "r".* FROM "reminders" AS "r" JOIN "remindersLists" AS "l" ON "l"."id" = "r"."remindersListID"
-                    WHERE NOT "r"."isCompleted"
-                    ORDER BY "l"."position" ASC, "l"."id" ASC, "r"."position" ASC, "r"."id" ASC
-                    """
+                reminders = try db.fetchAll(Reminder.where { !$0.isCompleted }
+                    .join(RemindersList.self) { reminder, list in reminder.remindersListID.eq(list.id) }
+                    .order { reminder, list in [list.position.ascending(), list.id.ascending(), reminder.position.ascending()] })
+                    .map(\.0)
             }
-            return try Self.details(db, try db.fetchAll(Reminder.self, sql))
+            return try Self.details(db, reminders)
         }
     }
 
     /// Reminders carrying a tag (matched ignoring letter case), open ones unless `includeCompleted`.
     public func reminders(taggedWith title: String, includeCompleted: Bool = false) async throws -> [ReminderDetail] {
         try await store.read { db in
-            let tag = try db.fetchOne(Tag.self, "SELECT * FROM \"tags\" WHERE \(db.folded("\"title\"")) = \(foldedASCII(title))")
+            let tag = try db.fetchOne(Tag.where { $0.title.folded.eq(foldedASCII(title)) })
             guard let tagID = tag?.id else { throw RemindersError.tagNotFound(title) }
-            let completed: SQL = includeCompleted ? "" : "AND NOT \"r\".\"isCompleted\""
-            return try Self.details(db, try db.fetchAll(Reminder.self, """
-                SELECT "r".* FROM "reminders" AS "r" JOIN "remindersTags" AS "rt" ON "rt"."reminderID" = "r"."id"
-                WHERE "rt"."tagID" = \(tagID) \(completed)
-                ORDER BY "r"."isCompleted" ASC, "r"."dueDate" ASC NULLS LAST, "r"."id" ASC
-                """))
+            var tagged = Reminder.where { $0.id.in(ReminderTag.where { $0.tagID.eq(tagID) }.select { $0.reminderID }) }
+            if !includeCompleted { tagged = tagged.where { !$0.isCompleted } }
+            return try Self.details(db, try db.fetchAll(tagged.order { [$0.isCompleted.ascending(), $0.dueDate.ascending()] }))
         }
     }
 
