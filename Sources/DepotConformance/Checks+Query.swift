@@ -348,6 +348,38 @@ enum QueryChecks {
             }
             try expectEqual(none.map(\.id), [], "NOT IN a selection holding NULL is unknown for every row")
         },
+        ConformanceCheck("query: exists and notExists see the outer query's row") { context in
+            let store = try await library(context)
+            let (stocked, empty, paged) = try await store.read { db in
+                (try db.fetchAll(Shelf.where { shelf in Book.exists { $0.shelfID.eq(shelf.id) && $0.title.neq("y") } }),
+                 try db.fetchAll(Shelf.where { shelf in Book.notExists { $0.shelfID.eq(shelf.id) } }),
+                 try db.fetchAll(Shelf.where { shelf in Book.exists { $0.shelfID.eq(shelf.id) } }.order { $0.name.ascending() }.limit(1)))
+            }
+            try expectEqual(stocked.map(\.id), [1], "shelves holding a book other than y")
+            try expectEqual(empty.map(\.id), [3], "shelves holding nothing")
+            try expectEqual(paged.map(\.id), [2], "the first stocked shelf by name")
+            let joined = try await store.read { db in
+                try db.fetchAll(Book.all.join(Shelf.self) { book, shelf in book.shelfID.eq(shelf.id) }
+                    .where { book, shelf in Book.exists { $0.shelfID.eq(shelf.id) && $0.id.neq(book.id) } })
+            }
+            try expectEqual(joined.map(\.0.id), [10, 12], "books sharing their shelf, inside a join")
+            let cleared = try await store.write { db in
+                try db.delete(Shelf.where { shelf in Book.notExists { $0.shelfID.eq(shelf.id) } })
+            }
+            try expectEqual(cleared, 1, "empty shelves deleted")
+            let counted = try await store.read { db in try db.fetchCount(Shelf.where { shelf in Book.exists { $0.shelfID.eq(shelf.id) } }) }
+            try expectEqual(counted, 2, "count of stocked shelves")
+        },
+        ConformanceCheck("query: a selection pages, a query streams, and always holds for every row") { context in
+            let store = try await notes(context)
+            let (page, streamed) = try await store.read { db in
+                var seen: [Int64] = []
+                try db.forEach(Note.where { _ in QueryPredicate.always }.order { $0.score.descending() }) { seen.append($0.id) }
+                return (try db.fetchAll(Note.all.select { $0.title }.order { $0.rank.ascending() }.limit(2, offset: 1)), seen)
+            }
+            try expectEqual(page, ["banana", "apple"], "titles 2 and 3 by rank")
+            try expectEqual(streamed, [7, 8, 5, 1, 4, 3, 2, 6], "streamed by score, NULLs last")
+        },
         ConformanceCheck("query: two columns of a row compare with each other") { context in
             let store = try await library(context)
             let pairs = try await store.read { db in

@@ -42,7 +42,7 @@ extension Database {
 
     /// How many records the query selects (its limit and offset included).
     public func fetchCount<T>(_ query: Query<T>) throws -> Int {
-        let renderer = try queryRenderer()
+        let renderer = try queryRenderer(rootTable: T.tableName)
         if query.limitCount != nil || query.offsetCount != nil {
             renderer.text += "SELECT count(*) FROM (SELECT 1 FROM "
             renderer.identifier(T.tableName)
@@ -59,7 +59,7 @@ extension Database {
 
     /// Whether the query selects at least one record.
     public func exists<T>(_ query: Query<T>) throws -> Bool {
-        let renderer = try queryRenderer()
+        let renderer = try queryRenderer(rootTable: T.tableName)
         renderer.text += "SELECT EXISTS (SELECT 1 FROM "
         renderer.identifier(T.tableName)
         try renderer.renderWhere(query.filters)
@@ -81,7 +81,7 @@ extension Database {
         try requireWholeTable(query, "update")
         let assignments = assignments(T.columns)
         guard !assignments.isEmpty else { throw DatabaseError.misuse("update(_:set:) needs at least one assignment") }
-        let renderer = try queryRenderer()
+        let renderer = try queryRenderer(rootTable: T.tableName)
         renderer.text += "UPDATE "
         renderer.identifier(T.tableName)
         renderer.text += " SET "
@@ -102,7 +102,7 @@ extension Database {
     @discardableResult
     public func delete<T>(_ query: Query<T>) throws -> Int {
         try requireWholeTable(query, "delete")
-        let renderer = try queryRenderer()
+        let renderer = try queryRenderer(rootTable: T.tableName)
         renderer.text += "DELETE FROM "
         renderer.identifier(T.tableName)
         try renderer.renderWhere(query.filters)
@@ -171,12 +171,13 @@ extension Database {
 // MARK: Rendering
 
 extension Database {
-    func queryRenderer(valuesOnly: Bool = false) throws -> QueryRenderer {
+    func queryRenderer(valuesOnly: Bool = false, rootTable: String? = nil) throws -> QueryRenderer {
         guard let dialect = queryDialect else {
             throw DatabaseError.misuse("\(dialect.engineName)'s dialect renders no queries: its backend does not implement QueryDialect")
         }
         let renderer = QueryRenderer(dialect: dialect, keyStrategy: coding.keyStrategy, encoding: coding.encoding)
         renderer.text.isEnabled = !valuesOnly
+        renderer.rootTable = rootTable
         return renderer
     }
 
@@ -205,7 +206,7 @@ extension Database {
     }
 
     private func renderSelectText<T>(_ query: Query<T>) throws -> (String, [Value]) {
-        let renderer = try queryRenderer()
+        let renderer = try queryRenderer(rootTable: T.tableName)
         if let prefix = connection.selectPrefixes[ObjectIdentifier(T.self)] {
             renderer.text += prefix
         } else {
@@ -225,7 +226,7 @@ extension Database {
     }
 
     func renderSelect<T, V>(_ selection: Selection<T, V>) throws -> (String, [Value]) {
-        let renderer = try queryRenderer()
+        let renderer = try queryRenderer(rootTable: T.tableName)
         try renderer.renderSelection(selection, ordered: true)
         return (renderer.text.string, renderer.values)
     }

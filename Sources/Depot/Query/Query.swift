@@ -78,6 +78,23 @@ extension Record where Self: ColumnMapped {
         Query().where(predicate)
     }
 
+    /// Whether a row of this table satisfies `predicate`, which usually names
+    /// the outer query's columns: `EXISTS (SELECT 1 ...)`.
+    ///
+    /// ```swift
+    /// let tagged = Reminder.where { reminder in ReminderTag.exists { $0.reminderID.eq(reminder.id) } }
+    /// ```
+    ///
+    /// Caveat: one level deep: an `exists` inside another names its own table, not the outer subquery's.
+    public static func exists(where predicate: (Columns) -> QueryExpression<some QueryBool>) -> QueryPredicate {
+        QueryPredicate(.exists(table: tableName, filters: [predicate(Columns(source: .correlated)).node], negated: false), type: .bool)
+    }
+
+    /// Whether no row of this table satisfies `predicate`: `NOT EXISTS (SELECT 1 ...)`.
+    public static func notExists(where predicate: (Columns) -> QueryExpression<some QueryBool>) -> QueryPredicate {
+        QueryPredicate(.exists(table: tableName, filters: [predicate(Columns(source: .correlated)).node], negated: true), type: .bool)
+    }
+
     /// Every row, in this order (then by primary key).
     public static func order(_ terms: (Columns) -> [QueryOrdering]) -> Query<Self> {
         Query().order(terms)

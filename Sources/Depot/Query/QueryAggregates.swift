@@ -133,6 +133,7 @@ extension QueryNode {
         case .isNull(let a, _), .not(let a), .textMatch(let a, _, _, _), .length(let a), .folded(let a): a.hasAggregate
         case .inList(let a, let list, _): a.hasAggregate || list.contains { $0.hasAggregate }
         case .inSubquery(let a, _, _): a.hasAggregate
+        case .exists: false
         case .and(let parts), .or(let parts): parts.contains { $0.hasAggregate }
         }
     }

@@ -23,6 +23,8 @@ public struct QueryNode: Sendable {
         indirect case folded(QueryNode)
         indirect case aggregate(Aggregate, QueryNode?, filter: QueryNode?)
         indirect case inSubquery(QueryNode, Subquery, negated: Bool)
+        /// `EXISTS (SELECT 1 FROM table WHERE filters)`, whose filters may name the outer query's columns.
+        case exists(table: String, filters: [QueryNode], negated: Bool)
     }
 
     /// A selection of another (or the same) table, rendered in place.
@@ -112,6 +114,8 @@ public struct QuerySource: Sendable, Hashable {
     let index: Int
     /// The query's first table.
     public static let root = QuerySource(index: 0)
+    /// The table of an `exists` subquery.
+    public static let correlated = QuerySource(index: 2)
 }
 
 /// A record type's typed columns, as the `@Columns` macro generates them.

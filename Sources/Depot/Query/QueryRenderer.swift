@@ -31,6 +31,10 @@ final class QueryRenderer {
     var values: [Value] = []
     /// Whether columns are written with their table's alias (`"t0"."id"`), as in a join.
     var qualifiesColumns = false
+    /// The table of a query over one table, which an `exists` subquery names its columns by.
+    var rootTable: String?
+    /// Qualifiers other than the aliases `t0`, `t1`..., by source.
+    var qualifiers: [Int: String] = [:]
 
     init(dialect: any QueryDialect, keyStrategy: KeyStrategy, encoding: EncodingOptions) {
         self.dialect = dialect
@@ -62,7 +66,7 @@ final class QueryRenderer {
     static func alias(_ source: Int) -> String { "t\(source)" }
 
     func column(_ column: QueryNode.QueryColumn) {
-        if qualifiesColumns { text += dialect.quote(identifier: Self.alias(column.source)) + "." }
+        if qualifiesColumns { text += dialect.quote(identifier: qualifiers[column.source] ?? Self.alias(column.source)) + "." }
         identifier(name(of: column))
     }
 
@@ -149,6 +153,19 @@ final class QueryRenderer {
             text += dialect.asciiLowercased(piece)
         case .aggregate(let aggregate, let operand, let filter):
             try renderAggregate(aggregate, operand, filter: filter, type: node.type)
+        case .exists(let table, let filters, let negated):
+            // Every column is qualified inside: the subquery's table is `t2`, and
+            // the outer query's keep their aliases, or its table's name.
+            let (qualified, saved) = (qualifiesColumns, qualifiers)
+            if !qualifiesColumns, let rootTable { qualifiers[0] = rootTable }
+            qualifiesColumns = true
+            defer { (qualifiesColumns, qualifiers) = (qualified, saved) }
+            text += negated ? "(NOT EXISTS (SELECT 1 FROM " : "(EXISTS (SELECT 1 FROM "
+            identifier(table)
+            text += " AS "
+            identifier(Self.alias(QuerySource.correlated.index))
+            try renderWhere(filters)
+            text += "))"
         case .inSubquery(let operand, let subquery, let negated):
             text += "("
             try renderBinary(operand, ordering: false)

@@ -41,6 +41,7 @@ extension QueryNode {
     var nodeCount: Int {
         switch kind {
         case .column, .value, .constant, .inSubquery: 1
+        case .exists(_, let filters, _): filters.reduce(1) { $0 + $1.nodeCount }
         case .compare(let a, _, let b), .isNotDistinct(let a, let b, _): 1 + a.nodeCount + b.nodeCount
         case .isNull(let a, _), .not(let a), .textMatch(let a, _, _, _), .length(let a), .folded(let a): 1 + a.nodeCount
         case .inList(let a, let list, _): 1 + a.nodeCount + list.count
@@ -107,6 +108,12 @@ extension QueryNode {
             return (operand?.feedShape(&hasher) ?? true) && (filter?.feedShape(&hasher) ?? true)
         case .inSubquery:
             return false
+        case .exists(let table, let filters, let negated):
+            hasher.combine(15 as UInt8)
+            hasher.combine(table)
+            hasher.combine(negated)
+            hasher.combine(filters.count)
+            return filters.allSatisfy { $0.feedShape(&hasher) }
         }
         return true
     }
