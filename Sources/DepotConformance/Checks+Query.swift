@@ -149,6 +149,22 @@ enum QueryChecks {
             try await expectIDs(store, Note.where { $0.body.hasSuffix("e\u{301}") }, [8], "a suffix of two code points")
             try await expectIDs(store, Note.where { $0.title.hasSuffix("apple and more") }, [], "a suffix longer than the text")
         },
+        ConformanceCheck("query: a calendar day is bounded in Swift, whatever the session's zone") { context in
+            let store = try await context.makeStore()
+            // 2026-03-08 is 23 hours long in Los Angeles: 08:00 UTC to 07:00 UTC the next day.
+            let zone = TimeZone(identifier: "America/Los_Angeles") ?? .gmt
+            let midnight = Date(timeIntervalSince1970: 1_772_956_800) // 2026-03-08T08:00:00Z
+            let instants = [-1, 0, 82_799, 82_800, 86_399].map { midnight.addingTimeInterval(TimeInterval($0)) }
+            try await store.write { db in
+                try Note.createTable(db)
+                try db.insert(contentsOf: instants.enumerated().map {
+                    Note(id: Int64($0.offset + 1), title: "n", isPinned: false, due: $0.element)
+                })
+            }
+            try await expectIDs(store, Note.where { $0.due.isInDay(containing: midnight.addingTimeInterval(3_600), in: zone) },
+                                [2, 3], "the 23-hour day")
+            try await expectIDs(store, Note.where { $0.due.isInDay(containing: midnight, in: .gmt) }, [1, 2], "the UTC day of 08:00Z")
+        },
         ConformanceCheck("query: length counts code points") { context in
             let store = try await notes(context)
             try await expectIDs(store, Note.where { $0.body.length.eq(2) }, [8], "e + combining accent is 2")

@@ -196,3 +196,29 @@ extension QueryExpression where Value: QueryText {
         QueryExpression<Int?>(.length(node), type: .integer)
     }
 }
+
+// MARK: Dates
+
+/// `Date` and `Date?`: calendar-day tests.
+public protocol QueryDate: QueryComparable {}
+extension Date: QueryDate {}
+extension Optional: QueryDate where Wrapped == Date {}
+
+extension QueryExpression where Value: QueryDate {
+    /// Whether the instant falls on the calendar day that contains `date` in
+    /// `timeZone` (from its midnight, included, to the next, excluded; 23 or 25
+    /// hours on a daylight-saving change).
+    ///
+    /// The day's bounds are computed in Swift and bound as instants, so the
+    /// answer never depends on the database's or the session's time zone.
+    public func isInDay(containing date: Date, in timeZone: TimeZone) -> QueryPredicate {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let start = calendar.startOfDay(for: date)
+        let end = calendar.date(byAdding: .day, value: 1, to: start) ?? start.addingTimeInterval(86_400)
+        return QueryPredicate(.and([
+            QueryNode(.compare(node, .greaterOrEqual, .value(start)), type: .bool),
+            QueryNode(.compare(node, .less, .value(end)), type: .bool),
+        ]), type: .bool)
+    }
+}
