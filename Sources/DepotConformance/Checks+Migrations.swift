@@ -43,6 +43,31 @@ enum MigrationChecks {
             try expectEqual(try await titles(store), ["Inbox"], "lists after the failed migration (its insert rolled back)")
             try expectEqual(try await base().appliedMigrations(store), ["create lists", "seed inbox"], "applied migrations")
         },
+        ConformanceCheck("migrations: five migrators racing on one database apply each migration once, and none fails") { context in
+            // On a server each runs on its own connection, as separate processes would.
+            let store = try await context.makeStore()
+            var migrator = base()
+            migrator.register("create log") { db in
+                try db.execute("CREATE TABLE \(ident: "log") (\(ident: "entry") \(type: .text) NOT NULL)")
+            }
+            migrator.register("write log") { db in
+                try db.execute("INSERT INTO \(ident: "log") (\(ident: "entry")) VALUES (\("applied"))")
+            }
+            let racing = migrator
+            let failures = await withTaskGroup(of: String?.self) { group in
+                for _ in 0..<5 {
+                    group.addTask {
+                        do { try await racing.migrate(store); return nil } catch { return "\(error)" }
+                    }
+                }
+                return await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
+            }
+            try expectEqual(failures, [], "migrators that failed")
+            try expectEqual(try await titles(store), ["Inbox"], "lists seeded once")
+            let log = try await store.read { db in try db.fetchAll(String.self, "SELECT \(ident: "entry") FROM \(ident: "log")") }
+            try expectEqual(log, ["applied"], "the log written once")
+            try expectEqual(try await migrator.appliedMigrations(store), ["create lists", "seed inbox", "create log", "write log"], "applied migrations")
+        },
         ConformanceCheck("migrations: a recorded migration that is not registered is an error") { context in
             let store = try await context.makeStore()
             try await base().migrate(store)

@@ -51,6 +51,12 @@ public struct PostgresDialect: SQLDialect {
         """
     }
 
+    /// `pg_advisory_xact_lock(key)`: held until the transaction ends; write
+    /// transactions at READ COMMITTED see what the previous holder committed.
+    public func migrationLock(key: Int64) -> SQL? {
+        "SELECT pg_advisory_xact_lock(\(key))"
+    }
+
     /// Whether the column has an identity or serial sequence.
     public func hasKeyGenerator(table: String, column: String) -> SQL? {
         "SELECT pg_get_serial_sequence(\(quote(identifier: table)), \(column)) IS NOT NULL"

@@ -35,6 +35,13 @@ public protocol SQLDialect: Sendable {
     /// engine needs none. A store asks once per connection and column, so inserts
     /// of explicit keys into a column without a generator cost no extra statement.
     func hasKeyGenerator(table: String, column: String) -> SQL?
+
+    /// A statement that, run first in a write transaction, makes other
+    /// transactions that run it with the same `key` wait until this one ends;
+    /// nil when every write transaction already excludes every other (SQLite's
+    /// `BEGIN IMMEDIATE`). ``Migrator`` takes it so that migrators racing on one
+    /// database (several processes starting at once) apply each migration once.
+    func migrationLock(key: Int64) -> SQL?
 }
 
 extension SQLDialect {
@@ -43,6 +50,9 @@ extension SQLDialect {
 
     /// None: no column needs its generator advanced.
     public func hasKeyGenerator(table: String, column: String) -> SQL? { nil }
+
+    /// None: write transactions already exclude each other.
+    public func migrationLock(key: Int64) -> SQL? { nil }
 }
 
 extension SQLDialect {

@@ -20,6 +20,14 @@ import Foundation
 /// rolls back whole and the error names it; the ones before it stay applied.
 /// Running again applies only what is new.
 ///
+/// Migrators racing on one database (several processes or stores starting at
+/// once) take turns: each transaction first takes a lock (an advisory lock on
+/// PostgreSQL; SQLite's write transactions exclude each other), so each
+/// migration is applied once and none fails.
+///
+/// Several apps sharing one database keep their histories apart with their own
+/// table: `Migrator(tableName: "billingMigrations")`. Each validates only its own.
+///
 /// Caveat: migrations are history. Never edit, rename, reorder or remove one
 /// that has shipped: the migrator refuses a database whose recorded migrations
 /// are not a prefix of the registered ones (an `unknown migration` error),
@@ -57,11 +65,15 @@ public struct Migrator: Sendable {
     public func migrate(_ store: Store) async throws {
         try checkNames()
         let table = tableName
-        try await store.write { db in try Self.createTable(table, db) }
+        try await store.write { db in
+            try Self.lock(table, db)
+            try Self.createTable(table, db)
+        }
         for (position, migration) in migrations.enumerated() {
             let registered = migrations.map(\.name)
             do {
                 try await store.write { db in
+                    try Self.lock(table, db)
                     let applied = try db.fetchAll(String.self, "SELECT \(ident: "name") FROM \(ident: table) ORDER BY \(ident: "position"), \(ident: "name")")
                     try Self.validate(applied: applied, registered: registered)
                     guard !applied.contains(migration.name) else { return }
@@ -93,6 +105,19 @@ public struct Migrator: Sendable {
             try Self.createTable(table, db)
             return try db.fetchAll(String.self, "SELECT \(ident: "name") FROM \(ident: table) ORDER BY \(ident: "position"), \(ident: "name")")
         }
+    }
+
+    /// Waits for any other migrator of this table (another process, another
+    /// connection) to finish its transaction: on PostgreSQL an advisory lock on a
+    /// key made from the table's name; SQLite's write transactions already exclude each other.
+    static func lock(_ table: String, _ db: Database) throws {
+        // FNV-1a: stable across processes, unlike Hasher.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "depot.migrations.\(table)".utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        guard let statement = db.dialect.migrationLock(key: Int64(bitPattern: hash)) else { return }
+        try db.execute(statement)
     }
 
     static func createTable(_ table: String, _ db: Database) throws {
