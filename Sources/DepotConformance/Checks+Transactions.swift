@@ -60,6 +60,35 @@ enum TransactionChecks {
             try await store.write { db in try add(db, 2, "after") }
             try expectEqual(try await names(store), ["in a savepoint", "after"], "rows at the end")
         },
+        ConformanceCheck("transactions: an access past its timeout is interrupted with a timeout error, rolls back, and leaves the connection clean") { context in
+            var configuration = Store.Configuration()
+            configuration.accessTimeout = .milliseconds(300)
+            let store = try await context.makeStore(configuration)
+            try await store.write { db in try createTable(db, "events", [("id", .integer, "PRIMARY KEY"), ("name", .text, "NOT NULL")]) }
+            // A statement that would run for minutes on either engine.
+            let endless: SQL = """
+                WITH RECURSIVE \(ident: "c")(\(ident: "x")) AS (SELECT 1 UNION ALL SELECT \(ident: "x") + 1 FROM \(ident: "c") WHERE \(ident: "x") < 2000000000)
+                SELECT count(*) FROM \(ident: "c")
+                """
+            let started = ContinuousClock.now
+            let error = try await expectError(.timeout, "a write running past its timeout") {
+                try await store.write { db in
+                    try add(db, 1, "written before the timeout")
+                    return try db.fetchOne(Int.self, endless)
+                }
+            }
+            try expectMentions(error.message, ["timeout", "rolled back"], "the timeout error")
+            try expect(ContinuousClock.now - started < .seconds(20), "the statement was interrupted (it took \(ContinuousClock.now - started))")
+            try expectEqual(try await names(store), [], "rows after the timed-out write")
+            try await expectError(.timeout, "a read whose closure outlives its timeout") {
+                try await store.read { db in
+                    Thread.sleep(forTimeInterval: 0.5)
+                    return try db.fetchAll(String.self, "SELECT \(ident: "name") FROM \(ident: "events")")
+                }
+            }
+            for id in 2...4 { try await store.write { db in try add(db, id, "after") } }
+            try expectEqual(try await names(store), ["after", "after", "after"], "the store works after timeouts")
+        },
         ConformanceCheck("transactions: a failed statement fails its write and leaves the store usable") { context in
             let store = try await counter(context)
             try await expectError(.unique, "inserting id 1 twice") {

@@ -95,6 +95,18 @@ struct PostgresBackendTests {
         await store.close()
     }
 
+    @Test func theServersStatementTimeoutIsATimeoutError() async throws {
+        // Set on the server's side, it also ends statements of a client that went away.
+        let store = try await PostgresTestServer.freshStore { $0.parameters["options"] = "-c statement_timeout=200" }
+        let error = await #expect(throws: DatabaseError.self) {
+            try await store.read { db in try db.execute("SELECT pg_sleep(5)") }
+        }
+        #expect(error?.kind == .timeout)
+        #expect(error?.engineCode == "57014")
+        #expect(try await store.read { db in try db.fetchOne(Int.self, "SELECT 1") } == 1)
+        await store.close()
+    }
+
     @Test func waitingTooLongForAConnectionIsATimeoutError() async throws {
         var storeConfiguration = Store.Configuration()
         storeConfiguration.checkoutTimeout = .milliseconds(300)

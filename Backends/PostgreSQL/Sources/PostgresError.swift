@@ -18,6 +18,9 @@ enum PostgresError {
             ?? (result.flatMap { PQresultErrorMessage($0) }.map { String(cString: $0) }).flatMap { $0.isEmpty ? nil : $0 }
             ?? String(cString: PQerrorMessage(connection))
         var kind = sqlState.map(Self.kind) ?? .other
+        // The server's own statement_timeout cancels with the code a cancel request
+        // uses; its message tells them apart.
+        if sqlState == "57014", message.contains("statement timeout") { kind = .timeout }
         if PQstatus(connection) != CONNECTION_OK { kind = .connection }
         var text = message.trimmingCharacters(in: .whitespacesAndNewlines)
         var detail = field(UInt8(ascii: "D"))

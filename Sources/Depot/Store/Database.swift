@@ -72,6 +72,7 @@ public final class Database {
             closeCursors()
             rollback()
             if cancellation.isCancelled { throw CancellationError() }
+            if let timeout = cancellation.timeout { throw DatabaseError.accessTimedOut(timeout) }
             throw error
         }
     }
@@ -194,6 +195,7 @@ public final class Database {
 
     func checkCancellation() throws {
         if cancellation.isCancelled { throw CancellationError() }
+        if let timeout = cancellation.timeout { throw DatabaseError.accessTimedOut(timeout) }
     }
 
     /// The decode plan for this statement's columns and a type, made once per connection.
@@ -239,6 +241,11 @@ public final class Database {
 }
 
 extension DatabaseError {
+    /// An access ran past ``Store/Configuration/accessTimeout``.
+    static func accessTimedOut(_ timeout: Duration) -> DatabaseError {
+        DatabaseError(.timeout, "the access ran longer than its timeout (\(timeout)) and was interrupted; its transaction rolled back")
+    }
+
     /// Whether the engine refused the statement (it carries the engine's code), as
     /// opposed to Depot refusing a value or a row before or after the engine ran it.
     var isEngineFailure: Bool { engineCode != nil }

@@ -34,6 +34,15 @@ public final class Store: Sendable {
         public var showsBoundValues = false
         /// How long an access waits for a free connection before failing with a `timeout` error.
         public var checkoutTimeout: Duration = .seconds(30)
+        /// The longest an access may run, from when it has its connection: past
+        /// it, the statement running is interrupted (a cancel request on
+        /// PostgreSQL, `sqlite3_interrupt` on SQLite), the access fails with a
+        /// `timeout` error, its transaction rolls back, and the connection is
+        /// clean for the next access. Nil (the default) sets no limit.
+        ///
+        /// Caveat: Swift code in the closure is not interrupted; the next
+        /// statement it runs fails at once.
+        public var accessTimeout: Duration?
         /// Whether types marked ``Columns()`` are read and written through their
         /// generated, positional mapping. On by default. The mapping means what
         /// the type's `Codable` conformance means; turn it off to compare the two.
@@ -124,11 +133,18 @@ public final class Store: Sendable {
             let dialect = self.dialect
             let configuration = self.configuration
             let codingOptions = self.codingOptions
+            let deadline = configuration.accessTimeout.map { timeout in
+                let work = DispatchWorkItem { cancellation.timeOut(timeout) { connection.interrupt() } }
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(timeout.saturatingNanoseconds), execute: work)
+                return work
+            }
             let outcome: Sendable1<(Result<T, any Error>, bodyStarted: Bool)> = await withTaskCancellationHandler {
                 await connection.run { connection in
                     let db = Database(connection: connection, dialect: dialect, configuration: configuration, coding: codingOptions, cancellation: cancellation)
                     defer { db.invalidate() }
                     let result = Result { try db.inTransaction(kind, isolation: isolation) { try body($0) } }
+                    // From here on, a deadline that fires interrupts nothing.
+                    cancellation.finish()
                     connection.checkHealth()
                     return Sendable1((result, db.bodyStarted))
                 }
@@ -136,6 +152,7 @@ public final class Store: Sendable {
                 cancellation.cancel()
                 connection.interrupt()
             }
+            deadline?.cancel()
             await pool.release(connection)
             let (result, bodyStarted) = outcome.value
             if case .failure(let error as DatabaseError) = result, error.kind == .connection, !bodyStarted, attempt == 1 {
@@ -153,11 +170,41 @@ struct CodingOptions: Sendable {
     let decoding: DecodingOptions
 }
 
-/// Set when the task running an access is cancelled; read on the connection's queue.
+/// Set when the task running an access is cancelled or its deadline passes;
+/// read on the connection's queue.
 final class CancellationFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var cancelled = false
+    private var finished = false
+    /// The access timeout that passed, if one did.
+    private(set) var timedOutAfter: Duration?
 
     func cancel() { lock.withLock { cancelled = true } }
     var isCancelled: Bool { lock.withLock { cancelled } }
+    var timeout: Duration? { lock.withLock { timedOutAfter } }
+
+    /// Marks the deadline passed and runs `interrupt`, unless the access already
+    /// finished: its connection may serve another access by now.
+    func timeOut(_ timeout: Duration, _ interrupt: () -> Void) {
+        lock.withLock {
+            guard !finished else { return }
+            timedOutAfter = timeout
+            interrupt()
+        }
+    }
+
+    /// The access is done with its connection's statements.
+    func finish() { lock.withLock { finished = true } }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds, saturating at the bounds of `Int`.
+    var saturatingNanoseconds: Int {
+        let (seconds, attoseconds) = components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        let (total, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        guard !overflowAgain else { return seconds < 0 ? .min : .max }
+        return Int(total)
+    }
 }
