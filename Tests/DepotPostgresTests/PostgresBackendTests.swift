@@ -107,6 +107,66 @@ struct PostgresBackendTests {
         await store.close()
     }
 
+    /// The test server behind a proxy that starts down.
+    func proxied(waitsForServer: Bool, maxConnections: Int = 4) throws -> (TCPProxy, PostgresConfiguration) {
+        var configuration = try PostgresTestServer.requireConfiguration()
+        let proxy = try TCPProxy(to: configuration.host, port: configuration.port)
+        configuration.host = "127.0.0.1"
+        configuration.port = proxy.port
+        configuration.maxConnections = maxConnections
+        configuration.store.waitsForServer = waitsForServer
+        configuration.store.checkoutTimeout = .seconds(15)
+        return (proxy, configuration)
+    }
+
+    @Test func aStoreCreatedWhileTheServerIsDownServesAccessesOnceItIsUp() async throws {
+        let (proxy, configuration) = try proxied(waitsForServer: true)
+        defer { proxy.stop() }
+        let store = try await Store.postgres(configuration)
+        let started = ContinuousClock.now
+        let answer = Task { try await store.read { db in try db.fetchOne(Int.self, "SELECT 42") } }
+        try await Task.sleep(for: .milliseconds(600))
+        try proxy.start()
+        #expect(try await answer.value == 42)
+        #expect(ContinuousClock.now - started >= .milliseconds(600))
+        await store.close()
+
+        // Without waiting for the server, the same start fails at once, with a connection error.
+        let (downProxy, eager) = try proxied(waitsForServer: false)
+        let error = await #expect(throws: DatabaseError.self) { try await Store.postgres(eager) }
+        #expect(error?.kind == .connection)
+        downProxy.stop()
+    }
+
+    @Test func afterAServerRestartNoneOfTheNext100AccessesFails() async throws {
+        let (proxy, configuration) = try proxied(waitsForServer: true)
+        defer { proxy.stop() }
+        try proxy.start()
+        let store = try await Store.postgres(configuration)
+        // Four connections in the pool, all dropped at once by a "restart".
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 { group.addTask { _ = try await store.read { db in try db.fetchOne(Int.self, "SELECT 1 FROM pg_sleep(0.2)") } } }
+            try await group.waitForAll()
+        }
+        proxy.stop()
+        try await Task.sleep(for: .milliseconds(200))
+        try proxy.start()
+        var failures: [String] = []
+        for index in 0..<100 {
+            do {
+                if index.isMultiple(of: 3) {
+                    _ = try await store.write { db in try db.fetchOne(Int.self, "SELECT \(index)") }
+                } else {
+                    _ = try await store.read { db in try db.fetchOne(Int.self, "SELECT \(index)") }
+                }
+            } catch {
+                failures.append("access \(index): \(error)")
+            }
+        }
+        #expect(failures == [])
+        await store.close()
+    }
+
     @Test func waitingTooLongForAConnectionIsATimeoutError() async throws {
         var storeConfiguration = Store.Configuration()
         storeConfiguration.checkoutTimeout = .milliseconds(300)

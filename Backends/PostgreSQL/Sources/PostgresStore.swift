@@ -14,9 +14,16 @@ extension Store {
     /// ``PostgresConfiguration/maxConnections`` as accesses need them. Each
     /// connection runs its libpq calls on its own thread.
     ///
+    /// With ``Store/Configuration/waitsForServer`` set, nothing is opened now:
+    /// a server that boots after the app is fine, and accesses wait for it up
+    /// to the checkout timeout.
+    ///
     /// - Throws: a `connection` ``DatabaseError`` naming the server (never the password).
     public static func postgres(_ configuration: PostgresConfiguration) async throws -> Store {
         let driver = PostgresDriver(configuration: configuration)
+        if configuration.store.waitsForServer {
+            return Store(driver: driver, configuration: configuration.store)
+        }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             DispatchQueue.global().async {
                 do {

@@ -24,8 +24,13 @@ final class ConnectionPool: @unchecked Sendable {
     private var waiters: [(id: UInt64, continuation: CheckedContinuation<PooledConnection, any Error>)] = []
     private var nextWaiterID: UInt64 = 0
     private var isClosed = false
+    /// Whether opening a connection that fails with a `connection` error is
+    /// tried again until the checkout timeout (``Store/Configuration/waitsForServer``).
+    private let waitsForServer: Bool
 
-    init(role: ConnectionRole, maxConnections: Int, label: String, open: @escaping @Sendable (ConnectionRole) throws -> any DriverConnection) {
+    init(role: ConnectionRole, maxConnections: Int, label: String, waitsForServer: Bool = false,
+         open: @escaping @Sendable (ConnectionRole) throws -> any DriverConnection) {
+        self.waitsForServer = waitsForServer
         self.role = role
         self.maxConnections = max(1, maxConnections)
         self.label = label
@@ -57,13 +62,29 @@ final class ConnectionPool: @unchecked Sendable {
             throw DatabaseError(.connection, "the store is closed")
         case .open:
             do {
-                return try await openConnection()
+                return try await openWaitingForServer(timeout: timeout)
             } catch {
                 lock.withLock { openCount -= 1 }
                 throw error
             }
         case .wait:
             return try await waitForConnection(timeout: timeout)
+        }
+    }
+
+    /// Opens a connection; when the store waits for its server, an unreachable
+    /// server is tried again, more slowly each time, until `timeout` has passed.
+    private func openWaitingForServer(timeout: Duration) async throws -> PooledConnection {
+        let deadline = ContinuousClock.now + timeout
+        var pause = Duration.milliseconds(25)
+        while true {
+            do {
+                return try await openConnection()
+            } catch let error as DatabaseError where waitsForServer && error.kind == .connection && ContinuousClock.now + pause < deadline {
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(1))
+                if lock.withLock({ isClosed }) { throw DatabaseError(.connection, "the store is closed") }
+            }
         }
     }
 

@@ -34,6 +34,15 @@ public final class Store: Sendable {
         public var showsBoundValues = false
         /// How long an access waits for a free connection before failing with a `timeout` error.
         public var checkoutTimeout: Duration = .seconds(30)
+        /// Whether an access that cannot open a connection because the server is
+        /// unreachable (not started yet, restarting) tries again until
+        /// ``checkoutTimeout`` has passed, rather than failing at once. Off by
+        /// default. On PostgreSQL it also lets the store be created while the
+        /// server is down.
+        ///
+        /// Caveat: a wrong password or database name fails the same way as an
+        /// unreachable server, so those accesses fail only after the checkout timeout.
+        public var waitsForServer = false
         /// The longest an access may run, from when it has its connection: past
         /// it, the statement running is interrupted (a cancel request on
         /// PostgreSQL, `sqlite3_interrupt` on SQLite), the access fails with a
@@ -74,13 +83,13 @@ public final class Store: Sendable {
         let label = "depot.\(driver.dialect.engineName.lowercased())"
         switch driver.poolLayout {
         case .single:
-            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label, open: open)
+            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label, waitsForServer: configuration.waitsForServer, open: open)
             readers = writers
         case .oneWriter(let readerCount):
-            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label + ".writer", open: open)
-            readers = ConnectionPool(role: .reader, maxConnections: readerCount, label: label + ".reader", open: open)
+            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label + ".writer", waitsForServer: configuration.waitsForServer, open: open)
+            readers = ConnectionPool(role: .reader, maxConnections: readerCount, label: label + ".reader", waitsForServer: configuration.waitsForServer, open: open)
         case .shared(let max):
-            writers = ConnectionPool(role: .writer, maxConnections: max, label: label, open: open)
+            writers = ConnectionPool(role: .writer, maxConnections: max, label: label, waitsForServer: configuration.waitsForServer, open: open)
             readers = writers
         }
     }

@@ -1,0 +1,127 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A TCP forwarder on loopback in front of the test server, to stage what a
+/// real deployment goes through: a server that is not up yet (nothing listens
+/// on the port), comes up, and restarts (every connection dropped at once).
+public final class TCPProxy: @unchecked Sendable {
+    /// The port clients connect to.
+    public let port: Int
+    private let target: (host: String, port: Int)
+    private let lock = NSLock()
+    private var listener: Int32 = -1
+    private var sockets: Set<Int32> = []
+
+    /// A proxy to `host:port`, down until ``start()``.
+    public init(to host: String, port targetPort: Int) throws {
+        target = (host, targetPort)
+        // Bind once to learn a free port, then let it go: down means nothing listens.
+        let probe = try Self.listeningSocket(port: 0)
+        port = Self.localPort(probe)
+        close(probe)
+    }
+
+    /// Starts listening and forwarding.
+    public func start() throws {
+        let socket = try Self.listeningSocket(port: port)
+        lock.withLock { listener = socket }
+        Thread.detachNewThread { [self] in acceptLoop(socket) }
+    }
+
+    /// Stops listening and drops every forwarded connection, as a server restart
+    /// or crash does (their pumps close the sockets).
+    public func stop() {
+        let (socket, open) = lock.withLock { () -> (Int32, Set<Int32>) in
+            defer { listener = -1; sockets = [] }
+            return (listener, sockets)
+        }
+        if socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)); close(socket) }
+        for connection in open { shutdown(connection, Int32(SHUT_RDWR)) }
+    }
+
+    private func acceptLoop(_ socket: Int32) {
+        while true {
+            let client = accept(socket, nil, nil)
+            guard client >= 0 else { return }
+            guard let server = try? Self.connected(to: target.host, port: target.port) else {
+                close(client)
+                continue
+            }
+            lock.withLock { sockets.formUnion([client, server]) }
+            Thread.detachNewThread { [self] in pump(from: client, to: server) }
+            Thread.detachNewThread { [self] in pump(from: server, to: client) }
+        }
+    }
+
+    private func pump(from source: Int32, to destination: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            var sent = 0
+            while sent < count {
+                let written = buffer.withUnsafeBytes { bytes -> Int in
+                    guard let base = bytes.baseAddress else { return -1 }
+                    return write(destination, base + sent, count - sent)
+                }
+                if written <= 0 { break }
+                sent += written
+            }
+            if sent < count { break }
+        }
+        shutdown(destination, Int32(SHUT_RDWR))
+        shutdown(source, Int32(SHUT_RDWR))
+        // Each socket is the source of exactly one pump, which closes it.
+        lock.withLock { _ = sockets.remove(source) }
+        close(source)
+    }
+
+    struct Failure: Error { let message: String }
+
+    private static func listeningSocket(port: Int) throws -> Int32 {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw Failure(message: "socket") }
+        var yes: Int32 = 1
+        setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(socket, 64) == 0 else {
+            close(socket)
+            throw Failure(message: "cannot listen on 127.0.0.1:\(port)")
+        }
+        return socket
+    }
+
+    private static func localPort(_ socket: Int32) -> Int {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func connected(to host: String, port: Int) throws -> Int32 {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw Failure(message: "socket") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr(host == "localhost" ? "127.0.0.1" : host)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(socket)
+            throw Failure(message: "cannot connect to \(host):\(port)")
+        }
+        return socket
+    }
+}
