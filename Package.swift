@@ -16,6 +16,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        // Logging: the one dependency of the core, the API every Swift server logs through.
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         // The @Columns macro's compiler plugin.
         .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
         // Tests only: random values with printed, replayable seeds.
@@ -23,7 +25,7 @@ let package = Package(
     ],
     targets: [
         // The engine-independent core. Imports no C.
-        .target(name: "Depot", dependencies: ["DepotMacros"], path: "Sources/Depot"),
+        .target(name: "Depot", dependencies: ["DepotMacros", .product(name: "Logging", package: "swift-log")], path: "Sources/Depot"),
 
         // The compiler plugin behind `@Columns`: positional column mappings.
         .macro(
@@ -36,7 +38,7 @@ let package = Package(
         ),
 
         // The shared conformance suite: plain Swift, no test framework.
-        .target(name: "DepotConformance", dependencies: ["Depot"], path: "Sources/DepotConformance"),
+        .target(name: "DepotConformance", dependencies: ["Depot", .product(name: "Logging", package: "swift-log")], path: "Sources/DepotConformance"),
 
         // Embedded SQLite, linked from the system (Debian: libsqlite3-dev).
         .systemLibrary(

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Logging
 
 /// Hands out connections of one role, opening them lazily up to a maximum.
 ///
@@ -27,10 +28,13 @@ final class ConnectionPool: @unchecked Sendable {
     /// Whether opening a connection that fails with a `connection` error is
     /// tried again until the checkout timeout (``Store/Configuration/waitsForServer``).
     private let waitsForServer: Bool
+    private let logger: Logger
 
     init(role: ConnectionRole, maxConnections: Int, label: String, waitsForServer: Bool = false,
+         logger: Logger = Logger(label: "depot", factory: { _ in SwiftLogNoOpLogHandler() }),
          open: @escaping @Sendable (ConnectionRole) throws -> any DriverConnection) {
         self.waitsForServer = waitsForServer
+        self.logger = logger
         self.role = role
         self.maxConnections = max(1, maxConnections)
         self.label = label
@@ -81,6 +85,7 @@ final class ConnectionPool: @unchecked Sendable {
             do {
                 return try await openConnection()
             } catch let error as DatabaseError where waitsForServer && error.kind == .connection && ContinuousClock.now + pause < deadline {
+                logger.notice("server unreachable; trying again", metadata: ["db.pool": .string(label), "db.error": .string(error.message)])
                 try await Task.sleep(for: pause)
                 pause = min(pause * 2, .seconds(1))
                 if lock.withLock({ isClosed }) { throw DatabaseError(.connection, "the store is closed") }
@@ -125,10 +130,11 @@ final class ConnectionPool: @unchecked Sendable {
                 continuation.resume(with: Result { Sendable1(try open(role)) })
             }
         }.value
-        let number = lock.withLock { () -> Int in
+        let (number, openNow) = lock.withLock { () -> (Int, Int) in
             opened += 1
-            return opened
+            return (opened, openCount)
         }
+        logger.info("connection opened", metadata: ["db.pool": .string(label), "db.connection": .stringConvertible(number), "db.connections_open": .stringConvertible(openNow)])
         return PooledConnection(role: role, connection: driver, label: "\(label).\(number)")
     }
 
@@ -148,6 +154,9 @@ final class ConnectionPool: @unchecked Sendable {
     /// Returns a connection. A broken one is closed, and a waiter gets a new one.
     func release(_ connection: PooledConnection) async {
         if connection.isBroken || lock.withLock({ isClosed }) {
+            if connection.isBroken {
+                logger.notice("connection broken; closed, and replaced when next needed", metadata: ["db.pool": .string(label)])
+            }
             await connection.run { $0.close() }
             let waiter = lock.withLock { () -> CheckedContinuation<PooledConnection, any Error>? in
                 openCount -= 1

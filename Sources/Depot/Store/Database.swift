@@ -31,7 +31,12 @@ public final class Database {
     /// Whether the access's closure started: before it, a failure changed nothing.
     private(set) var bodyStarted = false
 
-    init(connection: PooledConnection, dialect: any SQLDialect, configuration: Store.Configuration, coding: CodingOptions, cancellation: CancellationFlag) {
+    /// What this access logs; nil when its logger would drop everything.
+    let log: AccessLog?
+
+    init(connection: PooledConnection, dialect: any SQLDialect, configuration: Store.Configuration, coding: CodingOptions,
+         cancellation: CancellationFlag, log: AccessLog? = nil) {
+        self.log = log
         self.connection = connection
         self.coding = coding
         self.dialect = dialect
@@ -169,6 +174,7 @@ public final class Database {
 
     func runScript(_ text: String) throws {
         try checkUsable()
+        log?.script(text)
         do {
             try connection.driver.execute(script: text)
         } catch let error as DatabaseError {
@@ -221,7 +227,16 @@ public final class Database {
         }
         do {
             try statement.bind(values)
-            return try body(statement, text)
+            guard let log else { return try body(statement, text) }
+            let start = ContinuousClock.now
+            do {
+                let result = try body(statement, text)
+                log.statement(text, values: values, duration: ContinuousClock.now - start, changes: statement.changes, error: nil)
+                return result
+            } catch {
+                log.statement(text, values: values, duration: ContinuousClock.now - start, changes: nil, error: error)
+                throw error
+            }
         } catch let error as DatabaseError {
             if error.isEngineFailure { noteEngineFailure() }
             throw error.with(sql: text, values: configuration.showsBoundValues ? values : nil)

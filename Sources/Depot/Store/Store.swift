@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// What an app holds: a database, whatever the engine, that runs your reads and writes.
 ///
@@ -34,6 +35,18 @@ public final class Store: Sendable {
         public var showsBoundValues = false
         /// How long an access waits for a free connection before failing with a `timeout` error.
         public var checkoutTimeout: Duration = .seconds(30)
+        /// Where the store logs: statements at `debug` (their SQL and duration,
+        /// never their values unless ``showsBoundValues``), slow statements at
+        /// `warning`, scripts such as `BEGIN` at `trace`, connections opened at
+        /// `info` and broken ones at `notice`. By default a logger that drops
+        /// everything; a logger whose level drops `debug` costs a statement nothing.
+        ///
+        /// ```swift
+        /// configuration.logger = Logger(label: "reminders.db")
+        /// ```
+        public var logger = Logger(label: "depot", factory: { _ in SwiftLogNoOpLogHandler() })
+        /// Statements that run at least this long are logged at `warning`. Nil: none.
+        public var slowStatementThreshold: Duration? = .seconds(1)
         /// Whether an access that cannot open a connection because the server is
         /// unreachable (not started yet, restarting) tries again until
         /// ``checkoutTimeout`` has passed, rather than failing at once. Off by
@@ -83,24 +96,27 @@ public final class Store: Sendable {
         let label = "depot.\(driver.dialect.engineName.lowercased())"
         switch driver.poolLayout {
         case .single:
-            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label, waitsForServer: configuration.waitsForServer, open: open)
+            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label, waitsForServer: configuration.waitsForServer, logger: configuration.logger, open: open)
             readers = writers
         case .oneWriter(let readerCount):
-            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label + ".writer", waitsForServer: configuration.waitsForServer, open: open)
-            readers = ConnectionPool(role: .reader, maxConnections: readerCount, label: label + ".reader", waitsForServer: configuration.waitsForServer, open: open)
+            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label + ".writer", waitsForServer: configuration.waitsForServer, logger: configuration.logger, open: open)
+            readers = ConnectionPool(role: .reader, maxConnections: readerCount, label: label + ".reader", waitsForServer: configuration.waitsForServer, logger: configuration.logger, open: open)
         case .shared(let max):
-            writers = ConnectionPool(role: .writer, maxConnections: max, label: label, waitsForServer: configuration.waitsForServer, open: open)
+            writers = ConnectionPool(role: .writer, maxConnections: max, label: label, waitsForServer: configuration.waitsForServer, logger: configuration.logger, open: open)
             readers = writers
         }
     }
 
     /// Runs a read-only transaction and returns what the closure returns.
     ///
+    /// `logger`, when given, replaces the store's for this access: a request's
+    /// logger, so its statements carry the request's metadata.
+    ///
     /// - Throws: what the closure throws, a ``DatabaseError``, or
     ///   `CancellationError` when the task is cancelled.
     @discardableResult
-    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await access(.read, isolation: nil, pool: readers, body)
+    public func read<T: Sendable>(logger: Logger? = nil, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await access(.read, isolation: nil, pool: readers, logger: logger, body)
     }
 
     /// Runs a write transaction: commits when the closure returns, rolls back
@@ -109,9 +125,11 @@ public final class Store: Sendable {
     /// ```swift
     /// let saved = try await store.write { db in try db.insert(reminder) }
     /// ```
+    ///
+    /// `logger`, when given, replaces the store's for this access.
     @discardableResult
-    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await access(.write, isolation: nil, pool: writers, body)
+    public func write<T: Sendable>(logger: Logger? = nil, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await access(.write, isolation: nil, pool: writers, logger: logger, body)
     }
 
     /// Runs a write transaction at an isolation level (see ``IsolationLevel``).
@@ -120,8 +138,8 @@ public final class Store: Sendable {
     /// try await store.write(isolation: .serializable) { db in ... }
     /// ```
     @discardableResult
-    public func write<T: Sendable>(isolation: IsolationLevel, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await access(.write, isolation: isolation, pool: writers, body)
+    public func write<T: Sendable>(isolation: IsolationLevel, logger: Logger? = nil, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await access(.write, isolation: isolation, pool: writers, logger: logger, body)
     }
 
     /// Closes every connection. Accesses after this fail with a `connection` error.
@@ -130,7 +148,9 @@ public final class Store: Sendable {
         if readers !== writers { await readers.close() }
     }
 
-    private func access<T: Sendable>(_ kind: TransactionKind, isolation: IsolationLevel?, pool: ConnectionPool, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    private func access<T: Sendable>(_ kind: TransactionKind, isolation: IsolationLevel?, pool: ConnectionPool, logger: Logger? = nil,
+                                     _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let log = AccessLog(logger ?? configuration.logger, configuration: configuration)
         // A pooled connection may have died while idle (a server restart): when
         // it fails before the closure ran, nothing was done, so retry once on a fresh one.
         var attempt = 0
@@ -149,7 +169,7 @@ public final class Store: Sendable {
             }
             let outcome: Sendable1<(Result<T, any Error>, bodyStarted: Bool)> = await withTaskCancellationHandler {
                 await connection.run { connection in
-                    let db = Database(connection: connection, dialect: dialect, configuration: configuration, coding: codingOptions, cancellation: cancellation)
+                    let db = Database(connection: connection, dialect: dialect, configuration: configuration, coding: codingOptions, cancellation: cancellation, log: log)
                     defer { db.invalidate() }
                     let result = Result { try db.inTransaction(kind, isolation: isolation) { try body($0) } }
                     // From here on, a deadline that fires interrupts nothing.
