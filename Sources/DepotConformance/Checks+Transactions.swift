@@ -89,6 +89,44 @@ enum TransactionChecks {
             for id in 2...4 { try await store.write { db in try add(db, id, "after") } }
             try expectEqual(try await names(store), ["after", "after", "after"], "the store works after timeouts")
         },
+        ConformanceCheck("transactions: shutdown lets accesses in flight finish, refuses new ones, then interrupts what still runs") { context in
+            let store = try await counter(context)
+            // In flight when the shutdown starts, done well within the grace period.
+            let inFlight = Task {
+                try await store.write { db in
+                    Thread.sleep(forTimeInterval: 0.3)
+                    try add(db, 1, "finished during shutdown")
+                    return try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "events")") ?? 0
+                }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            let shutdown = Task { await store.shutdown(gracePeriod: .seconds(10)) }
+            try await Task.sleep(for: .milliseconds(50))
+            try await expectError(.connection, "an access started during the shutdown") {
+                try await store.read { db in try db.fetchOne(Int.self, "SELECT 1") }
+            }
+            try expectEqual(try await inFlight.value, 1, "the in-flight write's own count")
+            await shutdown.value
+
+            // Past a short grace period, a statement still running is interrupted.
+            let second = try await counter(context)
+            let endless: SQL = """
+                WITH RECURSIVE \(ident: "c")(\(ident: "x")) AS (SELECT 1 UNION ALL SELECT \(ident: "x") + 1 FROM \(ident: "c") WHERE \(ident: "x") < 2000000000)
+                SELECT count(*) FROM \(ident: "c")
+                """
+            let running = Task { try await second.write { db in try db.fetchOne(Int.self, endless) } }
+            try await Task.sleep(for: .milliseconds(200))
+            let started = ContinuousClock.now
+            await second.shutdown(gracePeriod: .milliseconds(200))
+            try expect(ContinuousClock.now - started < .seconds(20), "the shutdown waited \(ContinuousClock.now - started)")
+            do {
+                let value = try await running.value
+                throw ConformanceFailure("the long write finished with \(String(describing: value)) instead of being interrupted")
+            } catch let error as DatabaseError {
+                try expectEqual(error.kind, .interrupted, "the interrupted write's error kind")
+                try expectMentions(error.message, ["shut down"], "the interrupted write's error")
+            }
+        },
         ConformanceCheck("transactions: a failed statement fails its write and leaves the store usable") { context in
             let store = try await counter(context)
             try await expectError(.unique, "inserting id 1 twice") {

@@ -78,6 +78,7 @@ public final class Database {
             rollback()
             if cancellation.isCancelled { throw CancellationError() }
             if let timeout = cancellation.timeout { throw DatabaseError.accessTimedOut(timeout) }
+            if cancellation.isStopped { throw DatabaseError.stoppedByShutdown }
             throw error
         }
     }
@@ -202,6 +203,7 @@ public final class Database {
     func checkCancellation() throws {
         if cancellation.isCancelled { throw CancellationError() }
         if let timeout = cancellation.timeout { throw DatabaseError.accessTimedOut(timeout) }
+        if cancellation.isStopped { throw DatabaseError.stoppedByShutdown }
     }
 
     /// The decode plan for this statement's columns and a type, made once per connection.
@@ -256,6 +258,11 @@ public final class Database {
 }
 
 extension DatabaseError {
+    /// The store shut down before the access finished.
+    static var stoppedByShutdown: DatabaseError {
+        DatabaseError(.interrupted, "the store shut down before the access finished; its transaction rolled back")
+    }
+
     /// An access ran past ``Store/Configuration/accessTimeout``.
     static func accessTimedOut(_ timeout: Duration) -> DatabaseError {
         DatabaseError(.timeout, "the access ran longer than its timeout (\(timeout)) and was interrupted; its transaction rolled back")

@@ -82,6 +82,8 @@ public final class Store: Sendable {
     private let readers: ConnectionPool
     /// The coders' options, computed once rather than per record.
     private let codingOptions: CodingOptions
+    /// The accesses in flight, for ``shutdown(gracePeriod:)``.
+    let gate = AccessGate()
 
     /// Creates a store over a backend's driver. Backends call this from their
     /// own constructors, such as `Store.sqlite(at:)`.
@@ -151,6 +153,8 @@ public final class Store: Sendable {
     private func access<T: Sendable>(_ kind: TransactionKind, isolation: IsolationLevel?, pool: ConnectionPool, logger: Logger? = nil,
                                      _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let log = AccessLog(logger ?? configuration.logger, configuration: configuration)
+        let ticket = try gate.enter()
+        defer { gate.leave(ticket) }
         // A pooled connection may have died while idle (a server restart): when
         // it fails before the closure ran, nothing was done, so retry once on a fresh one.
         var attempt = 0
@@ -167,6 +171,7 @@ public final class Store: Sendable {
                 DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(timeout.saturatingNanoseconds), execute: work)
                 return work
             }
+            gate.attach(ticket, cancellation, connection)
             let outcome: Sendable1<(Result<T, any Error>, bodyStarted: Bool)> = await withTaskCancellationHandler {
                 await connection.run { connection in
                     let db = Database(connection: connection, dialect: dialect, configuration: configuration, coding: codingOptions, cancellation: cancellation, log: log)
@@ -182,6 +187,7 @@ public final class Store: Sendable {
                 connection.interrupt()
             }
             deadline?.cancel()
+            gate.detach(ticket)
             await pool.release(connection)
             let (result, bodyStarted) = outcome.value
             if case .failure(let error as DatabaseError) = result, error.kind == .connection, !bodyStarted, attempt == 1 {
@@ -224,6 +230,20 @@ final class CancellationFlag: @unchecked Sendable {
 
     /// The access is done with its connection's statements.
     func finish() { lock.withLock { finished = true } }
+
+    /// Whether the store's shutdown interrupted the access.
+    private(set) var stoppedByShutdown = false
+    var isStopped: Bool { lock.withLock { stoppedByShutdown } }
+
+    /// Marks the access stopped by the store's shutdown and runs `interrupt`,
+    /// unless the access already finished.
+    func stop(_ interrupt: () -> Void) {
+        lock.withLock {
+            guard !finished else { return }
+            stoppedByShutdown = true
+            interrupt()
+        }
+    }
 }
 
 extension Duration {
