@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "DepotSQLite", targets: ["DepotSQLite"]),
         .library(name: "DepotPostgres", targets: ["DepotPostgres"]),
         .library(name: "DepotConformance", targets: ["DepotConformance"]),
+        .library(name: "DepotLifecycle", targets: ["DepotLifecycle"]),
         .executable(name: "depot-conformance", targets: ["DepotConformanceRunner"]),
         .library(name: "Reminders", targets: ["Reminders"]),
         .executable(name: "reminders", targets: ["RemindersCommand"]),
@@ -18,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         // Logging: the one dependency of the core, the API every Swift server logs through.
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        // DepotLifecycle only: a store as a service of a server's ServiceGroup.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         // The @Columns macro's compiler plugin.
         .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
         // Tests only: random values with printed, replayable seeds.
@@ -35,6 +38,13 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ],
             path: "Sources/DepotMacros"
+        ),
+
+        // A store as a swift-service-lifecycle Service: graceful shutdown on SIGTERM.
+        .target(
+            name: "DepotLifecycle",
+            dependencies: ["Depot", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            path: "Sources/DepotLifecycle"
         ),
 
         // The shared conformance suite: plain Swift, no test framework.
@@ -95,7 +105,10 @@ let package = Package(
         ),
         .testTarget(
             name: "DepotSQLiteTests",
-            dependencies: ["Depot", "DepotSQLite", "DepotConformance"],
+            dependencies: [
+                "Depot", "DepotSQLite", "DepotConformance", "DepotLifecycle",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Tests/DepotSQLiteTests"
         ),
         .testTarget(
