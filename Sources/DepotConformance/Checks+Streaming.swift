@@ -56,6 +56,43 @@ enum StreamingChecks {
             // backend, say) would see each other's rows. They take turns.
             try await MemoryMeasurement.exclusively { try await measureStreaming(context) }
         },
+        ConformanceCheck("streaming: rows flow out of an access as an AsyncSequence, with backpressure; leaving the loop ends the access") { context in
+            let counter = DecodedCounter()
+            var configuration = Store.Configuration()
+            configuration.decoder.userInfo[DecodedCounter.key] = counter
+            let store = try await context.makeStore(configuration)
+            try await store.write { db in
+                try createTable(db, "payloads", [("id", .integer, "PRIMARY KEY"), ("text", .text, "NOT NULL")])
+                try db.insert(contentsOf: (1...5_000).map { Payload(id: Int64($0), text: "row \($0)") })
+            }
+            var seen: [Int64] = []
+            for try await row in store.rows(CountedRow.self, "SELECT \(ident: "id") FROM \(ident: "payloads") ORDER BY \(ident: "id")") {
+                seen.append(row.id)
+            }
+            try expectEqual(seen, (1...5_000).map(Int64.init), "every row, in order")
+
+            // A slow consumer: the producer stays at most a buffer ahead.
+            let before = counter.value
+            var taken = 0
+            for try await _ in store.rows(CountedRow.self, "SELECT \(ident: "id") FROM \(ident: "payloads") ORDER BY \(ident: "id")", bufferSize: 16) {
+                taken += 1
+                if taken == 5 {
+                    try await Task.sleep(for: .milliseconds(300))
+                    let ahead = counter.value - before - taken
+                    try expect(ahead <= 16 + 1, "rows decoded ahead of the consumer: \(ahead), with a buffer of 16")
+                    break
+                }
+            }
+            // The access ended with the loop: a write (on the one connection of an in-memory store, too) goes through.
+            try await store.write { db in try db.execute("DELETE FROM \(ident: "payloads") WHERE \(ident: "id") > \(10)") }
+            let query = store.rows(StreamingChecks.Payload.where { $0.id.between(3, and: 5) })
+            var ids: [Int64] = []
+            for try await payload in query { ids.append(payload.id) }
+            try expectEqual(ids, [3, 4, 5], "a builder query streamed")
+            try await expectError(.syntax, "a stream whose query fails") {
+                for try await _ in store.rows(Int.self, "SELECT \(ident: "nothing") FROM \(ident: "payloads")") {}
+            }
+        },
         ConformanceCheck("streaming: a cursor is closed when its access ends") { context in
             let store = try await TransactionChecks.counter(context)
             try await store.write { db in for n in 0..<3 { try TransactionChecks.add(db, n, "e\(n)") } }
@@ -160,6 +197,28 @@ enum StreamingChecks {
         init(_ cursor: Cursor<String>) { self.cursor = cursor }
         func next() throws -> String? { try cursor.next() }
     }
+}
+
+/// Counts how many rows were decoded, for the backpressure check.
+final class DecodedCounter: @unchecked Sendable {
+    static let key = CodingUserInfoKey(rawValue: "depot.conformance.decoded")!
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func increment() { lock.withLock { count += 1 } }
+}
+
+/// A row that counts itself when decoded.
+struct CountedRow: Decodable, Sendable {
+    let id: Int64
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(Int64.self, forKey: .id)
+        (decoder.userInfo[DecodedCounter.key] as? DecodedCounter)?.increment()
+    }
+
+    enum CodingKeys: String, CodingKey { case id }
 }
 
 /// Counts live instances, and the most alive at once.
