@@ -19,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         // Logging: the one dependency of the core, the API every Swift server logs through.
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        // Metrics through swift-metrics: connections, waits, statement durations, errors by kind.
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         // DepotLifecycle only: a store as a service of a server's ServiceGroup.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         // The @Columns macro's compiler plugin.
@@ -28,7 +30,15 @@ let package = Package(
     ],
     targets: [
         // The engine-independent core. Imports no C.
-        .target(name: "Depot", dependencies: ["DepotMacros", .product(name: "Logging", package: "swift-log")], path: "Sources/Depot"),
+        .target(
+            name: "Depot",
+            dependencies: [
+                "DepotMacros",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
+            path: "Sources/Depot"
+        ),
 
         // The compiler plugin behind `@Columns`: positional column mappings.
         .macro(
@@ -48,7 +58,11 @@ let package = Package(
         ),
 
         // The shared conformance suite: plain Swift, no test framework.
-        .target(name: "DepotConformance", dependencies: ["Depot", .product(name: "Logging", package: "swift-log")], path: "Sources/DepotConformance"),
+        .target(
+            name: "DepotConformance",
+            dependencies: ["Depot", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics")],
+            path: "Sources/DepotConformance"
+        ),
 
         // Embedded SQLite, linked from the system (Debian: libsqlite3-dev).
         .systemLibrary(

@@ -29,12 +29,15 @@ final class ConnectionPool: @unchecked Sendable {
     /// tried again until the checkout timeout (``Store/Configuration/waitsForServer``).
     private let waitsForServer: Bool
     private let logger: Logger
+    private let metrics: PoolMetrics?
 
     init(role: ConnectionRole, maxConnections: Int, label: String, waitsForServer: Bool = false,
          logger: Logger = Logger(label: "depot", factory: { _ in SwiftLogNoOpLogHandler() }),
+         metrics: StoreMetrics? = nil,
          open: @escaping @Sendable (ConnectionRole) throws -> any DriverConnection) {
         self.waitsForServer = waitsForServer
         self.logger = logger
+        self.metrics = metrics?.pool(role)
         self.role = role
         self.maxConnections = max(1, maxConnections)
         self.label = label
@@ -48,8 +51,17 @@ final class ConnectionPool: @unchecked Sendable {
         case closed
     }
 
+    /// Sets the meters to the pool's counts.
+    private func publish() {
+        guard let metrics else { return }
+        let (open, idleCount) = lock.withLock { (openCount, idle.count) }
+        metrics.open.set(open)
+        metrics.inUse.set(open - idleCount)
+    }
+
     /// A connection for the caller's exclusive use until ``release(_:)``.
     func acquire(timeout: Duration) async throws -> PooledConnection {
+        defer { publish() }
         let checkout = lock.withLock { () -> Checkout in
             if isClosed { return .closed }
             if let connection = idle.popLast() { return .ready(connection) }
@@ -94,6 +106,8 @@ final class ConnectionPool: @unchecked Sendable {
     }
 
     private func waitForConnection(timeout: Duration) async throws -> PooledConnection {
+        metrics?.waiting.increment()
+        defer { metrics?.waiting.decrement() }
         let id = lock.withLock { () -> UInt64 in
             nextWaiterID += 1
             return nextWaiterID
@@ -153,6 +167,7 @@ final class ConnectionPool: @unchecked Sendable {
 
     /// Returns a connection. A broken one is closed, and a waiter gets a new one.
     func release(_ connection: PooledConnection) async {
+        defer { publish() }
         if connection.isBroken || lock.withLock({ isClosed }) {
             if connection.isBroken {
                 logger.notice("connection broken; closed, and replaced when next needed", metadata: ["db.pool": .string(label)])
@@ -183,6 +198,7 @@ final class ConnectionPool: @unchecked Sendable {
 
     /// Closes idle connections now and busy ones as they come back.
     func close() async {
+        defer { publish() }
         let (waiting, closing) = lock.withLock { () -> ([CheckedContinuation<PooledConnection, any Error>], [PooledConnection]) in
             isClosed = true
             let waiting = waiters.map(\.continuation)

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 
 /// A connection inside one access of a ``Store``: what the closures of
@@ -33,10 +34,13 @@ public final class Database {
 
     /// What this access logs; nil when its logger would drop everything.
     let log: AccessLog?
+    /// Where statement durations go; nil when the store records no metrics.
+    let statementTimer: CoreMetrics.Timer?
 
     init(connection: PooledConnection, dialect: any SQLDialect, configuration: Store.Configuration, coding: CodingOptions,
-         cancellation: CancellationFlag, log: AccessLog? = nil) {
+         cancellation: CancellationFlag, log: AccessLog? = nil, statementTimer: CoreMetrics.Timer? = nil) {
         self.log = log
+        self.statementTimer = statementTimer
         self.connection = connection
         self.coding = coding
         self.dialect = dialect
@@ -229,14 +233,18 @@ public final class Database {
         }
         do {
             try statement.bind(values)
-            guard let log else { return try body(statement, text) }
+            guard log != nil || statementTimer != nil else { return try body(statement, text) }
             let start = ContinuousClock.now
             do {
                 let result = try body(statement, text)
-                log.statement(text, values: values, duration: ContinuousClock.now - start, changes: statement.changes, error: nil)
+                let duration = ContinuousClock.now - start
+                statementTimer?.recordNanoseconds(duration.saturatingNanoseconds)
+                log?.statement(text, values: values, duration: duration, changes: statement.changes, error: nil)
                 return result
             } catch {
-                log.statement(text, values: values, duration: ContinuousClock.now - start, changes: nil, error: error)
+                let duration = ContinuousClock.now - start
+                statementTimer?.recordNanoseconds(duration.saturatingNanoseconds)
+                log?.statement(text, values: values, duration: duration, changes: nil, error: error)
                 throw error
             }
         } catch let error as DatabaseError {

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 
@@ -45,6 +46,11 @@ public final class Store: Sendable {
         /// configuration.logger = Logger(label: "reminders.db")
         /// ```
         public var logger = Logger(label: "depot", factory: { _ in SwiftLogNoOpLogHandler() })
+        /// Where the store records its metrics (connections open, in use and
+        /// awaited, checkout and statement durations, errors by kind; see the
+        /// labels in `StoreMetrics`): `MetricsSystem.factory` for the backend the
+        /// app bootstrapped. Nil, the default, records nothing and costs nothing.
+        public var metricsFactory: (any MetricsFactory)?
         /// Statements that run at least this long are logged at `warning`. Nil: none.
         public var slowStatementThreshold: Duration? = .seconds(1)
         /// Whether an access that cannot open a connection because the server is
@@ -84,12 +90,16 @@ public final class Store: Sendable {
     private let codingOptions: CodingOptions
     /// The accesses in flight, for ``shutdown(gracePeriod:)``.
     let gate = AccessGate()
+    /// What the store measures, when it measures.
+    let metrics: StoreMetrics?
 
     /// Creates a store over a backend's driver. Backends call this from their
     /// own constructors, such as `Store.sqlite(at:)`.
     public init(driver: some DatabaseDriver, configuration: Configuration = Configuration()) {
         self.dialect = driver.dialect
         self.configuration = configuration
+        let metrics = configuration.metricsFactory.map { StoreMetrics(factory: $0, engineName: driver.dialect.engineName) }
+        self.metrics = metrics
         var encoding = configuration.encoder.options, decoding = configuration.decoder.options
         encoding.usesGeneratedMapping = configuration.usesGeneratedMapping
         decoding.usesGeneratedMapping = configuration.usesGeneratedMapping
@@ -98,13 +108,13 @@ public final class Store: Sendable {
         let label = "depot.\(driver.dialect.engineName.lowercased())"
         switch driver.poolLayout {
         case .single:
-            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label, waitsForServer: configuration.waitsForServer, logger: configuration.logger, open: open)
+            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label, waitsForServer: configuration.waitsForServer, logger: configuration.logger, metrics: metrics, open: open)
             readers = writers
         case .oneWriter(let readerCount):
-            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label + ".writer", waitsForServer: configuration.waitsForServer, logger: configuration.logger, open: open)
-            readers = ConnectionPool(role: .reader, maxConnections: readerCount, label: label + ".reader", waitsForServer: configuration.waitsForServer, logger: configuration.logger, open: open)
+            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label + ".writer", waitsForServer: configuration.waitsForServer, logger: configuration.logger, metrics: metrics, open: open)
+            readers = ConnectionPool(role: .reader, maxConnections: readerCount, label: label + ".reader", waitsForServer: configuration.waitsForServer, logger: configuration.logger, metrics: metrics, open: open)
         case .shared(let max):
-            writers = ConnectionPool(role: .writer, maxConnections: max, label: label, waitsForServer: configuration.waitsForServer, logger: configuration.logger, open: open)
+            writers = ConnectionPool(role: .writer, maxConnections: max, label: label, waitsForServer: configuration.waitsForServer, logger: configuration.logger, metrics: metrics, open: open)
             readers = writers
         }
     }
@@ -161,11 +171,22 @@ public final class Store: Sendable {
         while true {
             attempt += 1
             try Task.checkCancellation()
-            let connection = try await pool.acquire(timeout: configuration.checkoutTimeout)
+            let checkoutStart = metrics == nil ? nil : ContinuousClock.now
+            let connection: PooledConnection
+            do {
+                connection = try await pool.acquire(timeout: configuration.checkoutTimeout)
+            } catch {
+                metrics?.failed(error)
+                throw error
+            }
+            if let metrics, let checkoutStart {
+                metrics.checkoutDuration.recordNanoseconds((ContinuousClock.now - checkoutStart).saturatingNanoseconds)
+            }
             let cancellation = CancellationFlag()
             let dialect = self.dialect
             let configuration = self.configuration
             let codingOptions = self.codingOptions
+            let statementTimer = metrics?.statementDuration
             let deadline = configuration.accessTimeout.map { timeout in
                 let work = DispatchWorkItem { cancellation.timeOut(timeout) { connection.interrupt() } }
                 DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(timeout.saturatingNanoseconds), execute: work)
@@ -174,7 +195,7 @@ public final class Store: Sendable {
             gate.attach(ticket, cancellation, connection)
             let outcome: Sendable1<(Result<T, any Error>, bodyStarted: Bool)> = await withTaskCancellationHandler {
                 await connection.run { connection in
-                    let db = Database(connection: connection, dialect: dialect, configuration: configuration, coding: codingOptions, cancellation: cancellation, log: log)
+                    let db = Database(connection: connection, dialect: dialect, configuration: configuration, coding: codingOptions, cancellation: cancellation, log: log, statementTimer: statementTimer)
                     defer { db.invalidate() }
                     let result = Result { try db.inTransaction(kind, isolation: isolation) { try body($0) } }
                     // From here on, a deadline that fires interrupts nothing.
@@ -193,6 +214,7 @@ public final class Store: Sendable {
             if case .failure(let error as DatabaseError) = result, error.kind == .connection, !bodyStarted, attempt == 1 {
                 continue
             }
+            if case .failure(let error) = result { metrics?.failed(error) }
             return try result.get()
         }
     }
