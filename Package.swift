@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         // Metrics through swift-metrics: connections, waits, statement durations, errors by kind.
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        // Tracing through swift-distributed-tracing: a span per access and per statement.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", exact: "1.7.3"),
         // DepotLifecycle only: a store as a service of a server's ServiceGroup.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         // The @Columns macro's compiler plugin.
@@ -36,6 +38,7 @@ let package = Package(
                 "DepotMacros",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             path: "Sources/Depot"
         ),
@@ -60,7 +63,11 @@ let package = Package(
         // The shared conformance suite: plain Swift, no test framework.
         .target(
             name: "DepotConformance",
-            dependencies: ["Depot", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics")],
+            dependencies: [
+                "Depot", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
             path: "Sources/DepotConformance"
         ),
 

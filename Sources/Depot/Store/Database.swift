@@ -37,9 +37,13 @@ public final class Database {
     /// Where statement durations go; nil when the store records no metrics.
     let statementTimer: CoreMetrics.Timer?
 
+    /// The access's span, for the statements' spans; nil when the store traces nothing.
+    let tracing: AccessTracing?
+
     init(connection: PooledConnection, dialect: any SQLDialect, configuration: Store.Configuration, coding: CodingOptions,
-         cancellation: CancellationFlag, log: AccessLog? = nil, statementTimer: CoreMetrics.Timer? = nil) {
+         cancellation: CancellationFlag, log: AccessLog? = nil, statementTimer: CoreMetrics.Timer? = nil, tracing: AccessTracing? = nil) {
         self.log = log
+        self.tracing = tracing
         self.statementTimer = statementTimer
         self.connection = connection
         self.coding = coding
@@ -233,25 +237,34 @@ public final class Database {
         }
         do {
             try statement.bind(values)
-            guard log != nil || statementTimer != nil else { return try body(statement, text) }
-            let start = ContinuousClock.now
-            do {
-                let result = try body(statement, text)
-                let duration = ContinuousClock.now - start
-                statementTimer?.recordNanoseconds(duration.saturatingNanoseconds)
-                log?.statement(text, values: values, duration: duration, changes: statement.changes, error: nil)
-                return result
-            } catch {
-                let duration = ContinuousClock.now - start
-                statementTimer?.recordNanoseconds(duration.saturatingNanoseconds)
-                log?.statement(text, values: values, duration: duration, changes: nil, error: error)
-                throw error
+            if let tracing {
+                return try tracing.statement(text) { try observed(statement, text, values, body) }
             }
+            return try observed(statement, text, values, body)
         } catch let error as DatabaseError {
             if error.isEngineFailure { noteEngineFailure() }
             throw error.with(sql: text, values: configuration.showsBoundValues ? values : nil)
         } catch let error as DecodingError {
             throw DatabaseError(decoding: error, sql: text, values: configuration.showsBoundValues ? values : nil)
+        }
+    }
+
+    /// Runs a statement's body, logging it and timing it when the access does.
+    private func observed<T>(_ statement: any DriverStatement, _ text: String, _ values: [Value],
+                             _ body: (any DriverStatement, _ text: String) throws -> T) throws -> T {
+        guard log != nil || statementTimer != nil else { return try body(statement, text) }
+        let start = ContinuousClock.now
+        do {
+            let result = try body(statement, text)
+            let duration = ContinuousClock.now - start
+            statementTimer?.recordNanoseconds(duration.saturatingNanoseconds)
+            log?.statement(text, values: values, duration: duration, changes: statement.changes, error: nil)
+            return result
+        } catch {
+            let duration = ContinuousClock.now - start
+            statementTimer?.recordNanoseconds(duration.saturatingNanoseconds)
+            log?.statement(text, values: values, duration: duration, changes: nil, error: error)
+            throw error
         }
     }
 

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Logging
+import Tracing
 
 /// What an app holds: a database, whatever the engine, that runs your reads and writes.
 ///
@@ -51,6 +52,11 @@ public final class Store: Sendable {
         /// labels in `StoreMetrics`): `MetricsSystem.factory` for the backend the
         /// app bootstrapped. Nil, the default, records nothing and costs nothing.
         public var metricsFactory: (any MetricsFactory)?
+        /// The tracer of the store's spans: one per access (a child of the
+        /// caller's span) and one per statement, with OpenTelemetry's database
+        /// attributes and the SQL without its values. `InstrumentationSystem.tracer`
+        /// for the one the app bootstrapped. Nil, the default, makes no span.
+        public var tracer: (any Tracer)?
         /// Statements that run at least this long are logged at `warning`. Nil: none.
         public var slowStatementThreshold: Duration? = .seconds(1)
         /// Whether an access that cannot open a connection because the server is
@@ -165,6 +171,18 @@ public final class Store: Sendable {
         let log = AccessLog(logger ?? configuration.logger, configuration: configuration)
         let ticket = try gate.enter()
         defer { gate.leave(ticket) }
+        let traced = AccessTracing.start(configuration.tracer, kind: kind, engineName: dialect.engineName)
+        let tracing = traced?.0
+        var accessError: (any Error)?
+        defer {
+            if let span = traced?.1 {
+                if let accessError {
+                    span.recordError(accessError)
+                    span.setStatus(SpanStatus(code: .error))
+                }
+                span.end()
+            }
+        }
         // A pooled connection may have died while idle (a server restart): when
         // it fails before the closure ran, nothing was done, so retry once on a fresh one.
         var attempt = 0
@@ -177,6 +195,7 @@ public final class Store: Sendable {
                 connection = try await pool.acquire(timeout: configuration.checkoutTimeout)
             } catch {
                 metrics?.failed(error)
+                accessError = error
                 throw error
             }
             if let metrics, let checkoutStart {
@@ -195,7 +214,7 @@ public final class Store: Sendable {
             gate.attach(ticket, cancellation, connection)
             let outcome: Sendable1<(Result<T, any Error>, bodyStarted: Bool)> = await withTaskCancellationHandler {
                 await connection.run { connection in
-                    let db = Database(connection: connection, dialect: dialect, configuration: configuration, coding: codingOptions, cancellation: cancellation, log: log, statementTimer: statementTimer)
+                    let db = Database(connection: connection, dialect: dialect, configuration: configuration, coding: codingOptions, cancellation: cancellation, log: log, statementTimer: statementTimer, tracing: tracing)
                     defer { db.invalidate() }
                     let result = Result { try db.inTransaction(kind, isolation: isolation) { try body($0) } }
                     // From here on, a deadline that fires interrupts nothing.
@@ -214,7 +233,10 @@ public final class Store: Sendable {
             if case .failure(let error as DatabaseError) = result, error.kind == .connection, !bodyStarted, attempt == 1 {
                 continue
             }
-            if case .failure(let error) = result { metrics?.failed(error) }
+            if case .failure(let error) = result {
+                metrics?.failed(error)
+                accessError = error
+            }
             return try result.get()
         }
     }

@@ -1,0 +1,46 @@
+import Foundation
+import Tracing
+
+/// The spans an access makes, when ``Store/Configuration/tracer`` is set: one
+/// per access (`depot.read`, `depot.write`), a child of the caller's span, and
+/// one per statement, a child of the access's, named by its operation
+/// (`SELECT`, `INSERT`...), with OpenTelemetry's database attributes:
+/// `db.system.name` (`sqlite`, `postgresql`), `db.operation.name` and
+/// `db.query.text`, the statement's SQL with placeholders: never its values.
+struct AccessTracing: Sendable {
+    let tracer: any Tracer
+    let context: ServiceContext
+    let system: String
+
+    /// Starts the access's span as a child of the caller's context.
+    static func start(_ tracer: (any Tracer)?, kind: TransactionKind, engineName: String) -> (AccessTracing, any Span)? {
+        guard let tracer else { return nil }
+        let system = engineName.lowercased()
+        let span = tracer.startSpan(kind == .read ? "depot.read" : "depot.write", context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        span.attributes["db.system.name"] = system
+        return (AccessTracing(tracer: tracer, context: span.context, system: system), span)
+    }
+
+    /// Runs a statement in a span of its own.
+    func statement<T>(_ text: String, _ body: () throws -> T) rethrows -> T {
+        let operation = Self.operation(text)
+        let span = tracer.startSpan(operation, context: context, ofKind: .client)
+        span.attributes["db.system.name"] = system
+        span.attributes["db.operation.name"] = operation
+        span.attributes["db.query.text"] = text
+        defer { span.end() }
+        do {
+            return try body()
+        } catch {
+            span.recordError(error)
+            span.setStatus(SpanStatus(code: .error))
+            throw error
+        }
+    }
+
+    /// The statement's first word, upper-cased: `SELECT`, `INSERT`, `WITH`...
+    static func operation(_ text: String) -> String {
+        let word = text.drop { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "(" }.prefix { $0.isLetter }
+        return word.isEmpty ? "statement" : word.uppercased()
+    }
+}
