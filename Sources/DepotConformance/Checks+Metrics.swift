@@ -72,6 +72,7 @@ enum MetricsChecks {
             try expect(metrics.handlers("depot.checkout.duration").flatMap(\.values).count >= 4, "a checkout duration per access")
             try expect(metrics.handlers("depot.connections.open").flatMap(\.values).contains { $0 >= 1 }, "connections open reported")
             try expect(metrics.handlers("depot.connections.in_use").flatMap(\.values).contains(0), "connections in use back to 0 after the accesses")
+            try expect(metrics.handlers("depot.connections.idle").flatMap(\.values).contains { $0 >= 1 }, "idle connections reported")
             let errors = metrics.handlers("depot.errors").filter { $0.dimensions["error.kind"] == "unique" }.flatMap(\.values)
             try expectEqual(errors, [1], "unique errors counted")
         },

@@ -37,7 +37,7 @@ extension RemindersModel {
     /// with a due date. Flagged: open and flagged. Completed: done. All: open, by list.
     public func reminders(in view: SmartList) async throws -> [ReminderDetail] {
         let day = Day(containing: now(), in: timeZone)
-        return try await store.read { db in
+        return try await store.read(logger: logger) { db in
             let reminders: [Reminder]
             switch view {
             case .today:
@@ -64,7 +64,7 @@ extension RemindersModel {
 
     /// Reminders carrying a tag (matched ignoring letter case), open ones unless `includeCompleted`.
     public func reminders(taggedWith title: String, includeCompleted: Bool = false) async throws -> [ReminderDetail] {
-        try await store.read { db in
+        try await store.read(logger: logger) { db in
             let tag = try db.fetchOne(Tag.where { $0.title.folded.eq(foldedASCII(title)) })
             guard let tagID = tag?.id else { throw RemindersError.tagNotFound(title) }
             var tagged = Reminder.where { $0.id.in(ReminderTag.where { $0.tagID.eq(tagID) }.select { $0.reminderID }) }
@@ -75,7 +75,7 @@ extension RemindersModel {
 
     /// The reminder with this id.
     public func reminder(_ id: Int64) async throws -> ReminderDetail {
-        try await store.read { db in
+        try await store.read(logger: logger) { db in
             guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
             return try Self.details(db, [reminder])[0]
         }
@@ -86,7 +86,7 @@ extension RemindersModel {
     /// Reminders whose title, notes or tag titles contain `text`, ignoring letter case
     /// (A-Z); `%`, `_` and `\` match themselves.
     public func search(_ text: String, includeCompleted: Bool = false) async throws -> (result: SearchResult, details: [ReminderDetail]) {
-        try await store.read { db in
+        try await store.read(logger: logger) { db in
             let matches = Self.matching(db, text)
             let completedCount = try db.fetchOne(Int.self, "SELECT count(*) FROM \"reminders\" AS \"r\" WHERE \"r\".\"isCompleted\" AND \(matches)") ?? 0
             let shown: SQL = includeCompleted ? "" : "AND NOT \"r\".\"isCompleted\""
@@ -101,7 +101,7 @@ extension RemindersModel {
     /// Deletes the completed reminders that match a search; returns how many.
     @discardableResult
     public func deleteCompletedMatches(_ text: String) async throws -> Int {
-        try await store.write { db in
+        try await store.write(logger: logger) { db in
             try db.execute("DELETE FROM \"reminders\" WHERE \"id\" IN (SELECT \"r\".\"id\" FROM \"reminders\" AS \"r\" WHERE \"r\".\"isCompleted\" AND \(Self.matching(db, text)))")
         }
     }
@@ -123,7 +123,7 @@ extension RemindersModel {
     public func addReminder(_ draft: ReminderDraft, to listNameOrID: String) async throws -> ReminderDetail {
         let title = try Self.validTitle(draft.title ?? "")
         let createdAt = now()
-        return try await store.write { db in
+        return try await store.write(logger: logger) { db in
             let list = try Self.findList(db, listNameOrID)
             let listID = list.id ?? 0
             let position = try db.fetchOne(Int.self, "SELECT coalesce(max(\"position\") + 1, 0) FROM \"reminders\" WHERE \"remindersListID\" = \(listID)") ?? 0
@@ -139,7 +139,7 @@ extension RemindersModel {
     @discardableResult
     public func editReminder(_ id: Int64, _ changes: ReminderDraft) async throws -> ReminderDetail {
         let title = try changes.title.map(Self.validTitle)
-        return try await store.write { db in
+        return try await store.write(logger: logger) { db in
             guard var reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
             reminder.title = title ?? reminder.title
             reminder.notes = changes.notes ?? reminder.notes
@@ -167,7 +167,7 @@ extension RemindersModel {
     /// Moves a reminder to the end of another list.
     @discardableResult
     public func move(_ id: Int64, to listNameOrID: String) async throws -> ReminderDetail {
-        try await store.write { db in
+        try await store.write(logger: logger) { db in
             guard var reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
             let list = try Self.findList(db, listNameOrID)
             guard reminder.remindersListID != list.id else { return try Self.details(db, [reminder])[0] }
@@ -180,7 +180,7 @@ extension RemindersModel {
 
     /// Deletes a reminder.
     public func deleteReminder(_ id: Int64) async throws {
-        try await store.write { db in
+        try await store.write(logger: logger) { db in
             guard try db.delete(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
         }
     }
@@ -188,7 +188,7 @@ extension RemindersModel {
     /// Adds tags to a reminder, creating the ones that do not exist (titles match ignoring letter case).
     @discardableResult
     public func tag(_ id: Int64, with titles: [String]) async throws -> ReminderDetail {
-        try await store.write { db in
+        try await store.write(logger: logger) { db in
             guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
             try Self.tag(db, id, titles)
             return try Self.details(db, [reminder])[0]
@@ -198,7 +198,7 @@ extension RemindersModel {
     /// Removes tags from a reminder. The tags themselves stay.
     @discardableResult
     public func untag(_ id: Int64, from titles: [String]) async throws -> ReminderDetail {
-        try await store.write { db in
+        try await store.write(logger: logger) { db in
             guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
             for title in titles {
                 guard let tag = try db.fetchOne(Tag.self, "SELECT * FROM \"tags\" WHERE \(db.folded("\"title\"")) = \(foldedASCII(title))") else {
@@ -211,7 +211,7 @@ extension RemindersModel {
     }
 
     private func update(_ id: Int64, _ change: @escaping @Sendable (inout Reminder) -> Void) async throws -> ReminderDetail {
-        try await store.write { db in
+        try await store.write(logger: logger) { db in
             guard var reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
             change(&reminder)
             try db.update(reminder)

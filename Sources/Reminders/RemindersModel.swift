@@ -1,4 +1,5 @@
 import Depot
+import Logging
 import Foundation
 
 /// The reminders app's model: lists, reminders and tags in any Depot store.
@@ -23,6 +24,8 @@ import Foundation
 public struct RemindersModel: Sendable {
     /// The store the model reads and writes.
     public let store: Store
+    /// The logger of the model's accesses (a request's, on a server); nil: the store's.
+    public var logger: Logger?
     /// The zone whose calendar days "today" and "overdue" mean.
     public var timeZone: TimeZone
     /// The clock, so tests can fix "now".
@@ -45,7 +48,7 @@ public struct RemindersModel: Sendable {
     /// The smart-list counts, the lists with their open counts, and the tags in use.
     public func homeScreen() async throws -> HomeScreen {
         let day = Day(containing: now(), in: timeZone)
-        return try await store.read { db in
+        return try await store.read(logger: logger) { db in
             let counts = try db.fetchOne(Row.self, """
                 SELECT
                   count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" < \(day.end)) AS "today",
@@ -95,12 +98,12 @@ public struct RemindersModel: Sendable {
 
     /// Every list, in order.
     public func lists() async throws -> [ListSummary] {
-        try await store.read { db in try Self.listSummaries(db) }
+        try await store.read(logger: logger) { db in try Self.listSummaries(db) }
     }
 
     /// The list with this id, or whose title matches ignoring letter case.
     public func list(named nameOrID: String) async throws -> RemindersList {
-        try await store.read { db in try Self.findList(db, nameOrID) }
+        try await store.read(logger: logger) { db in try Self.findList(db, nameOrID) }
     }
 
     static func findList(_ db: Database, _ nameOrID: String) throws -> RemindersList {
@@ -142,7 +145,7 @@ public struct RemindersModel: Sendable {
             return (list, try Self.details(db, reminders))
         }
         // Only a changed choice needs a write.
-        return changes ? try await store.write(body) : try await store.read(body)
+        return changes ? try await store.write(logger: logger, body) : try await store.read(logger: logger, body)
     }
 
     /// Creates a list at the end of the lists.
@@ -150,7 +153,7 @@ public struct RemindersModel: Sendable {
     public func createList(title: String, color: Int64 = 0x4A99_EFFF) async throws -> RemindersList {
         let title = try Self.validTitle(title)
         try Self.validate(color: color)
-        return try await store.write { db in
+        return try await store.write(logger: logger) { db in
             let position = try db.fetchOne(Int.self, "SELECT coalesce(max(\"position\") + 1, 0) FROM \"remindersLists\"") ?? 0
             return try db.insert(RemindersList(title: title, color: color, position: position))
         }
@@ -160,7 +163,7 @@ public struct RemindersModel: Sendable {
     @discardableResult
     public func renameList(_ nameOrID: String, to title: String) async throws -> RemindersList {
         let title = try Self.validTitle(title)
-        return try await store.write { db in
+        return try await store.write(logger: logger) { db in
             var list = try Self.findList(db, nameOrID)
             list.title = title
             try db.update(list)
@@ -172,7 +175,7 @@ public struct RemindersModel: Sendable {
     @discardableResult
     public func recolorList(_ nameOrID: String, to color: Int64) async throws -> RemindersList {
         try Self.validate(color: color)
-        return try await store.write { db in
+        return try await store.write(logger: logger) { db in
             var list = try Self.findList(db, nameOrID)
             list.color = color
             try db.update(list)
@@ -182,7 +185,7 @@ public struct RemindersModel: Sendable {
 
     /// Moves a list to a place among the lists (0 is first; past the end means last).
     public func moveList(_ nameOrID: String, to position: Int) async throws {
-        try await store.write { db in
+        try await store.write(logger: logger) { db in
             let list = try Self.findList(db, nameOrID)
             var ids = try db.fetchAll(Int64.self, "SELECT \"id\" FROM \"remindersLists\" ORDER BY \"position\" ASC, \"id\" ASC")
             ids.removeAll { $0 == list.id }
@@ -193,7 +196,7 @@ public struct RemindersModel: Sendable {
 
     /// Deletes a list and its reminders.
     public func deleteList(_ nameOrID: String) async throws {
-        try await store.write { db in
+        try await store.write(logger: logger) { db in
             let list = try Self.findList(db, nameOrID)
             try db.delete(list)
             try Self.renumberLists(db, try db.fetchAll(Int64.self, "SELECT \"id\" FROM \"remindersLists\" ORDER BY \"position\" ASC, \"id\" ASC"))

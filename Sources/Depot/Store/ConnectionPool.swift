@@ -57,6 +57,7 @@ final class ConnectionPool: @unchecked Sendable {
         let (open, idleCount) = lock.withLock { (openCount, idle.count) }
         metrics.open.set(open)
         metrics.inUse.set(open - idleCount)
+        metrics.idle.set(idleCount)
     }
 
     /// A connection for the caller's exclusive use until ``release(_:)``.

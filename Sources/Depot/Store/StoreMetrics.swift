@@ -10,6 +10,7 @@ import Foundation
 /// | --- | --- | --- |
 /// | `depot.connections.open` | meter | connections open (or opening) |
 /// | `depot.connections.in_use` | meter | connections serving an access |
+/// | `depot.connections.idle` | meter | connections open and free |
 /// | `depot.accesses.waiting` | meter | accesses waiting for a connection |
 /// | `depot.checkout.duration` | timer | how long an access waited for its connection |
 /// | `depot.statement.duration` | timer | each statement's run, rows read included |
@@ -47,6 +48,7 @@ final class StoreMetrics: @unchecked Sendable {
         return PoolMetrics(
             open: Meter(label: "depot.connections.open", dimensions: dimensions, factory: factory),
             inUse: Meter(label: "depot.connections.in_use", dimensions: dimensions, factory: factory),
+            idle: Meter(label: "depot.connections.idle", dimensions: dimensions, factory: factory),
             waiting: Meter(label: "depot.accesses.waiting", dimensions: dimensions, factory: factory))
     }
 }
@@ -55,5 +57,6 @@ final class StoreMetrics: @unchecked Sendable {
 struct PoolMetrics: @unchecked Sendable {
     let open: Meter
     let inUse: Meter
+    let idle: Meter
     let waiting: Meter
 }

@@ -28,30 +28,41 @@ public struct NewList: Decodable, Sendable {
 /// The server's routes over a reminders model.
 public enum RemindersRoutes {
     /// The router: JSON in and out; model errors become 404 or 400, database errors 503 or 500.
-    public static func router(_ model: RemindersModel) -> Router<BasicRequestContext> {
+    /// Each request's statements are logged through the request's logger, with its id.
+    public static func router(_ base: RemindersModel) -> Router<BasicRequestContext> {
         let router = Router()
         router.add(middleware: LogRequestsMiddleware(.info))
-        router.get("home") { _, _ in try await model.homeScreen() }
-        router.get("lists") { _, _ in try await model.lists() }
+        @Sendable func model(_ context: BasicRequestContext) -> RemindersModel {
+            var model = base
+            model.logger = context.logger
+            return model
+        }
+        router.get("home") { _, context in try await model(context).homeScreen() }
+        router.get("lists") { _, context in try await model(context).lists() }
         router.post("lists") { request, context -> EditedResponse<RemindersList> in
+            let model = model(context)
             let new = try await request.decode(as: NewList.self, context: context)
             return EditedResponse(status: .created, response: try await mapped { try await model.createList(title: new.title) })
         }
         router.get("lists/:list/reminders") { _, context -> [ReminderDetail] in
+            let model = model(context)
             let list = try context.parameters.require("list")
             return try await mapped { try await model.reminders(in: list).reminders }
         }
         router.post("lists/:list/reminders") { request, context -> EditedResponse<ReminderDetail> in
+            let model = model(context)
             let list = try context.parameters.require("list")
             let new = try await request.decode(as: NewReminder.self, context: context)
             let draft = ReminderDraft(title: new.title, notes: new.notes, dueDate: new.dueDate.map { .some($0) }, isFlagged: new.isFlagged)
             return EditedResponse(status: .created, response: try await mapped { try await model.addReminder(draft, to: list) })
         }
         router.post("reminders/:id/complete") { _, context -> ReminderDetail in
+            let model = model(context)
             let id = try context.parameters.require("id", as: Int64.self)
             return try await mapped { try await model.complete(id) }
         }
-        router.get("search") { request, _ -> [ReminderDetail] in
+        router.get("search") { request, context -> [ReminderDetail] in
+            let model = model(context)
             let text = request.uri.queryParameters.get("q") ?? ""
             return try await mapped { try await model.search(text).details }
         }
