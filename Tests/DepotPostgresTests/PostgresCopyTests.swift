@@ -37,17 +37,7 @@ struct PostgresCopyTests {
             bo boolean, t text)
         """
 
-    /// SplitMix64: a generator a printed seed replays.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias Generator = SeededGenerator
 
     static func randomRow(_ id: Int, _ g: inout Generator) -> Cells {
         func maybe<T>(_ make: () -> T) -> T? { Int.random(in: 0..<3, using: &g) == 0 ? nil : make() }
@@ -89,7 +79,7 @@ struct PostgresCopyTests {
     @Test func aBatchStoresWhatOneInsertPerRowStores() async throws {
         let seed = UInt64.random(in: 0...UInt64.max)
         print("PostgresCopyTests seed: \(seed)")
-        var g = Generator(state: seed)
+        var g = Generator(seed: seed)
         let fixed = [
             Cells(id: 1, i4: Int(Int32.max), i2: Int(Int16.min), u: UUID(), j: "{\"a\": [1, 2]}", jb: "{\"z\": 1, \"a\": 2}",
                   ts: Date(timeIntervalSince1970: 0.000001), tz: Date(timeIntervalSince1970: -62_135_596_800), vc: "12345678", ch: "ab",

@@ -34,18 +34,7 @@ struct QueryFuzzTests {
 
     // MARK: Random generation
 
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &self)] }
-        mutating func chance(_ n: Int) -> Bool { Int.random(in: 0..<n, using: &self) == 0 }
-    }
+    typealias Generator = SeededGenerator
 
     static func rows(_ g: inout Generator) -> [FuzzRow] {
         (1...60).map { id in
@@ -266,7 +255,7 @@ struct QueryFuzzTests {
         let seed = environment["DEPOT_FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         let count = environment["DEPOT_FUZZ_QUERIES"].flatMap { Int($0) } ?? 2_000
         print("QueryFuzzTests: seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
-        var g = Generator(state: seed)
+        var g = Generator(seed: seed)
         let rows = Self.rows(&g)
         let engines = try await Engines.make()
         defer { Task { await engines.close() } }
