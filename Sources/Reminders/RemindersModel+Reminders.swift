@@ -87,13 +87,10 @@ extension RemindersModel {
     /// (A-Z); `%`, `_` and `\` match themselves.
     public func search(_ text: String, includeCompleted: Bool = false) async throws -> (result: SearchResult, details: [ReminderDetail]) {
         try await store.read(logger: logger) { db in
-            let matches = Self.matching(db, text)
-            let completedCount = try db.fetchOne(Int.self, "SELECT count(*) FROM \"reminders\" AS \"r\" WHERE \"r\".\"isCompleted\" AND \(matches)") ?? 0
-            let shown: SQL = includeCompleted ? "" : "AND NOT \"r\".\"isCompleted\""
-            let reminders = try db.fetchAll(Reminder.self, """
-                SELECT "r".* FROM "reminders" AS "r" WHERE \(matches) \(shown)
-                ORDER BY "r"."isCompleted" ASC, "r"."dueDate" ASC NULLS LAST, "r"."id" ASC
-                """)
+            let matching = Reminder.where(Self.matching(text))
+            let completedCount = try db.fetchCount(matching.where { $0.isCompleted })
+            let shown = includeCompleted ? matching : matching.where { !$0.isCompleted }
+            let reminders = try db.fetchAll(shown.order { [$0.isCompleted.ascending(), $0.dueDate.ascending()] })
             return (SearchResult(reminders: reminders, completedCount: completedCount), try Self.details(db, reminders))
         }
     }
@@ -102,18 +99,21 @@ extension RemindersModel {
     @discardableResult
     public func deleteCompletedMatches(_ text: String) async throws -> Int {
         try await store.write(logger: logger) { db in
-            try db.execute("DELETE FROM \"reminders\" WHERE \"id\" IN (SELECT \"r\".\"id\" FROM \"reminders\" AS \"r\" WHERE \"r\".\"isCompleted\" AND \(Self.matching(db, text)))")
+            try db.delete(Reminder.where(Self.matching(text)).where { $0.isCompleted })
         }
     }
 
-    static func matching(_ db: Database, _ text: String) -> SQL {
-        let pattern = likePattern(containing: text)
-        return """
-            (\(db.folded("\"r\".\"title\"")) LIKE \(pattern) ESCAPE '\\'
-             OR \(db.folded("\"r\".\"notes\"")) LIKE \(pattern) ESCAPE '\\'
-             OR EXISTS (SELECT 1 FROM "remindersTags" AS "st" JOIN "tags" AS "t" ON "t"."id" = "st"."tagID"
-                        WHERE "st"."reminderID" = "r"."id" AND \(db.folded("\"t\".\"title\"")) LIKE \(pattern) ESCAPE '\\'))
-            """
+    /// Whether a reminder's title, notes or one of its tags' titles contains
+    /// `text`, ignoring A–Z case; `%`, `_` and `\` match themselves.
+    static func matching(_ text: String) -> @Sendable (Reminder.Columns) -> QueryPredicate {
+        { reminder in
+            reminder.title.contains(text, caseInsensitive: true)
+                || reminder.notes.contains(text, caseInsensitive: true)
+                || ReminderTag.exists { link in
+                    link.reminderID.eq(reminder.id)
+                        && link.tagID.in(Tag.where { $0.title.contains(text, caseInsensitive: true) }.select { $0.id })
+                }
+        }
     }
 
     // MARK: Changes

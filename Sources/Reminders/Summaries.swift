@@ -74,17 +74,6 @@ struct Day {
     }
 }
 
-/// Escapes `\`, `%` and `_` so user text matches literally in `LIKE ... ESCAPE '\'`,
-/// and folds A-Z to a-z, as the SQL side folds the column.
-func likePattern(containing text: String) -> String {
-    var escaped = ""
-    for character in foldedASCII(text) {
-        if character == "\\" || character == "%" || character == "_" { escaped.append("\\") }
-        escaped.append(character)
-    }
-    return "%" + escaped + "%"
-}
-
 /// A-Z to a-z and nothing else: the folding both engines' SQL agrees on.
 func foldedASCII(_ text: String) -> String {
     String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
