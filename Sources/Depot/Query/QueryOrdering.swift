@@ -1,7 +1,10 @@
 /// Where NULLs go in an ordering. Always written out, so both engines agree
 /// (SQLite puts NULLs first in ascending order, PostgreSQL last).
 public enum NullsPlacement: Sendable {
-    case first, last
+    /// NULLs before every value.
+    case first
+    /// NULLs after every value: the default.
+    case last
 }
 
 /// One term of a query's order: an expression, a direction and NULLs' place.

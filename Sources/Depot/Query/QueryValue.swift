@@ -3,7 +3,22 @@ import Foundation
 /// The kind of SQL value an expression yields. Dialects render by it: text is
 /// compared by code point, booleans are predicates, dates compare as instants.
 public enum QueryType: Sendable, Hashable {
-    case integer, double, text, bool, date, uuid, blob, decimal
+    /// A 64-bit integer.
+    case integer
+    /// A double.
+    case double
+    /// Text, compared and ordered by code point.
+    case text
+    /// A Boolean: a predicate.
+    case bool
+    /// An instant.
+    case date
+    /// A UUID: equality only.
+    case uuid
+    /// Bytes: equality only.
+    case blob
+    /// A decimal number: equality only (SQLite keeps it as text).
+    case decimal
 }
 
 /// A Swift type a query can compare, bind and read: the integers, `Double`,
