@@ -15,24 +15,17 @@ public struct Join<Root: Record & ColumnMapped, Other: Record & ColumnMapped>: S
 
     /// Keeps the pairs for which `predicate` is true.
     public func `where`(_ predicate: (Root.Columns, Other.Columns) -> QueryExpression<some QueryBool>) -> Join {
-        var join = self
-        join.parts.filters.append(predicate(Root.columns, Other.Columns(source: .joined)).node)
-        return join
+        Join(parts: parts.filtered(by: predicate(Root.columns, Other.Columns(source: .joined)).node))
     }
 
     /// Orders by these terms, after any earlier ones; the primary keys end the order.
     public func order(_ terms: (Root.Columns, Other.Columns) -> [QueryOrdering]) -> Join {
-        var join = self
-        join.parts.orderings += terms(Root.columns, Other.Columns(source: .joined))
-        return join
+        Join(parts: parts.ordered(by: terms(Root.columns, Other.Columns(source: .joined))))
     }
 
     /// At most `count` pairs, after skipping `offset`.
     public func limit(_ count: Int, offset: Int? = nil) -> Join {
-        var join = self
-        join.parts.limitCount = count
-        if let offset { join.parts.offsetCount = offset }
-        return join
+        Join(parts: parts.limited(to: count, offset: offset))
     }
 }
 
@@ -54,34 +47,25 @@ public struct LeftJoin<Root: Record & ColumnMapped, Other: Record & ColumnMapped
 
     /// Keeps the pairs for which `predicate` is true.
     public func `where`(_ predicate: (Root.Columns, Other.Columns) -> QueryExpression<some QueryBool>) -> LeftJoin {
-        var join = self
-        join.parts.filters.append(predicate(Root.columns, Other.Columns(source: .joined)).node)
-        return join
+        LeftJoin(parts: parts.filtered(by: predicate(Root.columns, Other.Columns(source: .joined)).node))
     }
 
     /// Keeps the first table's records that nothing matched.
     public func withoutMatch() -> LeftJoin {
-        var join = self
-        join.parts.filters.append(QueryNode(.and(Other.primaryKey.map {
+        LeftJoin(parts: parts.filtered(by: QueryNode(.and(Other.primaryKey.map {
             QueryNode(.isNull(.columnNamed($0, source: 1), negated: false), type: .bool)
-        }), type: .bool))
-        return join
+        }), type: .bool)))
     }
 
     /// Orders by these terms, after any earlier ones; the primary keys end the
     /// order (NULLs of an unmatched record last).
     public func order(_ terms: (Root.Columns, Other.Columns) -> [QueryOrdering]) -> LeftJoin {
-        var join = self
-        join.parts.orderings += terms(Root.columns, Other.Columns(source: .joined))
-        return join
+        LeftJoin(parts: parts.ordered(by: terms(Root.columns, Other.Columns(source: .joined))))
     }
 
     /// At most `count` pairs, after skipping `offset`.
     public func limit(_ count: Int, offset: Int? = nil) -> LeftJoin {
-        var join = self
-        join.parts.limitCount = count
-        if let offset { join.parts.offsetCount = offset }
-        return join
+        LeftJoin(parts: parts.limited(to: count, offset: offset))
     }
 }
 
@@ -99,6 +83,25 @@ struct JoinParts: Sendable {
     var orderings: [QueryOrdering]
     var limitCount: Int?
     var offsetCount: Int?
+
+    func filtered(by filter: QueryNode) -> JoinParts {
+        var parts = self
+        parts.filters.append(filter)
+        return parts
+    }
+
+    func ordered(by terms: [QueryOrdering]) -> JoinParts {
+        var parts = self
+        parts.orderings += terms
+        return parts
+    }
+
+    func limited(to count: Int, offset: Int?) -> JoinParts {
+        var parts = self
+        parts.limitCount = count
+        if let offset { parts.offsetCount = offset }
+        return parts
+    }
 }
 
 extension Query {
