@@ -181,6 +181,14 @@ extension Database {
         return renderer
     }
 
+    /// The connection's renderer that writes no text, reused by every cached query shape.
+    private func valuesRenderer() throws -> QueryRenderer {
+        if let renderer = connection.valuesRenderer { return renderer }
+        let renderer = try queryRenderer(valuesOnly: true)
+        connection.valuesRenderer = renderer
+        return renderer
+    }
+
     func mappedColumnNames<T: ColumnMapped>(_ type: T.Type) -> [String] {
         (connection.columnNames.names(for: type, keyStrategy: coding.keyStrategy) ?? ColumnNames(type: type, keyStrategy: coding.keyStrategy)).columns
     }
@@ -190,8 +198,10 @@ extension Database {
     func renderSelect<T>(_ query: Query<T>) throws -> (String, [Value]) {
         let key = QueryShapeKey(query, operation: 1)
         if let key, let text = connection.renderedQueries[key] {
-            // The SQL of this shape is known: only collect the values.
-            let renderer = try queryRenderer(valuesOnly: true)
+            // The SQL of this shape is known: only collect the values, with
+            // the connection's values-only renderer (no subquery reaches it).
+            let renderer = try valuesRenderer()
+            defer { renderer.values = [] }
             try renderer.renderWhere(query.filters)
             try renderer.renderOrder(query.orderings, tieBreak: [])
             try renderer.renderPage(limit: query.limitCount, offset: query.offsetCount)

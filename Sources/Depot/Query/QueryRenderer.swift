@@ -44,6 +44,19 @@ final class QueryRenderer {
 
 
 
+    /// A bound value, encoded as its column was. The commonest types are
+    /// recognised by their metatype, which costs less than the conformance
+    /// lookup of the general path.
+    static func encode<T: QueryValue>(_ value: T, _ options: EncodingOptions) throws -> Value {
+        if T.self == Int.self, let int = value as? Int { return .integer(Int64(int)) }
+        if T.self == String.self, let text = value as? String { return .text(text) }
+        if T.self == Int64.self, let int = value as? Int64 { return .integer(int) }
+        if T.self == Bool.self, let truth = value as? Bool { return .bool(truth) }
+        if T.self == Date.self, let date = value as? Date { return try ValueEncoder.date(date, options: options, codingPath: []) }
+        if T.self == UUID.self, let uuid = value as? UUID { return ValueEncoder.uuid(uuid, options: options) }
+        return try ValueEncoder.encode(value, options: options, column: nil)
+    }
+
     func bind(_ value: Value) {
         values.append(value)
         text += dialect.placeholder(values.count)
@@ -66,6 +79,7 @@ final class QueryRenderer {
     static func alias(_ source: Int) -> String { "t\(source)" }
 
     func column(_ column: QueryNode.QueryColumn) {
+        guard text.isEnabled else { return }
         if qualifiesColumns { text += dialect.quote(identifier: qualifiers[column.source] ?? Self.alias(column.source)) + "." }
         identifier(name(of: column))
     }
@@ -90,7 +104,7 @@ final class QueryRenderer {
             column(reference)
         case .value(let value):
             do {
-                bind(try ValueEncoder.encode(value, options: encoding, column: nil))
+                bind(try Self.encode(value, encoding))
             } catch let error as EncodingError {
                 throw DatabaseError(encoding: error, table: nil)
             }

@@ -3,118 +3,190 @@
 /// only collects the values to bind.
 ///
 /// The key is the record type, a 64-bit hash of the structure and the number
-/// of nodes: two shapes collide only if both agree, about one chance in 2^64
-/// per pair of the at most 512 shapes a connection keeps. Queries holding a
-/// subquery are not cached.
+/// of nodes. Each step of the hash is a bijection of its state, so two shapes
+/// of one length that differ in one token never collide; others collide with a
+/// chance near one in 2^64 per pair of the at most 512 shapes a connection
+/// keeps. Queries holding a subquery are not cached.
 struct QueryShapeKey: Hashable {
     let type: ObjectIdentifier
-    let hash: Int
+    let hash: UInt64
     let nodes: Int
 
     /// The key of a record query, or nil when it cannot be cached.
     init?<T>(_ query: Query<T>, operation: UInt8) {
-        var hasher = Hasher()
-        guard Self.feed(query, operation, &hasher) else { return nil }
+        var hasher = ShapeHasher()
+        hasher.mix(UInt64(operation))
+        hasher.mix(UInt64(query.filters.count))
+        for filter in query.filters where !filter.feedShape(&hasher) { return nil }
+        hasher.mix(UInt64(query.orderings.count))
+        for ordering in query.orderings {
+            guard ordering.node.feedShape(&hasher) else { return nil }
+            hasher.mix(ordering.descending, ordering.nulls == .first)
+        }
+        hasher.mix(query.limitCount != nil, query.offsetCount != nil)
         type = ObjectIdentifier(T.self)
-        hash = hasher.finalize()
-        nodes = query.filters.reduce(query.orderings.count) { $0 + $1.nodeCount }
+        hash = hasher.state
+        nodes = hasher.nodes
     }
 
-    private static func feed<T>(_ query: Query<T>, _ operation: UInt8, _ hasher: inout Hasher) -> Bool {
-        hasher.combine(operation)
-        hasher.combine(query.filters.count)
-        for filter in query.filters where !filter.feedShape(&hasher) { return false }
-        hasher.combine(query.orderings.count)
-        for ordering in query.orderings {
-            guard ordering.node.feedShape(&hasher) else { return false }
-            hasher.combine(ordering.descending)
-            hasher.combine(ordering.nulls == .first)
+    static func == (a: Self, b: Self) -> Bool {
+        a.hash == b.hash && a.nodes == b.nodes && a.type == b.type
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
+    }
+}
+
+/// A cheap, well-mixing hash of a query's structure, and a count of its nodes:
+/// `Hasher`'s SipHash costs more than the rest of a cached lookup.
+struct ShapeHasher {
+    private(set) var state: UInt64 = 0x243F_6A88_85A3_08D3
+    private(set) var nodes = 0
+
+    /// Mixes one token in; each step is a bijection of the state.
+    @inline(__always)
+    mutating func mix(_ word: UInt64) {
+        state = (state ^ word) &* 0x9E37_79B9_7F4A_7C15
+        state ^= state >> 31
+    }
+
+    mutating func mix(_ a: Bool, _ b: Bool) {
+        mix((a ? 1 : 0) | (b ? 2 : 0))
+    }
+
+    mutating func mix(_ text: String) {
+        var chunk: UInt64 = 0
+        var shift: UInt64 = 0
+        for byte in text.utf8 {
+            chunk |= UInt64(byte) << shift
+            shift += 8
+            if shift == 64 {
+                mix(chunk)
+                (chunk, shift) = (0, 0)
+            }
         }
-        hasher.combine(query.limitCount != nil)
-        hasher.combine(query.offsetCount != nil)
-        return true
+        // The length ends the text, so "ab" + "c" and "a" + "bc" differ.
+        mix(chunk)
+        mix(UInt64(text.utf8.count))
+    }
+
+    mutating func node(_ tag: UInt64, _ type: QueryType?) {
+        nodes += 1
+        mix(tag << 8 | UInt64(type.map(Self.code) ?? 0))
+    }
+
+    private static func code(_ type: QueryType) -> UInt8 {
+        switch type {
+        case .integer: 1
+        case .double: 2
+        case .text: 3
+        case .bool: 4
+        case .date: 5
+        case .uuid: 6
+        case .blob: 7
+        case .decimal: 8
+        }
     }
 }
 
 extension QueryNode {
-    /// How many nodes the tree holds.
-    var nodeCount: Int {
-        switch kind {
-        case .column, .value, .constant, .inSubquery: 1
-        case .exists(_, let filters, _): filters.reduce(1) { $0 + $1.nodeCount }
-        case .compare(let a, _, let b), .isNotDistinct(let a, let b, _): 1 + a.nodeCount + b.nodeCount
-        case .isNull(let a, _), .not(let a), .textMatch(let a, _, _, _), .length(let a), .folded(let a): 1 + a.nodeCount
-        case .inList(let a, let list, _): 1 + a.nodeCount + list.count
-        case .and(let parts), .or(let parts): parts.reduce(1) { $0 + $1.nodeCount }
-        case .aggregate(_, let a, let f): 1 + (a?.nodeCount ?? 0) + (f?.nodeCount ?? 0)
-        }
-    }
-
     /// Feeds the node's structure (never its values) to `hasher`; false for a
     /// node whose SQL cannot be cached (a subquery).
-    func feedShape(_ hasher: inout Hasher) -> Bool {
-        hasher.combine(type)
+    func feedShape(_ hasher: inout ShapeHasher) -> Bool {
         switch kind {
         case .column(let column):
-            hasher.combine(1 as UInt8)
-            hasher.combine(column)
+            hasher.node(1, type)
+            hasher.mix(UInt64(column.source) << 1 | (column.isColumnName ? 1 : 0))
+            hasher.mix(column.key)
         case .value:
-            hasher.combine(2 as UInt8)
+            hasher.node(2, type)
         case .constant(let truth):
-            hasher.combine(3 as UInt8)
-            hasher.combine(truth)
+            hasher.node(3, type)
+            hasher.mix(truth, false)
         case .compare(let lhs, let op, let rhs):
-            hasher.combine(4 as UInt8)
-            hasher.combine(op.rawValue)
+            hasher.node(4, type)
+            hasher.mix(op.shapeCode)
             return lhs.feedShape(&hasher) && rhs.feedShape(&hasher)
         case .isNull(let operand, let negated):
-            hasher.combine(5 as UInt8)
-            hasher.combine(negated)
+            hasher.node(5, type)
+            hasher.mix(negated, false)
             return operand.feedShape(&hasher)
         case .isNotDistinct(let lhs, let rhs, let negated):
-            hasher.combine(6 as UInt8)
-            hasher.combine(negated)
+            hasher.node(6, type)
+            hasher.mix(negated, false)
             return lhs.feedShape(&hasher) && rhs.feedShape(&hasher)
         case .inList(let operand, let list, let negated):
-            hasher.combine(7 as UInt8)
-            hasher.combine(negated)
-            hasher.combine(list.count)
+            hasher.node(7, type)
+            hasher.mix(negated, false)
+            hasher.mix(UInt64(list.count))
             return operand.feedShape(&hasher) && list.allSatisfy { $0.feedShape(&hasher) }
         case .and(let parts), .or(let parts):
-            if case .and = kind { hasher.combine(8 as UInt8) } else { hasher.combine(9 as UInt8) }
-            hasher.combine(parts.count)
+            if case .and = kind { hasher.node(8, type) } else { hasher.node(9, type) }
+            hasher.mix(UInt64(parts.count))
             return parts.allSatisfy { $0.feedShape(&hasher) }
         case .not(let operand):
-            hasher.combine(10 as UInt8)
+            hasher.node(10, type)
             return operand.feedShape(&hasher)
         case .textMatch(let operand, let match, let needle, let caseInsensitive):
             // The needle is bound; only whether it is empty changes the SQL.
-            hasher.combine(11 as UInt8)
-            hasher.combine(match)
-            hasher.combine(needle.isEmpty)
-            hasher.combine(caseInsensitive)
+            hasher.node(11, type)
+            hasher.mix(UInt64(match.shapeCode) << 2 | (needle.isEmpty ? 1 : 0) | (caseInsensitive ? 2 : 0))
             return operand.feedShape(&hasher)
         case .length(let operand):
-            hasher.combine(12 as UInt8)
+            hasher.node(12, type)
             return operand.feedShape(&hasher)
         case .folded(let operand):
-            hasher.combine(13 as UInt8)
+            hasher.node(13, type)
             return operand.feedShape(&hasher)
         case .aggregate(let aggregate, let operand, let filter):
-            hasher.combine(14 as UInt8)
-            hasher.combine(aggregate)
-            hasher.combine(operand != nil)
-            hasher.combine(filter != nil)
+            hasher.node(14, type)
+            hasher.mix(UInt64(aggregate.shapeCode) << 2 | (operand != nil ? 1 : 0) | (filter != nil ? 2 : 0))
             return (operand?.feedShape(&hasher) ?? true) && (filter?.feedShape(&hasher) ?? true)
         case .inSubquery:
             return false
         case .exists(let table, let filters, let negated):
-            hasher.combine(15 as UInt8)
-            hasher.combine(table)
-            hasher.combine(negated)
-            hasher.combine(filters.count)
+            hasher.node(15, type)
+            hasher.mix(table)
+            hasher.mix(negated, false)
+            hasher.mix(UInt64(filters.count))
             return filters.allSatisfy { $0.feedShape(&hasher) }
         }
         return true
+    }
+}
+
+extension QueryNode.ComparisonOperator {
+    var shapeCode: UInt64 {
+        switch self {
+        case .equal: 1
+        case .notEqual: 2
+        case .less: 3
+        case .lessOrEqual: 4
+        case .greater: 5
+        case .greaterOrEqual: 6
+        }
+    }
+}
+
+extension QueryNode.TextMatch {
+    var shapeCode: UInt8 {
+        switch self {
+        case .contains: 1
+        case .prefix: 2
+        case .suffix: 3
+        }
+    }
+}
+
+extension QueryNode.Aggregate {
+    var shapeCode: UInt8 {
+        switch self {
+        case .count: 1
+        case .sum: 2
+        case .min: 3
+        case .max: 4
+        case .average: 5
+        }
     }
 }

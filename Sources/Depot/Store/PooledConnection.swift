@@ -31,6 +31,9 @@ final class PooledConnection: @unchecked Sendable {
     /// The SQL of each query shape the builder rendered on this connection.
     var renderedQueries: [QueryShapeKey: String] = [:]
 
+    /// The renderer that collects a cached query shape's values.
+    var valuesRenderer: QueryRenderer?
+
     /// The start of a query builder's SELECT (`SELECT "a", "b" FROM "t"`), by record type.
     var selectPrefixes: [ObjectIdentifier: String] = [:]
 
