@@ -1,6 +1,14 @@
 import Depot
 import Foundation
 
+/// One word in a column that may fold case.
+@Columns
+struct Word: Record, Equatable {
+    static var tableName: String { "words" }
+    var id: Int64
+    var word: String
+}
+
 /// A record with hostile values for the query builder's checks: NULLs in every
 /// optional column, mixed case, accents, LIKE's special characters, ties.
 @Columns
@@ -255,6 +263,61 @@ enum QueryChecks {
             try await expectError(.encoding, "sum past Int64.max") {
                 try await store.read { db in try db.fetchOne(Note.all.select { $0.rank.sum() }) }
             }
+        },
+        ConformanceCheck("query: an integer sum is exact whatever the running total, so the rows' order cannot decide") { context in
+            let store = try await notes(context)
+            try await store.write { db in
+                try db.update(Note.all) { [$0.rank.to(nil)] }
+                // Summed in id order, the running total leaves 64 bits after the second row.
+                try db.update(Note.where { $0.id.in([1, 2]) }) { [$0.rank.to(Int.max)] }
+                try db.update(Note.where { $0.id.eq(3) }) { [$0.rank.to(Int.min + 1)] }
+                try db.update(Note.where { $0.id.eq(4) }) { [$0.rank.to(-5)] }
+            }
+            let sums = try await store.read { db in
+                (try db.fetchOne(Note.all.select { $0.rank.sum() }),
+                 try db.fetchAll(Note.all.select { ($0.isPinned, $0.rank.sum()) }.group { $0.isPinned }))
+            }
+            try expectEqual(sums.0, Optional(Optional(Int.max - 5)), "max + max + (min + 1) - 5")
+            try expectEqual(sums.1.map(\.0), [false, true], "groups")
+            try expectEqual(sums.1.map(\.1), [0, Int.max - 5], "sums per group: max + (min + 1), and max - 5")
+        },
+        ConformanceCheck("query: the least and greatest of booleans: false before true, NULL when there are none") { context in
+            let store = try await notes(context)
+            let extremes = try await store.read { db in
+                (try db.fetchOne(Note.all.select { $0.isPinned.min() }),
+                 try db.fetchOne(Note.all.select { $0.isPinned.max() }),
+                 try db.fetchOne(Note.where { $0.isPinned }.select { $0.isPinned.min() }),
+                 try db.fetchOne(Note.where { $0.isArchived.isNull() }.select { $0.isArchived.max() }),
+                 try db.fetchAll(Note.all.select { ($0.isPinned, ($0.rank > 1).min()) }.group { $0.isPinned }))
+            }
+            try expectEqual(extremes.0, Optional(Optional(false)), "min(isPinned)")
+            try expectEqual(extremes.1, Optional(Optional(true)), "max(isPinned)")
+            try expectEqual(extremes.2, Optional(Optional(true)), "min over pinned notes")
+            try expectEqual(extremes.3, Optional(Optional<Bool>.none), "max of no values is NULL")
+            try expectEqual(extremes.4.map(\.1), [false, true], "min of a predicate per group (NULLs left out)")
+        },
+        ConformanceCheck("query: text groups and finds its extremes by code point, under any column collation") { context in
+            let store = try await context.makeStore(Store.Configuration())
+            let words = ["a", "A", "b", "B", "a", "é", "É"]
+            try await store.write { db in
+                // A case-insensitive column where the engine has one.
+                let collation = db.engineName == "SQLite" ? "COLLATE NOCASE" : ""
+                try DepotConformance.createTable(db, "words", [("id", .integer, "PRIMARY KEY"), ("word", .text, "NOT NULL \(collation)")])
+                try db.insert(contentsOf: words.enumerated().map { Word(id: Int64($0.offset + 1), word: $0.element) })
+            }
+            let answers = try await store.read { db in
+                (try db.fetchAll(Word.all.select { ($0.word, Aggregates.countAll()) }.group { $0.word }),
+                 try db.fetchOne(Word.all.select { $0.word.min() }),
+                 try db.fetchOne(Word.all.select { $0.word.max() }),
+                 try db.fetchAll(Word.where { $0.word.eq("a") }).map(\.id),
+                 try db.fetchAll(Word.where { $0.word.in(["b", "é"]) }).map(\.id))
+            }
+            try expectEqual(answers.0.map(\.0), ["A", "B", "a", "b", "É", "é"], "one group per exact text, in code-point order")
+            try expectEqual(answers.0.map(\.1), [1, 1, 2, 1, 1, 1], "rows per group")
+            try expectEqual(answers.1, Optional(Optional("A")), "min(word)")
+            try expectEqual(answers.2, Optional(Optional("é")), "max(word)")
+            try expectEqual(answers.3, [1, 5], "equality is exact")
+            try expectEqual(answers.4, [3, 6], "IN is exact")
         },
         ConformanceCheck("query: group by and having, ordered by the group key") { context in
             let store = try await notes(context)

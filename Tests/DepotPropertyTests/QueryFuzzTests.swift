@@ -36,6 +36,23 @@ struct QueryFuzzTests {
 
     typealias Generator = SeededGenerator
 
+    /// A second table to join: each link names a row, no row (NULL), or a row that does not exist.
+    @Columns
+    struct FuzzLink: Record, Equatable {
+        static let tableName = "fuzzLinks"
+        var id: Int64
+        var rowID: Int64?
+        var n: Int?
+        var tag: String?
+    }
+
+    static func links(_ g: inout Generator) -> [FuzzLink] {
+        (1...50).map { id in
+            FuzzLink(id: Int64(id), rowID: g.chance(6) ? nil : g.chance(8) ? 99 : Int64.random(in: 1...60, using: &g),
+                     n: g.chance(4) ? nil : Int.random(in: -2...2, using: &g), tag: g.pick(texts))
+        }
+    }
+
     static func rows(_ g: inout Generator) -> [FuzzRow] {
         (1...60).map { id in
             FuzzRow(id: Int64(id), a: g.chance(4) ? nil : Int.random(in: -3...3, using: &g),
@@ -248,17 +265,11 @@ struct QueryFuzzTests {
         }
     }
 
-    // MARK: The run
-
-    @Test func randomQueriesGiveTheSameRowsOnBothEnginesAndInTheModel() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let seed = environment["DEPOT_FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
-        let count = environment["DEPOT_FUZZ_QUERIES"].flatMap { Int($0) } ?? 2_000
-        print("QueryFuzzTests: seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
-        var g = Generator(seed: seed)
+    /// Both engines with the same random rows in `fuzz` and links in `fuzzLinks`.
+    static func setUp(_ g: inout Generator) async throws -> (Engines, [FuzzRow], [FuzzLink]) {
         let rows = Self.rows(&g)
+        let links = Self.links(&g)
         let engines = try await Engines.make()
-        defer { Task { await engines.close() } }
         for (_, store) in engines.both {
             try await store.write { db in
                 // Text columns under a collation that is not code-point order
@@ -269,9 +280,27 @@ struct QueryFuzzTests {
                     CREATE TABLE "fuzz" ("id" \(type: .integer) PRIMARY KEY, "a" \(type: .integer), "b" \(type: .integer),
                       "t" \(type: .text) \(collation), "u" \(type: .text) \(collation), "d" \(type: .double), "f" \(type: .bool), "w" \(type: .date))
                     """)
+                try db.execute("""
+                    CREATE TABLE "fuzzLinks" ("id" \(type: .integer) PRIMARY KEY, "rowID" \(type: .integer), "n" \(type: .integer),
+                      "tag" \(type: .text) \(collation))
+                    """)
                 try db.insert(contentsOf: rows)
+                try db.insert(contentsOf: links)
             }
         }
+        return (engines, rows, links)
+    }
+
+    // MARK: The run
+
+    @Test func randomQueriesGiveTheSameRowsOnBothEnginesAndInTheModel() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let seed = environment["DEPOT_FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
+        let count = environment["DEPOT_FUZZ_QUERIES"].flatMap { Int($0) } ?? 2_000
+        print("QueryFuzzTests: seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
+        var g = Generator(seed: seed)
+        let (engines, rows, _) = try await Self.setUp(&g)
+        defer { Task { await engines.close() } }
         var disagreements = 0
         for index in 0..<count {
             let filter = Self.predicate(&g)

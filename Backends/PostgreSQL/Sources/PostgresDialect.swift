@@ -97,6 +97,13 @@ extension PostgresDialect: QueryDialect {
     /// `sum(x)::bigint`: the numeric sum, then an "out of range" error past 64 bits.
     public func integerSum(_ expression: String) -> String { "CAST(sum(\(expression)) AS bigint)" }
 
-    /// `avg(x)::float8`: the exact numeric mean of integers, rounded once to a double.
-    public func average(_ expression: String) -> String { "CAST(avg(\(expression)) AS double precision)" }
+    /// `avg(x::float8)`: the sum of the values as doubles, divided once, as SQLite's
+    /// `avg` does. (`avg(x)` of integers is a numeric rounded to 16 decimal digits,
+    /// whose conversion can differ from SQLite's mean in the last bit.)
+    public func average(_ expression: String) -> String { "avg(CAST(\(expression) AS double precision))" }
+
+    /// `bool_and(x)` / `bool_or(x)`: PostgreSQL has no `min` or `max` of booleans.
+    public func booleanExtreme(_ expression: String, max: Bool) -> String {
+        max ? "bool_or(\(expression))" : "bool_and(\(expression))"
+    }
 }

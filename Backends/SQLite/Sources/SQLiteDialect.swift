@@ -65,9 +65,25 @@ extension SQLiteDialect: QueryDialect {
     /// `LIMIT -1 OFFSET n`: SQLite has no OFFSET without LIMIT.
     public func offsetWithoutLimit(_ offset: String) -> String { "LIMIT -1 OFFSET \(offset)" }
 
-    /// `sum(x)`: an integer sum, and an "integer overflow" error past 64 bits.
-    public func integerSum(_ expression: String) -> String { "sum(\(expression))" }
+    /// The exact sum, as PostgreSQL's: SQLite's own `sum` fails when its running
+    /// total leaves 64 bits even if the final sum fits, so the order of the rows
+    /// would decide. Instead the high and low 32 bits of each value are summed
+    /// apart (neither sum can overflow below 2^31 rows), carried, and joined
+    /// when the result fits; otherwise `abs(-2^63)` raises SQLite's "integer
+    /// overflow". NULL when there are no values.
+    public func integerSum(_ expression: String) -> String {
+        let high = "sum((\(expression)) >> 32)", low = "sum((\(expression)) & 4294967295)"
+        let carried = "(\(high) + (\(low) >> 32))"
+        return "(CASE WHEN \(high) IS NULL THEN NULL"
+            + " WHEN \(carried) BETWEEN -2147483648 AND 2147483647 THEN (\(carried) << 32) | (\(low) & 4294967295)"
+            + " ELSE abs(-9223372036854775807 - 1) END)"
+    }
 
     /// `avg(x)`: always a REAL.
     public func average(_ expression: String) -> String { "avg(\(expression))" }
+
+    /// `min(x)` / `max(x)`: booleans are the integers 0 and 1.
+    public func booleanExtreme(_ expression: String, max: Bool) -> String {
+        max ? "max(\(expression))" : "min(\(expression))"
+    }
 }

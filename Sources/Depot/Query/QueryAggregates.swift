@@ -39,8 +39,10 @@ extension QueryExpression where Value: QueryNumeric {
         QueryExpression<Value.Nullable>(.aggregate(.sum, node, filter: nil), type: node.type)
     }
 
-    /// The mean, as a `Double`; NULL when there are no values. Engines may
-    /// differ in the last bits of a mean of many doubles.
+    /// The mean, as a `Double`: the values summed as doubles, then divided by
+    /// their count; NULL when there are no values. Exact sums (integers whose
+    /// sums stay within 2^53) give the same mean on every engine; engines may
+    /// add other values in another order and differ in the last bits.
     public func average() -> QueryExpression<Double?> {
         QueryExpression<Double?>(.aggregate(.average, node, filter: nil), type: .double)
     }

@@ -253,6 +253,7 @@ final class QueryRenderer {
         }
         switch aggregate {
         case .count: text += "count(\(argument))"
+        case .min where operand?.type == .bool, .max where operand?.type == .bool: text += dialect.booleanExtreme(argument, max: aggregate == .max)
         case .min: text += "min(\(argument))"
         case .max: text += "max(\(argument))"
         case .sum: text += type == .integer ? dialect.integerSum(argument) : "sum(\(argument))"
@@ -335,7 +336,8 @@ final class QueryRenderer {
             text += " GROUP BY "
             for (index, group) in selection.groups.enumerated() {
                 if index > 0 { text += ", " }
-                try render(group)
+                // Text groups by code point, as it compares: not under the column's collation.
+                try renderBinary(group, ordering: false)
             }
         }
         if !selection.having.isEmpty {

@@ -24,6 +24,10 @@ public protocol QueryDialect: SQLDialect {
     /// The sum of integer values as a 64-bit integer: NULL when there are no
     /// values, an error (never a wrap or a rounded float) when it overflows.
     func integerSum(_ expression: String) -> String
-    /// The mean of numeric values as a double: NULL when there are no values.
+    /// The mean of numeric values as a double: the values summed as doubles, then
+    /// divided once by their count; NULL when there are no values.
     func average(_ expression: String) -> String
+    /// The smallest (`max` false: true only when every value is) or largest
+    /// (`max` true: true when any value is) of Boolean values: NULL when there are none.
+    func booleanExtreme(_ expression: String, max: Bool) -> String
 }
