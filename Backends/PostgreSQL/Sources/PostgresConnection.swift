@@ -29,6 +29,8 @@ final class PostgresConnection: DriverConnection {
     let showsValues: Bool
     /// The statement whose rows are being streamed, which holds the connection until drained.
     weak var streaming: PostgresStatement?
+    /// The tables each statement's plan reads, for observations.
+    var explainedReads: [String: Set<String>] = [:]
 
     init(configuration: PostgresConfiguration) throws {
         showsValues = configuration.store.showsBoundValues

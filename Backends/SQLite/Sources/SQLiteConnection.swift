@@ -7,6 +7,9 @@ import Foundation
 /// database in WAL mode, readers refusing writes.
 final class SQLiteConnection: DriverConnection {
     let handle: OpaquePointer
+    /// The tables statements read and write, from the authorizer.
+    let tables = SQLiteTableLog()
+    private var dataVersion: OpaquePointer?
 
     init(path: String, role: ConnectionRole, configuration: SQLiteConfiguration, isMemory: Bool) throws {
         var handle: OpaquePointer?
@@ -18,6 +21,7 @@ final class SQLiteConnection: DriverConnection {
             throw DatabaseError(.connection, "cannot open SQLite database at \(path): \(error.message)", engineCode: error.engineCode)
         }
         self.handle = handle
+        SQLiteTableLog.install(tables, on: handle)
         sqlite3_extended_result_codes(handle, 1)
         let milliseconds = configuration.busyTimeout.components.seconds * 1000
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
@@ -163,9 +167,36 @@ final class SQLiteConnection: DriverConnection {
     func interrupt() { sqlite3_interrupt(handle) }
 
     func close() {
+        sqlite3_finalize(dataVersion)
+        dataVersion = nil
         for script in scripts.values { script.statements?.forEach { sqlite3_finalize($0) } }
         scripts.removeAll()
         // close_v2 defers the close until cached statements are finalized.
         sqlite3_close_v2(handle)
+    }
+}
+
+extension SQLiteConnection: ReadTrackingConnection, WriteTrackingConnection {
+    func tablesRead(bySQL sql: String, values: [Value]) throws -> Set<String>? {
+        if let reads = tables.reads(ofSQL: sql) { return reads }
+        // Compiled before the log forgot it: compiling again tells.
+        _ = try SQLiteStatement(connection: self, sql: sql)
+        return tables.reads(ofSQL: sql)
+    }
+
+    func takeWrittenTables() -> Set<String> {
+        tables.takeWritten()
+    }
+
+    /// `PRAGMA data_version`: changes when another connection commits, never for this one's commits.
+    func externalChangeCounter() throws -> Int64? {
+        if dataVersion == nil {
+            let code = sqlite3_prepare_v3(handle, "PRAGMA data_version", -1, UInt32(SQLITE_PREPARE_PERSISTENT), &dataVersion, nil)
+            guard code == SQLITE_OK else { throw SQLiteError.make(code, handle, sql: "PRAGMA data_version") }
+        }
+        defer { sqlite3_reset(dataVersion) }
+        let code = sqlite3_step(dataVersion)
+        guard code == SQLITE_ROW else { throw SQLiteError.make(code, handle, sql: "PRAGMA data_version") }
+        return sqlite3_column_int64(dataVersion, 0)
     }
 }

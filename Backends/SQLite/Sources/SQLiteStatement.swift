@@ -19,7 +19,9 @@ final class SQLiteStatement: DriverStatement {
     init(connection: SQLiteConnection, sql: String) throws {
         var handle: OpaquePointer?
         var tail: UnsafePointer<CChar>?
+        connection.tables.beginStatement()
         let code = sql.withCString { sqlite3_prepare_v3(connection.handle, $0, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, &tail) }
+        self.writes = connection.tables.endStatement(sql: sql)
         guard code == SQLITE_OK else { throw SQLiteError.make(code, connection.handle, sql: sql) }
         guard let handle else {
             throw DatabaseError(.misuse, "the SQL holds no statement", sql: sql)
@@ -40,8 +42,12 @@ final class SQLiteStatement: DriverStatement {
 
     deinit { sqlite3_finalize(handle) }
 
+    /// The tables the statement writes, triggers and foreign-key actions included.
+    private let writes: Set<String>
+
     func bind(_ values: [Value]) throws {
         sqlite3_reset(handle)
+        connection.tables.willRun(writing: writes)
         guard values.count == Int(parameterCount) else {
             throw DatabaseError(.misuse, "the statement has \(parameterCount) placeholders but \(values.count) values were bound", sql: sql)
         }

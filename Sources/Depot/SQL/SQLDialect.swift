@@ -3,6 +3,9 @@
 /// A backend provides one; the core renders every ``SQL`` through it, so
 /// placeholders, quoting and column types never leak into shared code.
 public protocol SQLDialect: Sendable {
+    /// Statements that make commits to these tables heard by observations on
+    /// other connections (``Database/enableObservation(of:)``); none by default.
+    func observationSetup(tables: [String]) -> [String]
     /// The engine's name in messages: `SQLite`, `PostgreSQL`.
     var engineName: String { get }
     /// The placeholder for the 1-based `index`-th bound value: `?1` or `$1`.
@@ -116,6 +119,13 @@ public enum ColumnType: String, Sendable, Hashable, CaseIterable {
 /// What an engine, or one store of it, can do. The conformance suite reads
 /// these instead of skipping checks: where a capability is missing, the check
 /// pins the documented alternative behaviour.
+extension SQLDialect {
+    /// Statements that make commits to these tables visible to observers on
+    /// other connections: none by default, for engines whose connections learn
+    /// about other commits on their own (SQLite). PostgreSQL installs triggers.
+    public func observationSetup(tables: [String]) -> [String] { [] }
+}
+
 public struct Capabilities: Sendable, Hashable {
     /// Reads run while a write transaction is open (SQLite in WAL mode, PostgreSQL).
     ///

@@ -14,7 +14,7 @@ import Logging
 /// access would pay twice.
 final class ConnectionPool: @unchecked Sendable {
     private let role: ConnectionRole
-    private let maxConnections: Int
+    let maxConnections: Int
     private let open: @Sendable (ConnectionRole) throws -> any DriverConnection
     private let label: String
     private let lock = NSLock()

@@ -40,6 +40,13 @@ public final class Database {
     /// The access's span, for the statements' spans; nil when the store traces nothing.
     let tracing: AccessTracing?
 
+    /// Collects the tables the statements read, when an observation reads.
+    var readRecorder: ReadRecorder?
+    /// The store's observations, told about this access's commit.
+    var observers: ObservationCenter?
+    /// Tables the closure said it changed (``notifyChanges(in:)``).
+    var notifiedTables: Set<String> = []
+
     init(connection: PooledConnection, dialect: any SQLDialect, configuration: Store.Configuration, coding: CodingOptions,
          cancellation: CancellationFlag, log: AccessLog? = nil, statementTimer: CoreMetrics.Timer? = nil, tracing: AccessTracing? = nil) {
         self.log = log
@@ -80,15 +87,24 @@ public final class Database {
             closeCursors()
             try checkCancellation()
             try runScript("COMMIT")
+            if kind == .write { didCommit() }
             return result
         } catch {
             closeCursors()
             rollback()
+            _ = connection.writeTracking?.takeWrittenTables()
             if cancellation.isCancelled { throw CancellationError() }
             if let timeout = cancellation.timeout { throw DatabaseError.accessTimedOut(timeout) }
             if cancellation.isStopped { throw DatabaseError.stoppedByShutdown }
             throw error
         }
+    }
+
+    /// Tells the store's observations which tables the committed transaction wrote.
+    private func didCommit() {
+        var written = connection.writeTracking?.takeWrittenTables() ?? []
+        written.formUnion(notifiedTables)
+        if !written.isEmpty { observers?.notify(.tables(written)) }
     }
 
     /// Rolls back, and makes sure the connection leaves no transaction open:
@@ -228,6 +244,18 @@ public final class Database {
 
     /// Prepares (or reuses) the statement for rendered text, binds the values and gives it to `body`.
     func withStatement<T>(text: String, values: [Value], _ body: (any DriverStatement, _ text: String) throws -> T) throws -> T {
+        guard let readRecorder else { return try runStatement(text: text, values: values, body) }
+        let result = try runStatement(text: text, values: values, body)
+        // After the statement is done with: the engine may run another to tell.
+        do {
+            readRecorder.record(try connection.readTracking?.tablesRead(bySQL: text, values: values) ?? nil)
+        } catch let error as DatabaseError {
+            throw error.with(sql: text, values: nil)
+        }
+        return result
+    }
+
+    private func runStatement<T>(text: String, values: [Value], _ body: (any DriverStatement, _ text: String) throws -> T) throws -> T {
         try checkUsable()
         let (statement, cached) = try prepare(text)
         connection.markBusy(statement)

@@ -47,10 +47,16 @@ final class PooledConnection: @unchecked Sendable {
     // Written on `queue`, read by the pool after `run` has returned.
     private(set) var isBroken = false
 
+    /// The driver connection's observation parts, looked up once.
+    let readTracking: (any ReadTrackingConnection)?
+    let writeTracking: (any WriteTrackingConnection)?
+
     init(role: ConnectionRole, connection: any DriverConnection, label: String) {
         self.role = role
         self.connection = connection
         self.queue = DispatchQueue(label: label)
+        self.readTracking = connection as? any ReadTrackingConnection
+        self.writeTracking = connection as? any WriteTrackingConnection
     }
 
     /// Runs a closure on the connection's queue and waits for it without blocking a thread.

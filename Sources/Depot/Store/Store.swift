@@ -98,6 +98,11 @@ public final class Store: Sendable {
     let gate = AccessGate()
     /// What the store measures, when it measures.
     let metrics: StoreMetrics?
+    /// The driver, for another store on the same database (the conformance suite's).
+    package let driver: any DatabaseDriver
+    /// The live observations, and what tells them about commits.
+    let observers: ObservationCenter
+    let changeMonitor: ChangeMonitor
 
     /// Creates a store over a backend's driver. Backends call this from their
     /// own constructors, such as `Store.sqlite(at:)`.
@@ -110,6 +115,10 @@ public final class Store: Sendable {
         encoding.usesGeneratedMapping = configuration.usesGeneratedMapping
         decoding.usesGeneratedMapping = configuration.usesGeneratedMapping
         self.codingOptions = CodingOptions(encoding: encoding, keyStrategy: configuration.encoder.keyStrategy, decoding: decoding)
+        self.driver = driver
+        let monitor = ChangeMonitor(driver: driver)
+        self.changeMonitor = monitor
+        self.observers = ObservationCenter(onActive: { [monitor] _ in monitor.update() })
         let open: @Sendable (ConnectionRole) throws -> any DriverConnection = { try driver.openConnection($0) }
         let label = "depot.\(driver.dialect.engineName.lowercased())"
         switch driver.poolLayout {
@@ -123,6 +132,7 @@ public final class Store: Sendable {
             writers = ConnectionPool(role: .writer, maxConnections: max, label: label, waitsForServer: configuration.waitsForServer, logger: configuration.logger, metrics: metrics, open: open)
             readers = writers
         }
+        monitor.store = self
     }
 
     /// Runs a read-only transaction and returns what the closure returns.
@@ -162,11 +172,29 @@ public final class Store: Sendable {
 
     /// Closes every connection. Accesses after this fail with a `connection` error.
     public func close() async {
+        changeMonitor.stop()
         await writers.close()
         if readers !== writers { await readers.close() }
     }
 
+    /// A read that records the tables its statements read, for an observation.
+    func read<T: Sendable>(recording recorder: ReadRecorder, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await access(.read, isolation: nil, pool: readers, recorder: recorder, body)
+    }
+
+    /// The writer's count of other connections' commits, for SQLite's observation of other processes.
+    func externalChangeCounter() async throws -> Int64? {
+        let connection = try await writers.acquire(timeout: configuration.checkoutTimeout)
+        let counter = await connection.run { connection in Result { try connection.writeTracking?.externalChangeCounter() } }
+        await writers.release(connection)
+        return try counter.get()
+    }
+
+    /// Whether the store reads and writes on one connection (an in-memory SQLite database): no one else can write.
+    var isSingleConnection: Bool { writers === readers && writers.maxConnections == 1 }
+
     private func access<T: Sendable>(_ kind: TransactionKind, isolation: IsolationLevel?, pool: ConnectionPool, logger: Logger? = nil,
+                                     recorder: ReadRecorder? = nil,
                                      _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let log = AccessLog(logger ?? configuration.logger, configuration: configuration)
         let ticket = try gate.enter()
@@ -205,6 +233,7 @@ public final class Store: Sendable {
             let dialect = self.dialect
             let configuration = self.configuration
             let codingOptions = self.codingOptions
+            let observers = self.observers
             let statementTimer = metrics?.statementDuration
             let deadline = configuration.accessTimeout.map { timeout in
                 let work = DispatchWorkItem { cancellation.timeOut(timeout) { connection.interrupt() } }
@@ -215,6 +244,8 @@ public final class Store: Sendable {
             let outcome: Sendable1<(Result<T, any Error>, bodyStarted: Bool)> = await withTaskCancellationHandler {
                 await connection.run { connection in
                     let db = Database(connection: connection, dialect: dialect, configuration: configuration, coding: codingOptions, cancellation: cancellation, log: log, statementTimer: statementTimer, tracing: tracing)
+                    db.readRecorder = recorder
+                    db.observers = observers
                     defer { db.invalidate() }
                     let result = Result { try db.inTransaction(kind, isolation: isolation) { try body($0) } }
                     // From here on, a deadline that fires interrupts nothing.

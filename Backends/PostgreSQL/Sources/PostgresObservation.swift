@@ -1,0 +1,158 @@
+import CLibPQ
+import Depot
+import Foundation
+
+/// The channel Depot's triggers notify, with the changed table's name as payload.
+let depotChangeChannel = "depot_changes"
+
+extension PostgresDialect {
+    /// One shared trigger function, and a statement-level trigger per table that
+    /// notifies `depot_changes` with the table's name: once per table per
+    /// transaction (identical notifications fold), for INSERT, UPDATE, DELETE,
+    /// TRUNCATE and COPY, and only if the transaction commits.
+    ///
+    /// Caveat: a statement trigger on a partitioned table does not fire for
+    /// writes addressed to a partition: enable each partition too.
+    public func observationSetup(tables: [String]) -> [String] {
+        guard !tables.isEmpty else { return [] }
+        let function = """
+            CREATE OR REPLACE FUNCTION depot_notify_change() RETURNS trigger LANGUAGE plpgsql AS $depot$
+            BEGIN
+                PERFORM pg_notify('\(depotChangeChannel)', TG_TABLE_NAME);
+                RETURN NULL;
+            END
+            $depot$
+            """
+        return [function] + tables.map { table in
+            "CREATE OR REPLACE TRIGGER depot_observe AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(quote(identifier: table))"
+                + " FOR EACH STATEMENT EXECUTE FUNCTION depot_notify_change()"
+        }
+    }
+}
+
+extension PostgresConnection: ReadTrackingConnection {
+    /// The relations of the statement's plan (`EXPLAIN (FORMAT JSON, VERBOSE)`
+    /// with the same values): views appear as their tables; a relation the
+    /// planner proved unneeded does not appear, nor one read inside a function.
+    func tablesRead(bySQL sql: String, values: [Value]) throws -> Set<String>? {
+        if let known = explainedReads[sql] { return known }
+        let statement = PostgresStatement(connection: self, sql: "EXPLAIN (FORMAT JSON, VERBOSE, COSTS OFF) " + sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        guard try statement.step() else { return nil }
+        let plan: String
+        switch try statement.value(at: 0) {
+        case .text(let text), .json(let text): plan = text
+        default: return nil
+        }
+        guard let json = try? JSONSerialization.jsonObject(with: Data(plan.utf8)) else { return nil }
+        var tables: Set<String> = []
+        Self.collectRelations(json, into: &tables)
+        if explainedReads.count >= 1024 { explainedReads.removeAll(keepingCapacity: true) }
+        explainedReads[sql] = tables
+        return tables
+    }
+
+    private static func collectRelations(_ node: Any, into tables: inout Set<String>) {
+        if let dictionary = node as? [String: Any] {
+            if let name = dictionary["Relation Name"] as? String { tables.insert(name) }
+            for value in dictionary.values { collectRelations(value, into: &tables) }
+        } else if let array = node as? [Any] {
+            for value in array { collectRelations(value, into: &tables) }
+        }
+    }
+}
+
+extension PostgresDriver: ChangeListeningDriver {
+    func startChangeListener(_ onChange: @escaping @Sendable (ObservedChange) -> Void) -> any ChangeListener {
+        PostgresChangeListener(configuration: configuration, onChange: onChange)
+    }
+}
+
+/// A connection of its own, outside the pool and never in a transaction, that
+/// LISTENs to `depot_changes` on a thread of its own. When the connection
+/// drops, it connects again (backing off up to two seconds), LISTENs, and then
+/// reports `.unknown`: notifications sent meanwhile are lost.
+final class PostgresChangeListener: ChangeListener, @unchecked Sendable {
+    private let configuration: PostgresConfiguration
+    private let onChange: @Sendable (ObservedChange) -> Void
+    private let lock = NSLock()
+    private var listening = false
+    private var stopped = false
+
+    init(configuration: PostgresConfiguration, onChange: @escaping @Sendable (ObservedChange) -> Void) {
+        self.configuration = configuration
+        self.onChange = onChange
+        let thread = Thread { [self] in run() }
+        thread.name = "depot.postgresql.listener"
+        thread.start()
+    }
+
+    var isListening: Bool { lock.withLock { listening } }
+    private var isStopped: Bool { lock.withLock { stopped } }
+
+    func stop() {
+        lock.withLock { stopped = true }
+    }
+
+    private func run() {
+        var delay = 0.05
+        while !isStopped {
+            guard let connection = connect() else {
+                Thread.sleep(forTimeInterval: delay)
+                delay = min(delay * 2, 2)
+                continue
+            }
+            delay = 0.05
+            lock.withLock { listening = true }
+            // Every (re)connect: changes may have been missed while nobody listened.
+            onChange(.unknown)
+            listen(on: connection)
+            lock.withLock { listening = false }
+            PQfinish(connection)
+        }
+    }
+
+    private func connect() -> OpaquePointer? {
+        var pairs = configuration.libpqParameters
+        pairs.removeAll { $0.0 == "application_name" }
+        pairs += [("application_name", "depot-listener"), ("keepalives", "1"), ("keepalives_idle", "5"),
+                  ("keepalives_interval", "2"), ("keepalives_count", "3")]
+        let keywords = pairs.map { strdup($0.0) }
+        let values = pairs.map { strdup($0.1) }
+        defer {
+            keywords.forEach { free($0) }
+            values.forEach { free($0) }
+        }
+        let connection = PQconnectdbParams(keywords.map { UnsafePointer($0) } + [nil], values.map { UnsafePointer($0) } + [nil], 0)
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            PQfinish(connection)
+            return nil
+        }
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        let result = PQexec(connection, "LISTEN \(depotChangeChannel)")
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+            PQfinish(connection)
+            return nil
+        }
+        return connection
+    }
+
+    /// Reads notifications until the connection fails or the listener stops.
+    private func listen(on connection: OpaquePointer) {
+        var descriptor = pollfd(fd: PQsocket(connection), events: Int16(POLLIN), revents: 0)
+        while !isStopped {
+            let ready = poll(&descriptor, 1, 100)
+            guard ready >= 0 || errno == EINTR else { return }
+            guard ready > 0 else { continue }
+            guard PQconsumeInput(connection) == 1, PQstatus(connection) == CONNECTION_OK else { return }
+            var tables: Set<String> = []
+            while let notification = PQnotifies(connection) {
+                if let payload = notification.pointee.extra { tables.insert(String(cString: payload)) }
+                PQfreemem(notification)
+            }
+            if !tables.isEmpty { onChange(.tables(tables)) }
+        }
+    }
+}

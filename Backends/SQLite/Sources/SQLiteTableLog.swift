@@ -1,0 +1,75 @@
+import CSQLite
+import Depot
+
+/// The tables a connection's statements read and write, as SQLite's authorizer
+/// reports them when a statement is compiled: writes by triggers and by
+/// foreign-key actions included, and the tables behind a view.
+///
+/// A statement's reads and writes are kept with it; when it runs, its writes
+/// join the transaction's. Statements compiled outside ``SQLiteStatement``
+/// (scripts, automatic recompiles) add their writes to the transaction's at once.
+final class SQLiteTableLog {
+    private var statementReads: Set<String>?
+    private var statementWrites: Set<String>?
+    /// Tables written since the last ``takeWritten()``.
+    private var written: Set<String> = []
+    /// What each statement's text reads, for observations.
+    private var readsBySQL: [String: Set<String>] = [:]
+    private static let readsLimit = 1024
+
+    /// Collects what the statement compiled next reads and writes.
+    func beginStatement() {
+        statementReads = []
+        statementWrites = []
+    }
+
+    /// What the statement just compiled reads and writes.
+    func endStatement(sql: String) -> Set<String> {
+        let writes = statementWrites ?? []
+        if readsBySQL.count >= Self.readsLimit { readsBySQL.removeAll(keepingCapacity: true) }
+        readsBySQL[sql] = statementReads ?? []
+        statementReads = nil
+        statementWrites = nil
+        return writes
+    }
+
+    /// The statement with this text is about to run.
+    func willRun(writing tables: Set<String>) {
+        if !tables.isEmpty { written.formUnion(tables) }
+    }
+
+    func reads(ofSQL sql: String) -> Set<String>? { readsBySQL[sql] }
+
+    func takeWritten() -> Set<String> {
+        defer { written = [] }
+        return written
+    }
+
+    fileprivate func read(_ table: String) {
+        statementReads?.insert(table)
+    }
+
+    fileprivate func wrote(_ table: String) {
+        if statementWrites != nil { statementWrites?.insert(table) } else { written.insert(table) }
+    }
+
+    /// Installs the authorizer that feeds `log` on `handle`; `log` must outlive the connection.
+    static func install(_ log: SQLiteTableLog, on handle: OpaquePointer) {
+        let callback: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+                                      UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32 = { context, action, first, _, _, _ in
+            guard let context, let first else { return SQLITE_OK }
+            let log = Unmanaged<SQLiteTableLog>.fromOpaque(context).takeUnretainedValue()
+            switch action {
+            case SQLITE_READ, SQLITE_INSERT, SQLITE_UPDATE, SQLITE_DELETE:
+                let table = String(cString: first)
+                // SQLite's own tables (sqlite_schema, sqlite_sequence) are nobody's data.
+                guard !table.hasPrefix("sqlite_") else { return SQLITE_OK }
+                if action == SQLITE_READ { log.read(table) } else { log.wrote(table) }
+            default:
+                break
+            }
+            return SQLITE_OK
+        }
+        sqlite3_set_authorizer(handle, callback, Unmanaged.passUnretained(log).toOpaque())
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// A store's live observations and the tables each depends on: commits mark
+/// the observations they concern as needing a fresh value.
+///
+/// Registering never waits for a connection. An observation that is fetching
+/// is marked by any commit (its new set of tables is not known yet), which
+/// costs at most one extra fetch and never misses a change.
+final class ObservationCenter: @unchecked Sendable {
+    private final class Registration {
+        /// The tables the last fetch read; nil: every table.
+        var tables: Set<String>?
+        var isFetching = false
+        let wake: AsyncStream<Void>.Continuation
+
+        init(wake: AsyncStream<Void>.Continuation) {
+            self.wake = wake
+        }
+    }
+
+    private let lock = NSLock()
+    private var registrations: [Int: Registration] = [:]
+    private var nextID = 0
+    /// Called when the first observation starts and when the last one ends.
+    private let onActive: @Sendable (Bool) -> Void
+
+    init(onActive: @escaping @Sendable (Bool) -> Void) {
+        self.onActive = onActive
+    }
+
+    /// Whether any observation is live: writes skip the work of notifying when none is.
+    var isActive: Bool { lock.withLock { !registrations.isEmpty } }
+
+    /// How many observations are live.
+    var count: Int { lock.withLock { registrations.count } }
+
+    /// Registers an observation: the stream yields when it needs a fresh value
+    /// (coalesced: one pending signal at most).
+    func register() -> (id: Int, wakes: AsyncStream<Void>) {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let (id, first) = lock.withLock {
+            nextID += 1
+            registrations[nextID] = Registration(wake: continuation)
+            return (nextID, registrations.count == 1)
+        }
+        if first { onActive(true) }
+        return (id, stream)
+    }
+
+    func unregister(_ id: Int) {
+        let (removed, last) = lock.withLock {
+            let removed = registrations.removeValue(forKey: id)
+            return (removed, removed != nil && registrations.isEmpty)
+        }
+        removed?.wake.finish()
+        if last { onActive(false) }
+    }
+
+    /// The observation starts a fetch: until it ends, every commit marks it.
+    func fetchWillStart(_ id: Int) {
+        lock.withLock { registrations[id]?.isFetching = true }
+    }
+
+    /// The fetch ended, having read `tables` (nil: unknown, every table).
+    func fetchDidEnd(_ id: Int, tables: Set<String>?) {
+        lock.withLock {
+            registrations[id]?.isFetching = false
+            registrations[id]?.tables = tables
+        }
+    }
+
+    /// Commits changed these tables, or possibly any table.
+    func notify(_ change: ObservedChange) {
+        lock.withLock {
+            for registration in registrations.values {
+                switch change {
+                case .unknown:
+                    registration.wake.yield()
+                case .tables(let changed):
+                    if registration.isFetching || registration.tables.map({ !$0.isDisjoint(with: changed) }) ?? true {
+                        registration.wake.yield()
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The tables read by the statements of one access, collected for an observation.
+final class ReadRecorder {
+    /// nil once a statement's tables could not be told: the observation depends on every table.
+    var tables: Set<String>? = []
+
+    func record(_ read: Set<String>?) {
+        guard let read else {
+            tables = nil
+            return
+        }
+        tables?.formUnion(read)
+    }
+}

@@ -1,0 +1,183 @@
+import Depot
+import Foundation
+
+/// Change observation: one meaning on every engine.
+enum ObservationChecks {
+    /// Counts the reads an observation makes.
+    final class ReadCounter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        func increment() { lock.withLock { count += 1 } }
+        var value: Int { lock.withLock { count } }
+    }
+
+    /// A store with `counters` (observed) and `others` (not read by the observation), both observable.
+    static func counters(_ context: ConformanceContext) async throws -> Store {
+        let store = try await context.makeStore()
+        try await store.write { db in
+            try DepotConformance.createTable(db, "counters", [("id", .integer, "PRIMARY KEY"), ("value", .integer, "NOT NULL")])
+            try DepotConformance.createTable(db, "others", [("id", .integer, "PRIMARY KEY")])
+            try db.execute("INSERT INTO \(ident: "counters") (\(ident: "id"), \(ident: "value")) VALUES (1, 0)")
+            try db.enableObservation(of: ["counters", "others"])
+        }
+        return store
+    }
+
+    static func setCounter(_ store: Store, _ value: Int) async throws {
+        try await store.write { db in
+            try db.execute("UPDATE \(ident: "counters") SET \(ident: "value") = \(value) WHERE \(ident: "id") = 1")
+        }
+    }
+
+    /// The counter's value, read through an observation.
+    static func observeCounter(_ store: Store, counting reads: ReadCounter? = nil) -> Observation<Int> {
+        store.observe { db in
+            reads?.increment()
+            return try db.fetchOne(Int.self, "SELECT \(ident: "value") FROM \(ident: "counters") WHERE \(ident: "id") = 1") ?? -1
+        }
+    }
+
+    /// Iterates until a value satisfies `done`, checking each value on the way;
+    /// fails after `limit` (a bound on liveness, not a speed claim).
+    static func values<S: AsyncSequence & Sendable>(
+        of sequence: S, until done: @escaping @Sendable (S.Element) -> Bool, limit: Duration = .seconds(20),
+        _ what: String
+    ) async throws -> [S.Element] where S.Element: Sendable {
+        try await withThrowingTaskGroup(of: [S.Element]?.self) { group in
+            group.addTask {
+                var seen: [S.Element] = []
+                for try await value in sequence {
+                    seen.append(value)
+                    if done(value) { return seen }
+                }
+                return seen
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            guard let seen = first else { throw ConformanceFailure("\(what): no such value within \(limit)") }
+            return seen
+        }
+    }
+
+    /// The iterator's next value; fails after `limit` (a bound on liveness, not a speed claim).
+    static func next<T: Sendable>(_ iterator: Observation<T>.Iterator, _ what: String, limit: Duration = .seconds(20)) async throws -> T? {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                var copy = iterator
+                return try await copy.next()
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                throw ConformanceFailure("\(what): no value within \(limit)")
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+    }
+
+    static let all: [ConformanceCheck] = [
+        ConformanceCheck("observation: the first value at once, then a value with each relevant commit") { context in
+            let store = try await counters(context)
+            let iterator = observeCounter(store).makeAsyncIterator()
+            try expectEqual(try await next(iterator, "first value"), 0, "first value")
+            try await setCounter(store, 1)
+            try expectEqual(try await next(iterator, "after the first commit"), 1, "after the first commit")
+            try await setCounter(store, 2)
+            try expectEqual(try await next(iterator, "after the second commit"), 2, "after the second commit")
+        },
+        ConformanceCheck("observation: a rolled-back write and a write to another table read nothing again") { context in
+            let store = try await counters(context)
+            let reads = ReadCounter()
+            let iterator = observeCounter(store, counting: reads).makeAsyncIterator()
+            try expectEqual(try await next(iterator, "first value"), 0, "first value")
+            try expectEqual(reads.value, 1, "reads for the first value")
+            struct Rollback: Error {}
+            do {
+                try await store.write { db in
+                    try db.execute("UPDATE \(ident: "counters") SET \(ident: "value") = 99 WHERE \(ident: "id") = 1")
+                    throw Rollback()
+                }
+            } catch is Rollback {}
+            try await store.write { db in try db.execute("INSERT INTO \(ident: "others") (\(ident: "id")) VALUES (1)") }
+            try await setCounter(store, 5)
+            try expectEqual(try await next(iterator, "the next value is the next relevant commit's, never the rolled-back 99"), 5, "the next value is the next relevant commit's, never the rolled-back 99")
+            try expectEqual(reads.value, 2, "reads: the rollback and the other table's commit caused none")
+        },
+        ConformanceCheck("observation: a burst of commits ends with the final state, in order, maybe coalesced") { context in
+            let store = try await counters(context)
+            let observed = observeCounter(store)
+            let seen = try await withThrowingTaskGroup(of: [Int].self) { group in
+                group.addTask { try await values(of: observed, until: { $0 == 50 }, "the burst's last value") }
+                // Let the observation start, then write 50 commits as fast as possible.
+                while store.liveObservationCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+                for value in 1...50 { try await setCounter(store, value) }
+                return try await group.next() ?? []
+            }
+            try expect(seen == seen.sorted(), "values never go back: \(seen)")
+            try expect(seen.count <= 51, "at most one value per commit and the first: \(seen.count)")
+            try expectEqual(seen.last, 50, "the last value")
+        },
+        ConformanceCheck("observation: removeDuplicates drops a value equal to the one before") { context in
+            let store = try await counters(context)
+            var iterator = store.observe { db in
+                try (db.fetchOne(Int.self, "SELECT \(ident: "value") FROM \(ident: "counters") WHERE \(ident: "id") = 1") ?? 0) >= 10
+            }.removeDuplicates().makeAsyncIterator()
+            try expectEqual(try await next(iterator, "first value"), false, "first value")
+            try await setCounter(store, 3)          // still below 10: the same value, dropped
+            try await setCounter(store, 12)
+            try expectEqual(try await next(iterator, "the next different value"), true, "the next different value")
+        },
+        ConformanceCheck("observation: a commit from another store on the same database is seen") { context in
+            let store = try await counters(context)
+            // An in-memory database belongs to its store alone: there, the same store writes.
+            let other = store.dialect.capabilities.concurrentReadsDuringWrite ? Store(driver: store.driver) : store
+            defer { if other !== store { Task { await other.close() } } }
+            let iterator = observeCounter(store).makeAsyncIterator()
+            try expectEqual(try await next(iterator, "first value"), 0, "first value")
+            try await setCounter(other, 7)
+            try expectEqual(try await next(iterator, "after the other store's commit"), 7, "after the other store's commit")
+        },
+        ConformanceCheck("observation: the tables are read again each time, so a closure that reads others as data changes stays current") { context in
+            let store = try await counters(context)
+            let observed = store.observe { db -> Int in
+                let value = try db.fetchOne(Int.self, "SELECT \(ident: "value") FROM \(ident: "counters") WHERE \(ident: "id") = 1") ?? 0
+                // Reads `others` only once the counter is positive.
+                guard value > 0 else { return -1 }
+                return try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "others")") ?? 0
+            }
+            let iterator = observed.makeAsyncIterator()
+            try expectEqual(try await next(iterator, "first value"), -1, "first value")
+            try await setCounter(store, 1)
+            try expectEqual(try await next(iterator, "now reading others"), 0, "now reading others")
+            try await store.write { db in try db.execute("INSERT INTO \(ident: "others") (\(ident: "id")) VALUES (1)") }
+            try expectEqual(try await next(iterator, "a commit to the newly read table"), 1, "a commit to the newly read table")
+        },
+        ConformanceCheck("observation: ending the iteration releases the observation") { context in
+            let store = try await counters(context)
+            let task = Task {
+                for try await _ in observeCounter(store) {}
+            }
+            while store.liveObservationCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            task.cancel()
+            _ = await task.result
+            try expectEqual(store.liveObservationCount, 0, "live observations after cancellation")
+            var iterator: Observation<Int>.Iterator? = observeCounter(store).makeAsyncIterator()
+            _ = try await iterator?.next()
+            try expectEqual(store.liveObservationCount, 1, "while an iterator lives")
+            iterator = nil
+            try expectEqual(store.liveObservationCount, 0, "after the iterator is gone")
+        },
+        ConformanceCheck("observation: an error from the closure ends the sequence with that error") { context in
+            let store = try await counters(context)
+            var iterator = store.observe { db in
+                try db.fetchOne(Int.self, "SELECT \(ident: "value") FROM \(ident: "missing")")
+            }.makeAsyncIterator()
+            try await expectError(.syntax, "a read of a missing table") { try await iterator.next() }
+            try expectEqual(store.liveObservationCount, 0, "live observations after the error")
+        },
+    ]
+}
