@@ -127,7 +127,7 @@ let package = Package(
         .testTarget(
             name: "DepotSQLiteTests",
             dependencies: [
-                "Depot", "DepotSQLite", "DepotConformance", "DepotLifecycle",
+                "Depot", "DepotSQLite", "DepotConformance", "DepotLifecycle", "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/DepotSQLiteTests"

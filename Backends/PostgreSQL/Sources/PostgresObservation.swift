@@ -2,12 +2,12 @@ import CLibPQ
 import Depot
 import Foundation
 
-/// The channel Depot's triggers notify, with the changed table's name as payload.
+/// The channel Depot's triggers notify, with the changed table's `schema.name` as payload.
 let depotChangeChannel = "depot_changes"
 
 extension PostgresDialect {
     /// One shared trigger function, and a statement-level trigger per table that
-    /// notifies `depot_changes` with the table's name: once per table per
+    /// notifies `depot_changes` with the table's `schema.name`: once per table per
     /// transaction (identical notifications fold), for INSERT, UPDATE, DELETE,
     /// TRUNCATE and COPY, and only if the transaction commits.
     ///
@@ -18,7 +18,7 @@ extension PostgresDialect {
         let function = """
             CREATE OR REPLACE FUNCTION depot_notify_change() RETURNS trigger LANGUAGE plpgsql AS $depot$
             BEGIN
-                PERFORM pg_notify('\(depotChangeChannel)', TG_TABLE_NAME);
+                PERFORM pg_notify('\(depotChangeChannel)', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
                 RETURN NULL;
             END
             $depot$
@@ -55,7 +55,9 @@ extension PostgresConnection: ReadTrackingConnection {
 
     private static func collectRelations(_ node: Any, into tables: inout Set<String>) {
         if let dictionary = node as? [String: Any] {
-            if let name = dictionary["Relation Name"] as? String { tables.insert(name) }
+            if let name = dictionary["Relation Name"] as? String {
+                tables.insert((dictionary["Schema"] as? String).map { $0 + "." + name } ?? name)
+            }
             for value in dictionary.values { collectRelations(value, into: &tables) }
         } else if let array = node as? [Any] {
             for value in array { collectRelations(value, into: &tables) }

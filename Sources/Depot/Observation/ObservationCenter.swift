@@ -69,6 +69,21 @@ final class ObservationCenter: @unchecked Sendable {
         }
     }
 
+    /// Whether a changed table is one the observation read. Engines with schemas
+    /// name tables `schema.table`; a name given without its schema (by hand, in
+    /// ``Observation/tracking(_:)`` or ``Database/notifyChanges(in:)``) stands for that table in any schema.
+    static func intersects(_ changed: Set<String>, _ read: Set<String>) -> Bool {
+        for table in changed {
+            if read.contains(table) { return true }
+            if let dot = table.lastIndex(of: ".") {
+                if read.contains(String(table[table.index(after: dot)...])) { return true }
+            } else if read.contains(where: { $0.hasSuffix("." + table) }) {
+                return true
+            }
+        }
+        return false
+    }
+
     /// Commits changed these tables, or possibly any table.
     func notify(_ change: ObservedChange) {
         lock.withLock {
@@ -77,7 +92,7 @@ final class ObservationCenter: @unchecked Sendable {
                 case .unknown:
                     registration.wake.yield()
                 case .tables(let changed):
-                    if registration.isFetching || registration.tables.map({ !$0.isDisjoint(with: changed) }) ?? true {
+                    if registration.isFetching || registration.tables.map({ Self.intersects(changed, $0) }) ?? true {
                         registration.wake.yield()
                     }
                 }

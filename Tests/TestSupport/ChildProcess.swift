@@ -1,0 +1,44 @@
+import Depot
+import Foundation
+
+/// Runs a program to its end in another process: what another process's write looks like.
+public enum ChildProcess {
+    /// Runs `program` with `arguments`; returns its exit status and what it printed (stdout and stderr).
+    @discardableResult
+    public static func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+}
+
+/// Observations in tests: a value within a bound, so a missed change fails instead of hanging.
+public enum ObservationWait {
+    public struct TimedOut: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The iterator's next value, or a failure after `limit` (a bound on liveness, not a speed claim).
+    public static func next<T: Sendable>(_ iterator: Observation<T>.Iterator, within limit: Duration = .seconds(20),
+                                         _ what: String = "the next value") async throws -> T? {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                var copy = iterator
+                return try await copy.next()
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                throw TimedOut(description: "\(what): none within \(limit)")
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+    }
+}
