@@ -10,16 +10,7 @@ import TestSupport
         candidates.append(folder.deletingLastPathComponent().appendingPathComponent("depot-conformance"))
         let binary = try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) },
                                   "depot-conformance is built beside the tests (swift build --build-tests)")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        return try ChildProcess.run(binary.path, arguments)
     }
 
     @Test func itPassesOnSQLiteFilesAndReportsEachCheck() throws {
