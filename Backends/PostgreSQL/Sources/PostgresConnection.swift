@@ -34,16 +34,7 @@ final class PostgresConnection: DriverConnection {
 
     init(configuration: PostgresConfiguration) throws {
         showsValues = configuration.store.showsBoundValues
-        let pairs = configuration.libpqParameters
-        let keywords = pairs.map { strdup($0.0) }
-        let values = pairs.map { strdup($0.1) }
-        defer {
-            keywords.forEach { free($0) }
-            values.forEach { free($0) }
-        }
-        let keywordPointers = keywords.map { UnsafePointer($0) } + [nil]
-        let valuePointers = values.map { UnsafePointer($0) } + [nil]
-        let connection = PQconnectdbParams(keywordPointers, valuePointers, 0)
+        let connection = Self.connect(configuration.libpqParameters)
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
             let error = PostgresError.connection(connection, "cannot connect to PostgreSQL at \(configuration.host):\(configuration.port)/\(configuration.database) as \(configuration.user)")
             PQfinish(connection)
@@ -67,6 +58,17 @@ final class PostgresConnection: DriverConnection {
             close()
             throw error
         }
+    }
+
+    /// `PQconnectdbParams` with these keywords and values; check its status.
+    static func connect(_ pairs: [(String, String)]) -> OpaquePointer? {
+        let keywords = pairs.map { strdup($0.0) }
+        let values = pairs.map { strdup($0.1) }
+        defer {
+            keywords.forEach { free($0) }
+            values.forEach { free($0) }
+        }
+        return PQconnectdbParams(keywords.map { UnsafePointer($0) } + [nil], values.map { UnsafePointer($0) } + [nil], 0)
     }
 
     /// Opens the connection again with the same parameters, after the server

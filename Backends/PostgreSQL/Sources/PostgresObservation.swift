@@ -120,13 +120,7 @@ final class PostgresChangeListener: ChangeListener, @unchecked Sendable {
         pairs.removeAll { $0.0 == "application_name" }
         pairs += [("application_name", "depot-listener"), ("keepalives", "1"), ("keepalives_idle", "5"),
                   ("keepalives_interval", "2"), ("keepalives_count", "3")]
-        let keywords = pairs.map { strdup($0.0) }
-        let values = pairs.map { strdup($0.1) }
-        defer {
-            keywords.forEach { free($0) }
-            values.forEach { free($0) }
-        }
-        let connection = PQconnectdbParams(keywords.map { UnsafePointer($0) } + [nil], values.map { UnsafePointer($0) } + [nil], 0)
+        let connection = PostgresConnection.connect(pairs)
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
             PQfinish(connection)
             return nil
