@@ -281,6 +281,16 @@ enum QueryChecks {
             try expectEqual(sums.1.map(\.0), [false, true], "groups")
             try expectEqual(sums.1.map(\.1), [0, Int.max - 5], "sums per group: max + (min + 1), and max - 5")
         },
+        ConformanceCheck("query: an average is the values summed as doubles and divided once, to the last bit") { context in
+            let store = try await notes(context)
+            try await store.write { db in
+                try db.update(Note.where { $0.id.eq(1) }) { [$0.rank.to(39_998)] }
+                try db.update(Note.where { $0.id.in([3, 4]) }) { [$0.rank.to(1)] }
+            }
+            let mean = try await store.read { db in try db.fetchOne(Note.where { $0.id.in([1, 3, 4]) }.select { $0.rank.average() }) }
+            // 40000 / 3 rounded once; a decimal mean rounded to 16 digits first ends in ...332.
+            try expectEqual(mean, Optional(Optional(40_000.0 / 3.0)), "avg of 39998, 1, 1")
+        },
         ConformanceCheck("query: the least and greatest of booleans: false before true, NULL when there are none") { context in
             let store = try await notes(context)
             let extremes = try await store.read { db in
