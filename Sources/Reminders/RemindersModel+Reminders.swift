@@ -37,29 +37,31 @@ extension RemindersModel {
     /// with a due date. Flagged: open and flagged. Completed: done. All: open, by list.
     public func reminders(in view: SmartList) async throws -> [ReminderDetail] {
         let day = Day(containing: now(), in: timeZone)
-        return try await store.read(logger: logger) { db in
-            let reminders: [Reminder]
-            switch view {
-            case .today:
-                reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.dueDate < day.end }
-                    .order { [$0.dueDate.ascending(), $0.priority.descending()] })
-            case .scheduled:
-                reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.dueDate.isNotNull() }
-                    .order { $0.dueDate.ascending() })
-            case .flagged:
-                reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.isFlagged }
-                    .order { $0.dueDate.ascending() })
-            case .completed:
-                reminders = try db.fetchAll(Reminder.where { $0.isCompleted }
-                    .order { $0.dueDate.descending() })
-            case .all:
-                reminders = try db.fetchAll(Reminder.where { !$0.isCompleted }
-                    .join(RemindersList.self) { reminder, list in reminder.remindersListID.eq(list.id) }
-                    .order { reminder, list in [list.position.ascending(), list.id.ascending(), reminder.position.ascending()] })
-                    .map(\.0)
-            }
-            return try Self.details(db, reminders)
+        return try await store.read(logger: logger) { db in try Self.reminders(db, in: view, day: day) }
+    }
+
+    static func reminders(_ db: Database, in view: SmartList, day: Day) throws -> [ReminderDetail] {
+        let reminders: [Reminder]
+        switch view {
+        case .today:
+            reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.dueDate < day.end }
+                .order { [$0.dueDate.ascending(), $0.priority.descending()] })
+        case .scheduled:
+            reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.dueDate.isNotNull() }
+                .order { $0.dueDate.ascending() })
+        case .flagged:
+            reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.isFlagged }
+                .order { $0.dueDate.ascending() })
+        case .completed:
+            reminders = try db.fetchAll(Reminder.where { $0.isCompleted }
+                .order { $0.dueDate.descending() })
+        case .all:
+            reminders = try db.fetchAll(Reminder.where { !$0.isCompleted }
+                .join(RemindersList.self) { reminder, list in reminder.remindersListID.eq(list.id) }
+                .order { reminder, list in [list.position.ascending(), list.id.ascending(), reminder.position.ascending()] })
+                .map(\.0)
         }
+        return try Self.details(db, reminders)
     }
 
     /// Reminders carrying a tag (matched ignoring letter case), open ones unless `includeCompleted`.

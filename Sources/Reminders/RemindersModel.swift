@@ -48,23 +48,25 @@ public struct RemindersModel: Sendable {
     /// The smart-list counts, the lists with their open counts, and the tags in use.
     public func homeScreen() async throws -> HomeScreen {
         let day = Day(containing: now(), in: timeZone)
-        return try await store.read(logger: logger) { db in
-            let counts = try db.fetchOne(Row.self, """
-                SELECT
-                  count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" < \(day.end)) AS "today",
-                  count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" IS NOT NULL) AS "scheduled",
-                  count(*) FILTER (WHERE NOT "isCompleted") AS "all",
-                  count(*) FILTER (WHERE NOT "isCompleted" AND "isFlagged") AS "flagged",
-                  count(*) FILTER (WHERE "isCompleted") AS "completed",
-                  count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" < \(day.start)) AS "overdue"
-                FROM "reminders"
-                """)
-            struct Counts: Decodable { var today, scheduled, all, flagged, completed, overdue: Int }
-            let c = try counts.map { try $0.decode(Counts.self) } ?? Counts(today: 0, scheduled: 0, all: 0, flagged: 0, completed: 0, overdue: 0)
-            return HomeScreen(today: c.today, scheduled: c.scheduled, all: c.all, flagged: c.flagged,
-                              completed: c.completed, overdue: c.overdue,
-                              lists: try Self.listSummaries(db), tags: try Self.tagsInUse(db))
-        }
+        return try await store.read(logger: logger) { db in try Self.homeScreen(db, day: day) }
+    }
+
+    static func homeScreen(_ db: Database, day: Day) throws -> HomeScreen {
+        let counts = try db.fetchOne(Row.self, """
+            SELECT
+              count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" < \(day.end)) AS "today",
+              count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" IS NOT NULL) AS "scheduled",
+              count(*) FILTER (WHERE NOT "isCompleted") AS "all",
+              count(*) FILTER (WHERE NOT "isCompleted" AND "isFlagged") AS "flagged",
+              count(*) FILTER (WHERE "isCompleted") AS "completed",
+              count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" < \(day.start)) AS "overdue"
+            FROM "reminders"
+            """)
+        struct Counts: Decodable { var today, scheduled, all, flagged, completed, overdue: Int }
+        let c = try counts.map { try $0.decode(Counts.self) } ?? Counts(today: 0, scheduled: 0, all: 0, flagged: 0, completed: 0, overdue: 0)
+        return HomeScreen(today: c.today, scheduled: c.scheduled, all: c.all, flagged: c.flagged,
+                          completed: c.completed, overdue: c.overdue,
+                          lists: try Self.listSummaries(db), tags: try Self.tagsInUse(db))
     }
 
     static func listSummaries(_ db: Database) throws -> [ListSummary] {
@@ -129,23 +131,28 @@ public struct RemindersModel: Sendable {
                 list.showCompleted = showCompleted ?? list.showCompleted
                 try db.update(list)
             }
-            let direction: SQL = list.sortAscending ? "ASC" : "DESC"
-            let order: SQL
-            switch list.sort {
-            case .dueDate: order = "\"dueDate\" \(direction) NULLS LAST"
-            case .priority: order = "\"priority\" \(direction)"
-            case .title: order = "\(db.folded("\"title\"")) \(direction)"
-            case .createdAt: order = "\"createdAt\" \(direction)"
-            }
-            let completed: SQL = list.showCompleted ? "" : "AND NOT \"isCompleted\""
-            let reminders = try db.fetchAll(Reminder.self, """
-                SELECT * FROM "reminders" WHERE "remindersListID" = \(list.id) \(completed)
-                ORDER BY "isCompleted" ASC, \(order), "id" ASC
-                """)
-            return (list, try Self.details(db, reminders))
+            return (list, try Self.reminders(db, of: list))
         }
         // Only a changed choice needs a write.
         return changes ? try await store.write(logger: logger, body) : try await store.read(logger: logger, body)
+    }
+
+    /// A list's reminders in its stored sort.
+    static func reminders(_ db: Database, of list: RemindersList) throws -> [ReminderDetail] {
+        let direction: SQL = list.sortAscending ? "ASC" : "DESC"
+        let order: SQL
+        switch list.sort {
+        case .dueDate: order = "\"dueDate\" \(direction) NULLS LAST"
+        case .priority: order = "\"priority\" \(direction)"
+        case .title: order = "\(db.folded("\"title\"")) \(direction)"
+        case .createdAt: order = "\"createdAt\" \(direction)"
+        }
+        let completed: SQL = list.showCompleted ? "" : "AND NOT \"isCompleted\""
+        let reminders = try db.fetchAll(Reminder.self, """
+            SELECT * FROM "reminders" WHERE "remindersListID" = \(list.id) \(completed)
+            ORDER BY "isCompleted" ASC, \(order), "id" ASC
+            """)
+        return try details(db, reminders)
     }
 
     /// Creates a list at the end of the lists.

@@ -24,8 +24,15 @@ public enum RemindersSchema {
                 try db.execute("UPDATE \(ident: "reminders") SET \(ident: "dueDate") = \(row.dueDate), \(ident: "createdAt") = \(row.createdAt) WHERE \(ident: "id") = \(row.id)")
             }
         }
+        migrator.register("3 observed tables") { db in
+            // PostgreSQL: a trigger per table tells every process's observations; SQLite needs none.
+            try db.enableObservation(of: observedTables)
+        }
         return migrator
     }
+
+    /// The tables the model's screens read.
+    static let observedTables = ["remindersLists", "reminders", "tags", "remindersTags"]
 
     private struct StoredDates: Decodable {
         var id: Int64

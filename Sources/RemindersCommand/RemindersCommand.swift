@@ -17,7 +17,7 @@ struct RemindersCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Stats.self, ListsCommand.self, Show.self, ViewCommand.self, Tagged.self, Add.self, Edit.self,
-            Complete.self, FlagCommand.self, Move.self, Delete.self, TagCommand.self, Untag.self, Search.self, Demo.self,
+            Complete.self, FlagCommand.self, Move.self, Delete.self, TagCommand.self, Untag.self, Search.self, Watch.self, Demo.self,
         ],
         defaultSubcommand: Stats.self
     )

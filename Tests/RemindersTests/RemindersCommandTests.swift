@@ -12,17 +12,26 @@ import TestSupport
 
     let home = FileManager.default.temporaryDirectory.appendingPathComponent("depot-reminders-cli-\(UUID().uuidString)")
 
-    func run(_ arguments: [String]) throws -> Outcome {
+    /// The `reminders` program built beside the tests.
+    func binary() throws -> URL {
         let folder = try #require(Bundle.main.executableURL?.deletingLastPathComponent())
-        let binary = try #require([folder, folder.deletingLastPathComponent()].map { $0.appendingPathComponent("reminders") }
+        return try #require([folder, folder.deletingLastPathComponent()].map { $0.appendingPathComponent("reminders") }
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }, "reminders is built beside the tests")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
+    }
+
+    /// A newcomer's environment: a fresh home, UTC, no database named.
+    var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_HOME"] = home.path
         environment["REMINDERS_DATABASE"] = nil
         environment["TZ"] = "UTC"
+        return environment
+    }
+
+    func run(_ arguments: [String]) throws -> Outcome {
+        let process = Process()
+        process.executableURL = try binary()
+        process.arguments = arguments
         process.environment = environment
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

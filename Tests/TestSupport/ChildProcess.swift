@@ -21,8 +21,10 @@ public enum ChildProcess {
 
 /// Observations in tests: a value within a bound, so a missed change fails instead of hanging.
 public enum ObservationWait {
+    /// A wait that ran past its bound.
     public struct TimedOut: Error, CustomStringConvertible {
         public let description: String
+        public init(description: String) { self.description = description }
     }
 
     /// The iterator's next value, or a failure after `limit` (a bound on liveness, not a speed claim).

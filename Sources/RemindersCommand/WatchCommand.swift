@@ -1,0 +1,97 @@
+import ArgumentParser
+import Depot
+import Foundation
+import Reminders
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show a screen and redraw it whenever its data changes, in this process or any other.",
+        discussion: """
+            SCREEN is home (the default), a smart list (today, scheduled, flagged, completed, all) \
+            or a list's title or id. Run it in one terminal and change reminders from another: the \
+            screen follows, on SQLite and on PostgreSQL. Ctrl-C stops it. Without a terminal, each \
+            drawing ends with a line of dashes (or, with --json, is one line of JSON).
+            """
+    )
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "home, a smart list, or a list's title or id.") var screen = "home"
+    @Option(help: "Stop after this many drawings (for scripts).") var count: Int?
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            let watched: WatchedScreen
+            if screen.lowercased() == "home" {
+                watched = .home
+            } else if let view = SmartList(rawValue: screen.lowercased()) {
+                watched = .smartList(view)
+            } else {
+                // By id: a rename while watching keeps the same list on screen.
+                let list = try await model.list(named: screen)
+                watched = .list(String(list.id ?? 0))
+            }
+            let task = Task {
+                var drawn = 0
+                for try await content in model.watch(watched) {
+                    try draw(content, model: model)
+                    drawn += 1
+                    if let count, drawn >= count { return }
+                }
+            }
+            let signals = Self.stopOnSignals { task.cancel() }
+            defer { signals.forEach { $0.cancel() } }
+            try await task.value
+        }
+    }
+
+    private func draw(_ content: ScreenContent, model: RemindersModel) throws {
+        defer { fflush(nil) }
+        if options.json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            encoder.dateEncodingStrategy = .iso8601
+            let data: Data
+            switch content {
+            case .home(let home): data = try encoder.encode(home)
+            case .smartList(_, let reminders): data = try encoder.encode(reminders)
+            case .list(let screen): data = try encoder.encode(screen)
+            }
+            print(String(decoding: data, as: UTF8.self))
+            return
+        }
+        let terminal = isatty(STDOUT_FILENO) == 1
+        if terminal { print("\u{1B}[H\u{1B}[2J", terminator: "") }
+        switch content {
+        case .home(let home):
+            Output.home(home)
+        case .smartList(let view, let reminders):
+            Output.heading(view.rawValue.capitalized, color: nil)
+            Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: true)
+        case .list(let screen):
+            Output.heading(screen.list.title, color: screen.list.color)
+            Output.reminders(screen.reminders, timeZone: model.timeZone, now: model.now(), showList: false)
+        }
+        if terminal {
+            print("")
+            print(Output.styled("watching, drawn at \(Output.format(model.now(), model.timeZone)) (Ctrl-C to stop)", .dim))
+        } else {
+            print("---")
+        }
+    }
+
+    /// Runs `stop` on SIGINT or SIGTERM, so the stores close and SQLite tidies its files.
+    private static func stopOnSignals(_ stop: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler(handler: stop)
+            source.resume()
+            return source
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A running `reminders watch`, its output collected as it comes.
+final class WatchingProcess: @unchecked Sendable {
+    private let process = Process()
+    private let lock = NSLock()
+    private var output = ""
+
+    init(binary: URL, arguments: [String], environment: [String: String]) throws {
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard !data.isEmpty else { return }
+            self?.lock.withLock { self?.output += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+    }
+
+    var text: String { lock.withLock { output } }
+
+    /// Waits until the output holds `marker` `times` times; fails after `limit` (a bound on liveness).
+    func waitFor(_ marker: String, times: Int = 1, limit: Duration = .seconds(20)) async throws {
+        let deadline = ContinuousClock.now + limit
+        while text.components(separatedBy: marker).count - 1 < times {
+            guard ContinuousClock.now < deadline else {
+                throw ObservationWait.TimedOut(description: "no \"\(marker)\" ×\(times) within \(limit); output:\n\(text)")
+            }
+            guard process.isRunning else {
+                throw ObservationWait.TimedOut(description: "reminders watch ended (status \(process.terminationStatus)):\n\(text)")
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Sends SIGTERM and waits: `watch` stops cleanly, status 0.
+    func stop() -> Int32 {
+        process.terminate()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+extension RemindersCommandTests {
+    /// Starts `reminders watch Groceries`, changes the list from another
+    /// `reminders` process, and returns how long after that process started the new drawing showed.
+    func watchFollowsAnotherProcess(_ database: [String]) async throws -> Duration {
+        let created = try run(["lists", "add", "Groceries"] + database)
+        #expect(created.status == 0, "\(created.stderr)")
+        let watcher = try WatchingProcess(binary: try binary(), arguments: ["watch", "Groceries"] + database, environment: environment)
+        try await watcher.waitFor("---")
+        #expect(watcher.text.contains("(none)"))
+        // Timed from the other process's start: an upper bound on commit-to-drawing.
+        let startedAt = ContinuousClock.now
+        let added = try run(["add", "Milk 🥛", "--list", "Groceries"] + database)
+        #expect(added.status == 0, "\(added.stderr)")
+        try await watcher.waitFor("Milk 🥛")
+        let latency = ContinuousClock.now - startedAt
+        // Another change, another drawing: completing it (shown lists hide completed reminders).
+        let completed = try run(["complete", "1"] + database)
+        #expect(completed.status == 0, "\(completed.stderr)")
+        try await watcher.waitFor("---", times: 3)
+        let drawings = watcher.text.components(separatedBy: "---\n").filter { !$0.isEmpty }
+        #expect(drawings.last?.contains("(none)") == true, "the last drawing has no open reminder: \(watcher.text)")
+        #expect(watcher.stop() == 0, "watch stops cleanly on SIGTERM: \(watcher.text)")
+        return latency
+    }
+
+    @Test func watchRedrawsWhenAnotherProcessChangesTheListOnSQLite() async throws {
+        let latency = try await watchFollowsAnotherProcess([])
+        print("reminders watch on SQLite: redrawn within \(latency) of the other process starting")
+        #expect(latency < .seconds(1), "the issue's promise: within a second")
+        let files = try FileManager.default.contentsOfDirectory(atPath: home.appendingPathComponent("depot-reminders").path)
+        #expect(!files.contains { $0.hasSuffix("-wal") }, "the store closed: \(files)")
+    }
+
+    @Test(.enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
+    func watchRedrawsWhenAnotherProcessChangesTheListOnPostgreSQL() async throws {
+        let store = try await PostgresTestServer.freshStore()
+        let schema = try await store.read { db in try db.fetchOne(String.self, "SELECT current_schema()") } ?? ""
+        await store.close()
+        let server = try #require(PostgresTestServer.url)
+        let url = server + (server.contains("?") ? "&" : "?") + "search_path=\(schema)"
+        let latency = try await watchFollowsAnotherProcess(["--database", url])
+        print("reminders watch on PostgreSQL: redrawn within \(latency) of the other process starting")
+        #expect(latency < .seconds(1), "the issue's promise: within a second")
+    }
+}
