@@ -18,6 +18,7 @@ struct Options {
     var dates: String?
     var profile: String?
     var count: String?
+    var observation: Int?
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -35,6 +36,7 @@ struct Options {
             case "--dates": dates = iterator.next()
             case "--profile": profile = iterator.next()
             case "--count": count = iterator.next()
+            case "--observation": observation = Int(iterator.next() ?? "") ?? 500
             default:
                 FileHandle.standardError.write(Data("unknown argument \(argument)\n".utf8))
                 exit(2)
@@ -61,6 +63,10 @@ func runAll(_ options: Options) async throws {
 /// Everything the program does, from a detached task: valgrind cannot run a
 /// Swift async main, so the main thread waits on a semaphore instead.
 func entry(_ options: Options) async throws {
+    if let samples = options.observation {
+        try await ObservationLatency.run(samples: samples)
+        exit(0)
+    }
     if let probe = options.memoryProbe {
         try await MemoryProbe.run(probe, rows: options.rows, path: options.path)
         exit(0)
