@@ -35,6 +35,18 @@ struct PostgresObservationTests {
         await store.close()
     }
 
+    @Test func readingATableWithoutTheNotifyTriggerIsAnErrorThatSaysWhatToRun() async throws {
+        let store = try await PostgresTestServer.freshStore()
+        try await store.write { db in try db.execute("CREATE TABLE silent (id bigint PRIMARY KEY)") }
+        let values = store.observe { db in try db.fetchOne(Int.self, "SELECT count(*) FROM silent") ?? 0 }.makeAsyncIterator()
+        let error = await #expect(throws: DatabaseError.self) { try await ObservationWait.next(values) }
+        #expect(error?.kind == .misuse)
+        #expect(error?.message.contains("silent is read by an observation but commits to it are not heard") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("db.enableObservation(of: [\"silent\"])") == true)
+        #expect(store.liveObservationCount == 0)
+        await store.close()
+    }
+
     @Test func aListenerWhoseConnectionIsKilledReconnectsAndRefreshes() async throws {
         let (store, _) = try await counterStore()
         let values = observeCounter(store)

@@ -31,6 +31,8 @@ final class PostgresConnection: DriverConnection {
     weak var streaming: PostgresStatement?
     /// The tables each statement's plan reads, for observations.
     var explainedReads: [String: Set<String>] = [:]
+    /// Tables known to carry Depot's notify trigger.
+    var observableTables: Set<String> = []
 
     init(configuration: PostgresConfiguration) throws {
         showsValues = configuration.store.showsBoundValues

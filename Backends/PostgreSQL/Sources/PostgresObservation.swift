@@ -46,21 +46,41 @@ extension PostgresConnection: ReadTrackingConnection {
         default: return nil
         }
         guard let json = try? JSONSerialization.jsonObject(with: Data(plan.utf8)) else { return nil }
-        var tables: Set<String> = []
-        Self.collectRelations(json, into: &tables)
+        var relations: [(schema: String, name: String)] = []
+        Self.collectRelations(json, into: &relations)
+        for relation in relations { try requireObservable(relation) }
+        let tables = Set(relations.map { $0.schema + "." + $0.name })
         if explainedReads.count >= 1024 { explainedReads.removeAll(keepingCapacity: true) }
         explainedReads[sql] = tables
         return tables
     }
 
-    private static func collectRelations(_ node: Any, into tables: inout Set<String>) {
+    /// Fails unless the relation carries Depot's notify trigger: without it,
+    /// commits to it from other connections (and this store's) would go unheard.
+    private func requireObservable(_ relation: (schema: String, name: String)) throws {
+        let qualified = relation.schema + "." + relation.name
+        guard !observableTables.contains(qualified) else { return }
+        let statement = PostgresStatement(connection: self, sql: """
+            SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'depot_observe'
+              AND tgrelid = to_regclass(quote_ident($1) || '.' || quote_ident($2)))
+            """)
+        defer { statement.reset() }
+        try statement.bind([.text(relation.schema), .text(relation.name)])
+        guard try statement.step(), statement.bool(at: 0) == true else {
+            throw DatabaseError(.misuse, "\(qualified) is read by an observation but commits to it are not heard: "
+                + "run db.enableObservation(of: [\"\(relation.name)\"]) once, in a migration")
+        }
+        observableTables.insert(qualified)
+    }
+
+    private static func collectRelations(_ node: Any, into relations: inout [(schema: String, name: String)]) {
         if let dictionary = node as? [String: Any] {
-            if let name = dictionary["Relation Name"] as? String {
-                tables.insert((dictionary["Schema"] as? String).map { $0 + "." + name } ?? name)
+            if let name = dictionary["Relation Name"] as? String, let schema = dictionary["Schema"] as? String {
+                relations.append((schema, name))
             }
-            for value in dictionary.values { collectRelations(value, into: &tables) }
+            for value in dictionary.values { collectRelations(value, into: &relations) }
         } else if let array = node as? [Any] {
-            for value in array { collectRelations(value, into: &tables) }
+            for value in array { collectRelations(value, into: &relations) }
         }
     }
 }

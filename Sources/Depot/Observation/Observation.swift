@@ -23,10 +23,12 @@ import Foundation
 /// again at every read, so a closure that reads other tables depending on the
 /// data stays correct.
 ///
-/// Caveat: a write Depot cannot see (a process that bypasses the engine's
-/// mechanism: on PostgreSQL, a table without ``Database/enableObservation(of:)``'s
-/// trigger, or a session in `replica` role) changes nothing until a write
-/// calls ``Database/notifyChanges(in:)``. An error from the closure ends the sequence.
+/// Caveat: on PostgreSQL, every table the closure reads needs
+/// ``Database/enableObservation(of:)`` once; reading one without it ends the
+/// sequence with a `misuse` error. A write Depot cannot see (a session in
+/// `replica` role, a C library with its own SQLite connection inside this
+/// process's transaction) changes nothing until a write calls
+/// ``Database/notifyChanges(in:)``. An error from the closure ends the sequence.
 public struct Observation<Element: Sendable>: AsyncSequence, Sendable {
     let store: Store
     let fetch: @Sendable (Database) throws -> Element
