@@ -25,10 +25,9 @@ import Foundation
 ///
 /// Caveat: on PostgreSQL, every table the closure reads needs
 /// ``Database/enableObservation(of:)`` once; reading one without it ends the
-/// sequence with a `misuse` error. A write Depot cannot see (a session in
-/// `replica` role, a C library with its own SQLite connection inside this
-/// process's transaction) changes nothing until a write calls
-/// ``Database/notifyChanges(in:)``. An error from the closure ends the sequence.
+/// sequence with a `misuse` error. A write Depot cannot see (on PostgreSQL, a
+/// session in `replica` role, which fires no triggers) changes nothing until a
+/// write calls ``Database/notifyChanges(in:)``. An error from the closure ends the sequence.
 public struct Observation<Element: Sendable>: AsyncSequence, Sendable {
     let store: Store
     let fetch: @Sendable (Database) throws -> Element
