@@ -44,10 +44,15 @@ final class SQLiteStatement: DriverStatement {
 
     /// The tables the statement writes, triggers and foreign-key actions included.
     private let writes: Set<String>
+    /// The table log's epoch when this statement last added its writes.
+    private var writesAddedInEpoch = -1
 
     func bind(_ values: [Value]) throws {
         sqlite3_reset(handle)
-        connection.tables.willRun(writing: writes)
+        if !writes.isEmpty, writesAddedInEpoch != connection.tables.epoch {
+            connection.tables.willRun(writing: writes)
+            writesAddedInEpoch = connection.tables.epoch
+        }
         guard values.count == Int(parameterCount) else {
             throw DatabaseError(.misuse, "the statement has \(parameterCount) placeholders but \(values.count) values were bound", sql: sql)
         }

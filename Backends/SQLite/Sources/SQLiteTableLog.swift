@@ -33,15 +33,22 @@ final class SQLiteTableLog {
         return writes
     }
 
-    /// The statement with this text is about to run.
+    /// Bumped each time the written tables are taken: a statement adds its
+    /// writes once per transaction, not once per execution.
+    private(set) var epoch = 0
+
+    /// A statement that writes `tables` is about to run.
     func willRun(writing tables: Set<String>) {
-        if !tables.isEmpty { written.formUnion(tables) }
+        written.formUnion(tables)
     }
 
     func reads(ofSQL sql: String) -> Set<String>? { readsBySQL[sql] }
 
     func takeWritten() -> Set<String> {
-        defer { written = [] }
+        defer {
+            written = []
+            epoch &+= 1
+        }
         return written
     }
 
