@@ -33,7 +33,7 @@ extension RemindersModel {
 
     /// The reminders of a smart list, with their lists and tags.
     ///
-    /// Today: open, due before the end of today (overdue included). Scheduled: open
+    /// Today: open, due on today's calendar day (overdue ones are not). Scheduled: open
     /// with a due date. Flagged: open and flagged. Completed: done. All: open, by list.
     public func reminders(in view: SmartList) async throws -> [ReminderDetail] {
         let day = Day(containing: now(), in: timeZone)
@@ -44,7 +44,7 @@ extension RemindersModel {
         let reminders: [Reminder]
         switch view {
         case .today:
-            reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.dueDate < day.end }
+            reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.dueDate >= day.start && $0.dueDate < day.end }
                 .order { [$0.dueDate.ascending(), $0.priority.descending()] })
         case .scheduled:
             reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.dueDate.isNotNull() }
@@ -61,7 +61,7 @@ extension RemindersModel {
                 .order { reminder, list in [list.position.ascending(), list.id.ascending(), reminder.position.ascending()] })
                 .map(\.0)
         }
-        return try Self.details(db, reminders)
+        return try Self.details(db, reminders, today: day)
     }
 
     /// Reminders carrying a tag (matched ignoring letter case), open ones unless `includeCompleted`.
@@ -71,7 +71,7 @@ extension RemindersModel {
             guard let tagID = tag?.id else { throw RemindersError.tagNotFound(title) }
             var tagged = Reminder.where { $0.id.in(ReminderTag.where { $0.tagID.eq(tagID) }.select { $0.reminderID }) }
             if !includeCompleted { tagged = tagged.where { !$0.isCompleted } }
-            return try Self.details(db, try db.fetchAll(tagged.order { [$0.isCompleted.ascending(), $0.dueDate.ascending()] }))
+            return try Self.details(db, try db.fetchAll(tagged.order { [$0.isCompleted.ascending(), $0.dueDate.ascending()] }), today: today)
         }
     }
 
@@ -79,7 +79,7 @@ extension RemindersModel {
     public func reminder(_ id: Int64) async throws -> ReminderDetail {
         try await store.read(logger: logger) { db in
             guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
-            return try Self.details(db, [reminder])[0]
+            return try Self.details(db, [reminder], today: today)[0]
         }
     }
 
@@ -93,7 +93,7 @@ extension RemindersModel {
             let completedCount = try db.fetchCount(matching.where { $0.isCompleted })
             let shown = includeCompleted ? matching : matching.where { !$0.isCompleted }
             let reminders = try db.fetchAll(shown.order { [$0.isCompleted.ascending(), $0.dueDate.ascending()] })
-            return (SearchResult(reminders: reminders, completedCount: completedCount), try Self.details(db, reminders))
+            return (SearchResult(reminders: reminders, completedCount: completedCount), try Self.details(db, reminders, today: today))
         }
     }
 
@@ -133,7 +133,7 @@ extension RemindersModel {
                                                   priority: draft.priority ?? .none, dueDate: draft.dueDate ?? nil,
                                                   createdAt: createdAt, position: position, remindersListID: listID))
             try Self.tag(db, reminder.id ?? 0, draft.tags)
-            return try Self.details(db, [reminder])[0]
+            return try Self.details(db, [reminder], today: today)[0]
         }
     }
 
@@ -150,7 +150,7 @@ extension RemindersModel {
             reminder.isFlagged = changes.isFlagged ?? reminder.isFlagged
             try db.update(reminder)
             try Self.tag(db, id, changes.tags)
-            return try Self.details(db, [reminder])[0]
+            return try Self.details(db, [reminder], today: today)[0]
         }
     }
 
@@ -172,11 +172,11 @@ extension RemindersModel {
         try await store.write(logger: logger) { db in
             guard var reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
             let list = try Self.findList(db, listNameOrID)
-            guard reminder.remindersListID != list.id else { return try Self.details(db, [reminder])[0] }
+            guard reminder.remindersListID != list.id else { return try Self.details(db, [reminder], today: today)[0] }
             reminder.remindersListID = list.id ?? 0
             reminder.position = try db.fetchOne(Int.self, "SELECT coalesce(max(\"position\") + 1, 0) FROM \"reminders\" WHERE \"remindersListID\" = \(list.id)") ?? 0
             try db.update(reminder)
-            return try Self.details(db, [reminder])[0]
+            return try Self.details(db, [reminder], today: today)[0]
         }
     }
 
@@ -193,7 +193,7 @@ extension RemindersModel {
         try await store.write(logger: logger) { db in
             guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
             try Self.tag(db, id, titles)
-            return try Self.details(db, [reminder])[0]
+            return try Self.details(db, [reminder], today: today)[0]
         }
     }
 
@@ -203,12 +203,10 @@ extension RemindersModel {
         try await store.write(logger: logger) { db in
             guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
             for title in titles {
-                guard let tag = try db.fetchOne(Tag.self, "SELECT * FROM \"tags\" WHERE \(db.folded("\"title\"")) = \(foldedASCII(title))") else {
-                    throw RemindersError.tagNotFound(title)
-                }
+                guard let tag = try Self.findTag(db, title) else { throw RemindersError.tagNotFound(title) }
                 try db.execute("DELETE FROM \"remindersTags\" WHERE \"reminderID\" = \(id) AND \"tagID\" = \(tag.id)")
             }
-            return try Self.details(db, [reminder])[0]
+            return try Self.details(db, [reminder], today: today)[0]
         }
     }
 
@@ -217,15 +215,14 @@ extension RemindersModel {
             guard var reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
             change(&reminder)
             try db.update(reminder)
-            return try Self.details(db, [reminder])[0]
+            return try Self.details(db, [reminder], today: today)[0]
         }
     }
 
     static func tag(_ db: Database, _ reminderID: Int64, _ titles: [String]) throws {
         for raw in titles {
-            let title = try validTitle(raw.hasPrefix("#") ? String(raw.dropFirst()) : raw)
-            let existing = try db.fetchOne(Tag.self, "SELECT * FROM \"tags\" WHERE \(db.folded("\"title\"")) = \(foldedASCII(title))")
-            let tag = try existing ?? db.insert(Tag(title: title))
+            let title = try validTagTitle(raw)
+            let tag = try findTag(db, title) ?? db.insert(Tag(title: title))
             try db.execute("""
                 INSERT INTO "remindersTags" ("reminderID", "tagID") VALUES (\(reminderID), \(tag.id))
                 ON CONFLICT ("reminderID", "tagID") DO NOTHING

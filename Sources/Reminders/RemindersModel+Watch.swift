@@ -47,7 +47,7 @@ extension RemindersModel {
                 return .smartList(view, try Self.reminders(db, in: view, day: day))
             case .list(let nameOrID):
                 let list = try Self.findList(db, nameOrID)
-                return .list(ListScreen(list: list, reminders: try Self.reminders(db, of: list)))
+                return .list(ListScreen(list: list, reminders: try Self.reminders(db, of: list, today: day)))
             }
         }.removeDuplicates()
     }

@@ -38,6 +38,9 @@ public struct RemindersModel: Sendable {
         self.now = now
     }
 
+    /// The calendar day in ``timeZone`` at ``now``.
+    var today: Day { Day(containing: now(), in: timeZone) }
+
     /// Applies the schema's migrations.
     public func migrate() async throws {
         try await RemindersSchema.migrate(store)
@@ -54,7 +57,7 @@ public struct RemindersModel: Sendable {
     static func homeScreen(_ db: Database, day: Day) throws -> HomeScreen {
         let counts = try db.fetchOne(Row.self, """
             SELECT
-              count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" < \(day.end)) AS "today",
+              count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" >= \(day.start) AND "dueDate" < \(day.end)) AS "today",
               count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" IS NOT NULL) AS "scheduled",
               count(*) FILTER (WHERE NOT "isCompleted") AS "all",
               count(*) FILTER (WHERE NOT "isCompleted" AND "isFlagged") AS "flagged",
@@ -86,13 +89,16 @@ public struct RemindersModel: Sendable {
 
     static func tagsInUse(_ db: Database) throws -> [TagSummary] {
         try db.fetchAll(Row.self, """
-            SELECT "t"."id", "t"."title", count(*) AS "reminderCount"
+            SELECT "t"."id", "t"."title", count(*) AS "reminderCount",
+              count(*) FILTER (WHERE NOT "r"."isCompleted") AS "openCount"
             FROM "tags" AS "t" JOIN "remindersTags" AS "rt" ON "rt"."tagID" = "t"."id"
+            JOIN "reminders" AS "r" ON "r"."id" = "rt"."reminderID"
             GROUP BY "t"."id", "t"."title"
             ORDER BY \(db.folded("\"t\".\"title\"")) ASC, "t"."id" ASC
             """).map { row in
-            struct C: Decodable { var reminderCount: Int }
-            return TagSummary(tag: try row.decode(Tag.self), reminderCount: try row.decode(C.self).reminderCount)
+            struct C: Decodable { var reminderCount: Int; var openCount: Int }
+            let counts = try row.decode(C.self)
+            return TagSummary(tag: try row.decode(Tag.self), reminderCount: counts.reminderCount, openCount: counts.openCount)
         }
     }
 
@@ -131,14 +137,14 @@ public struct RemindersModel: Sendable {
                 list.showCompleted = showCompleted ?? list.showCompleted
                 try db.update(list)
             }
-            return (list, try Self.reminders(db, of: list))
+            return (list, try Self.reminders(db, of: list, today: today))
         }
         // Only a changed choice needs a write.
         return changes ? try await store.write(logger: logger, body) : try await store.read(logger: logger, body)
     }
 
     /// A list's reminders in its stored sort.
-    static func reminders(_ db: Database, of list: RemindersList) throws -> [ReminderDetail] {
+    static func reminders(_ db: Database, of list: RemindersList, today: Day) throws -> [ReminderDetail] {
         let direction: SQL = list.sortAscending ? "ASC" : "DESC"
         let order: SQL
         switch list.sort {
@@ -152,7 +158,7 @@ public struct RemindersModel: Sendable {
             SELECT * FROM "reminders" WHERE "remindersListID" = \(list.id) \(completed)
             ORDER BY "isCompleted" ASC, \(order), "id" ASC
             """)
-        return try details(db, reminders)
+        return try details(db, reminders, today: today)
     }
 
     /// Creates a list at the end of the lists.
@@ -201,12 +207,21 @@ public struct RemindersModel: Sendable {
         }
     }
 
-    /// Deletes a list and its reminders.
+    /// The list a database always has: deleting the last list leaves this one.
+    public static let defaultListTitle = "Personal"
+
+    /// Deletes a list and its reminders. Deleting the last list leaves a new,
+    /// empty list titled ``defaultListTitle``, as the app always has one.
     public func deleteList(_ nameOrID: String) async throws {
         try await store.write(logger: logger) { db in
             let list = try Self.findList(db, nameOrID)
             try db.delete(list)
-            try Self.renumberLists(db, try db.fetchAll(Int64.self, "SELECT \"id\" FROM \"remindersLists\" ORDER BY \"position\" ASC, \"id\" ASC"))
+            let remaining = try db.fetchAll(Int64.self, "SELECT \"id\" FROM \"remindersLists\" ORDER BY \"position\" ASC, \"id\" ASC")
+            if remaining.isEmpty {
+                try db.insert(RemindersList(title: Self.defaultListTitle, color: 0x4A99_EFFF, position: 0))
+            } else {
+                try Self.renumberLists(db, remaining)
+            }
         }
     }
 
@@ -228,13 +243,14 @@ public struct RemindersModel: Sendable {
         }
     }
 
-    /// Each reminder with its list's title and its tags, in one query per kind.
-    static func details(_ db: Database, _ reminders: [Reminder]) throws -> [ReminderDetail] {
+    /// Each reminder with its list's title and colour, its tags, and what a row
+    /// draws (past due before `today`, a notes preview), in one query per kind.
+    static func details(_ db: Database, _ reminders: [Reminder], today: Day) throws -> [ReminderDetail] {
         guard !reminders.isEmpty else { return [] }
         let ids = reminders.compactMap(\.id)
         let listIDs = Array(Set(reminders.map(\.remindersListID))).sorted()
         let lists = try db.fetchAll(RemindersList.self, "SELECT * FROM \"remindersLists\" WHERE \"id\" IN \(list: listIDs)")
-        let titles = Dictionary(lists.compactMap { list in list.id.map { ($0, list.title) } }, uniquingKeysWith: { a, _ in a })
+        let byID = Dictionary(lists.compactMap { list in list.id.map { ($0, list) } }, uniquingKeysWith: { a, _ in a })
         struct Pair: Decodable { var reminderID: Int64; var title: String }
         var tags: [Int64: [String]] = [:]
         // Chunks keep every IN list well below each engine's bound-value limit.
@@ -248,8 +264,9 @@ public struct RemindersModel: Sendable {
             }
         }
         return reminders.map { reminder in
-            ReminderDetail(reminder: reminder, listTitle: titles[reminder.remindersListID] ?? "",
-                           tags: reminder.id.flatMap { tags[$0] } ?? [])
+            let list = byID[reminder.remindersListID]
+            return ReminderDetail(reminder: reminder, listTitle: list?.title ?? "", listColor: list?.color ?? 0,
+                                  tags: reminder.id.flatMap { tags[$0] } ?? [], today: today)
         }
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 
 /// The home screen: the smart-list counts, every list with its open count, the tags in use.
 public struct HomeScreen: Codable, Equatable, Sendable {
-    /// Open reminders due before the end of today (overdue ones included).
+    /// Open reminders due on today's calendar day (overdue ones are ``overdue``).
     public var today: Int
     /// Open reminders with a due date.
     public var scheduled: Int
@@ -35,6 +35,8 @@ public struct TagSummary: Codable, Equatable, Sendable {
     public var tag: Tag
     /// How many reminders carry it, done or not.
     public var reminderCount: Int
+    /// How many open reminders carry it.
+    public var openCount: Int
 }
 
 /// The result of a search.
@@ -45,14 +47,45 @@ public struct SearchResult: Codable, Equatable, Sendable {
     public var completedCount: Int
 }
 
-/// A reminder with its list's title and its tags, as listings show it.
+/// A reminder with what its row draws: its list's title and colour, its tags,
+/// whether it is past due, and a preview of its notes.
 public struct ReminderDetail: Codable, Equatable, Sendable {
     /// The reminder.
     public var reminder: Reminder
     /// Its list's title.
     public var listTitle: String
+    /// Its list's colour, 0xRRGGBBAA.
+    public var listColor: Int64
     /// Its tags, by title, ignoring case in order.
     public var tags: [String]
+    /// Its tags as the row shows them: `#a #b`, in the order of ``tags``.
+    public var tagsText: String
+    /// Not completed and due before the start of today's calendar day (in the model's zone).
+    public var isPastDue: Bool
+    /// The notes on one line: every line break a space, at most 200 characters.
+    public var notesPreview: String
+
+    init(reminder: Reminder, listTitle: String, listColor: Int64, tags: [String], today: Day) {
+        self.reminder = reminder
+        self.listTitle = listTitle
+        self.listColor = listColor
+        self.tags = tags
+        tagsText = tags.map { "#" + $0 }.joined(separator: " ")
+        isPastDue = !reminder.isCompleted && (reminder.dueDate.map { $0 < today.start } ?? false)
+        notesPreview = Self.preview(reminder.notes)
+    }
+
+    /// `notes` on one line (each line break, CRLF included, one space), cut after 200 characters.
+    static func preview(_ notes: String) -> String {
+        var line = ""
+        var count = 0
+        for character in notes {
+            guard count < 200 else { break }
+            line.append(character.isNewline ? " " : character)
+            count += 1
+        }
+        return line
+    }
 }
 
 /// The built-in views across lists.

@@ -28,6 +28,8 @@ struct RemindersScenario {
         var listsAfterReordering: [String]
         var afterDeletingWork: [String]
         var movedReminder: String
+        /// Rows, tags and the last list, as text.
+        var more: [String: String]
 
         static func == (a: Answers, b: Answers) -> Bool {
             a.home == b.home && a.homeInLosAngeles == b.homeInLosAngeles && a.listOrders == b.listOrders
@@ -35,7 +37,7 @@ struct RemindersScenario {
                 && a.tagged == b.tagged && a.searches == b.searches && a.searchCompletedCounts == b.searchCompletedCounts
                 && a.tagTitles == b.tagTitles && a.afterDeletingCompletedMilk == b.afterDeletingCompletedMilk
                 && a.listsAfterReordering == b.listsAfterReordering && a.afterDeletingWork == b.afterDeletingWork
-                && a.movedReminder == b.movedReminder
+                && a.movedReminder == b.movedReminder && a.more == b.more
         }
     }
 
@@ -66,6 +68,20 @@ struct RemindersScenario {
     }
 
     static func titles(_ details: [ReminderDetail]) -> [String] { details.map(\.reminder.title) }
+
+    /// "ok", or the error's text.
+    static func outcome(_ body: () async throws -> some Any) async -> String {
+        do {
+            _ = try await body()
+            return "ok"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    enum Output {
+        static func hex(_ color: Int64) -> String { String(format: "#%08llX", color) }
+    }
 
     static func run(_ store: Store) async throws -> Answers {
         let model = RemindersModel(store: store, now: { now })
@@ -119,10 +135,39 @@ struct RemindersScenario {
         try await model.deleteList("Work")
         let afterWork = try await model.reminders(in: .all).map { "\($0.listTitle): \($0.reminder.title)" }
 
+        var more: [String: String] = [:]
+        // Rows carry what the app draws.
+        let milk = try await model.search("buy milk").details[0]
+        more["milk row"] = "\(milk.isPastDue) \(milk.notesPreview) \(milk.tagsText) \(milk.listTitle) \(Output.hex(milk.listColor))"
+        let juice = try await model.search("juice").details[0]
+        more["juice row"] = "\(juice.isPastDue) \(juice.tagsText)"
+        let long = try await model.addReminder(ReminderDraft(title: "Long notes", notes: "one\ntwo\r\nthree" + String(repeating: "x", count: 300)), to: "Groceries")
+        more["long preview"] = "\(long.notesPreview.count) \(long.notesPreview.prefix(16))"
+        // Tags: the section (all and open), the picker, rename, find, delete.
+        try await model.complete(try await model.search("BUY bread").details[0].reminder.id ?? 0)
+        more["tags section"] = try await model.tagsInUse().map { "\($0.tag.title) \($0.reminderCount)/\($0.openCount)" }.joined(separator: ", ")
+        try await model.createTag("zeta")
+        try await model.createTag("#Beta")
+        let zebra = try await model.search("Zebra").details[0].reminder.id ?? 0
+        try await model.tag(zebra, with: ["alpha", "URGENT"])
+        let picker = try await model.tagPicker()
+        more["picker"] = picker.mostUsed.map(\.title).joined(separator: " ") + " | " + picker.others.map(\.title).joined(separator: " ")
+        more["duplicate tag"] = await outcome { try await model.createTag("BETA") }
+        try await model.renameTag("URGENT", to: "Important")
+        more["rename onto another"] = await outcome { try await model.renameTag("errand", to: "IMPORTANT") }
+        more["rename case"] = try await model.renameTag("Errand", to: "ERRAND").title
+        more["find"] = try await model.tag(named: "#important")?.title ?? "nil"
+        more["find missing"] = try await model.tag(named: "nope")?.title ?? "nil"
+        more["delete tag"] = "\(try await model.deleteTag("Alpha"))"
+        more["zebra row"] = try await model.search("Zebra").details[0].tagsText
+        // A database always has a list.
+        for list in try await model.lists() { try await model.deleteList(String(list.list.id ?? 0)) }
+        more["last list"] = try await model.lists().map { "\($0.list.title) \($0.incompleteCount)" }.joined(separator: ", ")
+
         return Answers(home: home, homeInLosAngeles: homeLA, listOrders: listOrders, storedChoice: storedChoice,
                        views: views, viewsInLosAngeles: viewsLA, tagged: tagged, searches: searches,
                        searchCompletedCounts: completedCounts, tagTitles: tagTitles,
                        afterDeletingCompletedMilk: (deleted, afterDelete), listsAfterReordering: reordered,
-                       afterDeletingWork: afterWork, movedReminder: "\(moved.listTitle): \(moved.reminder.title)")
+                       afterDeletingWork: afterWork, movedReminder: "\(moved.listTitle): \(moved.reminder.title)", more: more)
     }
 }

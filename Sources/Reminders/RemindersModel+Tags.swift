@@ -1,0 +1,93 @@
+import Depot
+import Foundation
+
+/// What the tag picker offers: the most used tags first, then every other.
+public struct TagPicker: Codable, Equatable, Sendable {
+    /// The three tags most reminders carry (ties by title ignoring letter case, then id).
+    public var mostUsed: [Tag]
+    /// Every other tag, by title ignoring letter case, then id.
+    public var others: [Tag]
+}
+
+extension RemindersModel {
+    // MARK: Tags
+
+    /// The tags section: the tags at least one reminder carries, each with how
+    /// many reminders and how many open reminders carry it, by title ignoring letter case.
+    public func tagsInUse() async throws -> [TagSummary] {
+        try await store.read(logger: logger) { db in try Self.tagsInUse(db) }
+    }
+
+    /// The tag picker: the three most used tags, then every other tag by title.
+    public func tagPicker() async throws -> TagPicker {
+        try await store.read(logger: logger) { db in
+            struct Used: Decodable { var id: Int64; var title: String; var uses: Int }
+            let tags = try db.fetchAll(Used.self, """
+                SELECT "t"."id", "t"."title", count("rt"."tagID") AS "uses"
+                FROM "tags" AS "t" LEFT JOIN "remindersTags" AS "rt" ON "rt"."tagID" = "t"."id"
+                GROUP BY "t"."id", "t"."title"
+                ORDER BY "uses" DESC, \(db.folded("\"t\".\"title\"")) ASC, "t"."id" ASC
+                """)
+            // Only tags in use can be "most used".
+            let mostUsed = Array(tags.prefix { $0.uses > 0 }.prefix(3))
+            let chosen = Set(mostUsed.map(\.id))
+            let others = tags.filter { !chosen.contains($0.id) }.sorted { a, b in
+                let (x, y) = (foldedASCII(a.title), foldedASCII(b.title))
+                return x == y ? a.id < b.id : x.utf8.lexicographicallyPrecedes(y.utf8)
+            }
+            return TagPicker(mostUsed: mostUsed.map { Tag(id: $0.id, title: $0.title) },
+                             others: others.map { Tag(id: $0.id, title: $0.title) })
+        }
+    }
+
+    /// The tag with this title, ignoring letter case (A–Z), and a leading `#`; nil when there is none.
+    public func tag(named title: String) async throws -> Tag? {
+        try await store.read(logger: logger) { db in try Self.findTag(db, title) }
+    }
+
+    /// Creates a tag; a tag of that title (ignoring letter case) must not exist.
+    @discardableResult
+    public func createTag(_ title: String) async throws -> Tag {
+        try await store.write(logger: logger) { db in
+            let title = try Self.validTagTitle(title)
+            if try Self.findTag(db, title) != nil { throw RemindersError.invalidInput("a tag named \"\(title)\" exists already") }
+            return try db.insert(Tag(title: title))
+        }
+    }
+
+    /// Renames a tag. Another tag with the new title (ignoring letter case) is refused;
+    /// the same tag with other letter case is a rename.
+    @discardableResult
+    public func renameTag(_ title: String, to newTitle: String) async throws -> Tag {
+        try await store.write(logger: logger) { db in
+            guard var tag = try Self.findTag(db, title) else { throw RemindersError.tagNotFound(title) }
+            let newTitle = try Self.validTagTitle(newTitle)
+            if let other = try Self.findTag(db, newTitle), other.id != tag.id {
+                throw RemindersError.invalidInput("a tag named \"\(other.title)\" exists already")
+            }
+            tag.title = newTitle
+            try db.update(tag)
+            return tag
+        }
+    }
+
+    /// Deletes a tag; the reminders that carried it lose it. Returns how many did.
+    @discardableResult
+    public func deleteTag(_ title: String) async throws -> Int {
+        try await store.write(logger: logger) { db in
+            guard let tag = try Self.findTag(db, title), let id = tag.id else { throw RemindersError.tagNotFound(title) }
+            let links = try db.fetchCount(ReminderTag.where { $0.tagID.eq(id) })
+            try db.delete(tag)   // its links go with it (ON DELETE CASCADE)
+            return links
+        }
+    }
+
+    static func findTag(_ db: Database, _ title: String) throws -> Tag? {
+        let bare = title.hasPrefix("#") ? String(title.dropFirst()) : title
+        return try db.fetchOne(Tag.where { $0.title.folded.eq(foldedASCII(bare)) }.order { $0.id.ascending() })
+    }
+
+    static func validTagTitle(_ raw: String) throws -> String {
+        try validTitle(raw.hasPrefix("#") ? String(raw.dropFirst()) : raw)
+    }
+}
