@@ -28,6 +28,38 @@ public struct ReminderDraft: Sendable, Equatable {
     }
 }
 
+/// Which completed reminders "clear completed" removes, as the app offers.
+public enum CompletedAge: String, Sendable, CaseIterable, Codable {
+    /// Every completed match.
+    case any
+    /// Due more than 1 month before today.
+    case oneMonth
+    /// Due more than 6 months before today.
+    case sixMonths
+    /// Due more than 12 months before today.
+    case twelveMonths
+
+    var months: Int? {
+        switch self {
+        case .any: nil
+        case .oneMonth: 1
+        case .sixMonths: 6
+        case .twelveMonths: 12
+        }
+    }
+
+    /// The instant before which a due date is old enough: the start of today, that many calendar months back.
+    func cutoff(before today: Day, in timeZone: TimeZone) throws -> Date? {
+        guard let months else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        guard let cutoff = calendar.date(byAdding: .month, value: -months, to: today.start) else {
+            throw RemindersError.invalidInput("cannot count \(months) months back from \(today.start)")
+        }
+        return cutoff
+    }
+}
+
 extension RemindersModel {
     // MARK: Views
 
@@ -98,10 +130,17 @@ extension RemindersModel {
     }
 
     /// Deletes the completed reminders that match a search; returns how many.
+    ///
+    /// With `olderThan`, only those due more than that many months before
+    /// today's calendar day (in ``timeZone``): a reminder without a due date is
+    /// never older than anything.
     @discardableResult
-    public func deleteCompletedMatches(_ text: String) async throws -> Int {
-        try await store.write(logger: logger) { db in
-            try db.delete(Reminder.where(Self.matching(text)).where { $0.isCompleted })
+    public func deleteCompletedMatches(_ text: String, olderThan age: CompletedAge = .any) async throws -> Int {
+        let cutoff = try age.cutoff(before: today, in: timeZone)
+        return try await store.write(logger: logger) { db in
+            var doomed = Reminder.where(Self.matching(text)).where { $0.isCompleted }
+            if let cutoff { doomed = doomed.where { $0.dueDate < cutoff } }
+            return try db.delete(doomed)
         }
     }
 

@@ -257,12 +257,28 @@ struct Search: AsyncParsableCommand {
     @Argument(help: "The text to find, taken literally.") var text: String
     @Flag(help: "Include completed reminders.") var completed = false
     @Flag(help: "Delete the completed reminders that match.") var deleteCompleted = false
+    @Option(help: "With --delete-completed: only those due more than 1m, 6m or 12m before today.") var olderThan: AgeChoice?
+
+    enum AgeChoice: String, ExpressibleByArgument, CaseIterable {
+        case oneMonth = "1m", sixMonths = "6m", twelveMonths = "12m"
+        var age: CompletedAge {
+            switch self {
+            case .oneMonth: .oneMonth
+            case .sixMonths: .sixMonths
+            case .twelveMonths: .twelveMonths
+            }
+        }
+    }
+
+    func validate() throws {
+        if olderThan != nil, !deleteCompleted { throw ValidationError("--older-than goes with --delete-completed") }
+    }
 
     func run() async throws {
         try await running {
             let model = try await options.model()
             if deleteCompleted {
-                let count = try await model.deleteCompletedMatches(text)
+                let count = try await model.deleteCompletedMatches(text, olderThan: olderThan?.age ?? .any)
                 return options.json ? try Output.json(["deleted": count]) : print("Deleted \(count) completed reminder\(count == 1 ? "" : "s") matching \"\(text)\".")
             }
             let (result, details) = try await model.search(text, includeCompleted: completed)

@@ -160,6 +160,18 @@ struct RemindersScenario {
         more["find missing"] = try await model.tag(named: "nope")?.title ?? "nil"
         more["delete tag"] = "\(try await model.deleteTag("Alpha"))"
         more["zebra row"] = try await model.search("Zebra").details[0].tagsText
+        // Clear completed, by age: due more than N months before today (UTC: 2026-03-15).
+        for (title, due) in [("ancient milk", "2025-01-10T12:00:00Z"), ("old milk", "2025-12-01T12:00:00Z"),
+                             ("edge milk", "2026-02-15T00:00:00Z"), ("undated milk", nil)] as [(String, String?)] {
+            let added = try await model.addReminder(ReminderDraft(title: title, dueDate: due.map(at)), to: "Groceries")
+            try await model.complete(added.reminder.id ?? 0)
+        }
+        var cleared: [String] = []
+        for age in [CompletedAge.twelveMonths, .sixMonths, .oneMonth, .any] {
+            let count = try await model.deleteCompletedMatches("MILK", olderThan: age)
+            cleared.append("\(age.rawValue) \(count) left \(titles(try await model.search("milk", includeCompleted: true).details).filter { $0.hasSuffix(" milk") && $0 != "buy Milk" })")
+        }
+        more["clear completed by age"] = cleared.joined(separator: "; ")
         // A database always has a list.
         for list in try await model.lists() { try await model.deleteList(String(list.list.id ?? 0)) }
         more["last list"] = try await model.lists().map { "\($0.list.title) \($0.incompleteCount)" }.joined(separator: ", ")
