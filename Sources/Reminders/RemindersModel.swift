@@ -75,17 +75,20 @@ public struct RemindersModel: Sendable {
     static func listSummaries(_ db: Database) throws -> [ListSummary] {
         // count("r"."id") over a LEFT JOIN: 0 for an empty list, where count(*) would say 1.
         try db.fetchAll(Row.self, """
-            SELECT "l".*, count("r"."id") AS "incompleteCount"
+            SELECT "l".*, count("r"."id") AS "incompleteCount",
+              EXISTS (SELECT 1 FROM "remindersListCoverImages" AS "c" WHERE "c"."remindersListID" = "l"."id") AS "hasCoverImage"
             FROM "remindersLists" AS "l"
             LEFT JOIN "reminders" AS "r" ON "r"."remindersListID" = "l"."id" AND NOT "r"."isCompleted"
             GROUP BY "l"."id"
             ORDER BY "l"."position" ASC, "l"."id" ASC
             """).map { row in
-            ListSummary(list: try row.decode(RemindersList.self), incompleteCount: try row.decode(Counted.self).incompleteCount)
+            let counted = try row.decode(Counted.self)
+            return ListSummary(list: try row.decode(RemindersList.self), incompleteCount: counted.incompleteCount,
+                               hasCoverImage: counted.hasCoverImage)
         }
     }
 
-    private struct Counted: Decodable { var incompleteCount: Int }
+    private struct Counted: Decodable { var incompleteCount: Int; var hasCoverImage: Bool }
 
     static func tagsInUse(_ db: Database) throws -> [TagSummary] {
         try db.fetchAll(Row.self, """

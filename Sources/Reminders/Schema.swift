@@ -28,6 +28,16 @@ public enum RemindersSchema {
             // PostgreSQL: a trigger per table tells every process's observations; SQLite needs none.
             try db.enableObservation(of: observedTables)
         }
+        migrator.register("4 list cover images") { db in
+            // Its own table, as in the app: listings read a list's row without its image.
+            try db.execute("""
+                CREATE TABLE "remindersListCoverImages" (
+                    "remindersListID" \(type: .integer) PRIMARY KEY REFERENCES "remindersLists" ("id") ON DELETE CASCADE,
+                    "image" \(type: .blob) NOT NULL
+                )\(unsafeRaw: db.isPostgres ? "" : " STRICT")
+                """)
+            try db.enableObservation(of: ["remindersListCoverImages"])
+        }
         return migrator
     }
 

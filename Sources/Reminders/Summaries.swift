@@ -27,6 +27,8 @@ public struct ListSummary: Codable, Equatable, Sendable {
     public var list: RemindersList
     /// Its open reminders.
     public var incompleteCount: Int
+    /// Whether it has a cover image (``RemindersModel/coverImage(of:)`` reads it).
+    public var hasCoverImage: Bool
 }
 
 /// A tag and how many reminders carry it.

@@ -12,8 +12,9 @@ import Testing
         try await store.write { db in
             try db.execute(#"INSERT INTO "remindersLists" ("id", "title", "color", "position", "sort", "sortAscending", "showCompleted") VALUES (1, 'Work', 0, 0, 'dueDate', 1, 0)"#)
             try db.execute(#"INSERT INTO "reminders" ("id", "title", "notes", "isCompleted", "isFlagged", "priority", "dueDate", "createdAt", "position", "remindersListID") VALUES (1, 'a', '', 0, 0, 0, '2026-03-15T10:00:00.250000Z', '2026-03-01T00:00:00.000000Z', 0, 1), (2, 'b', '', 0, 0, 0, NULL, '2026-03-02T09:30:00.000001Z', 1, 1)"#)
-            // As if the store had only the first migration: run the second again.
+            // As if the store had only the first migration: the later ones run again.
             try db.execute("DELETE FROM \(ident: "depotMigrations") WHERE \(ident: "name") <> \("1 lists, reminders, tags")")
+            try db.execute("DROP TABLE \(ident: "remindersListCoverImages")")
         }
         try await RemindersSchema.migrate(store)
         let texts = try await store.read { db in

@@ -172,6 +172,21 @@ struct RemindersScenario {
             cleared.append("\(age.rawValue) \(count) left \(titles(try await model.search("milk", includeCompleted: true).details).filter { $0.hasSuffix(" milk") && $0 != "buy Milk" })")
         }
         more["clear completed by age"] = cleared.joined(separator: "; ")
+        // A list's cover image: present or absent in listings, read back byte for byte.
+        var bytes = Data([0x00, 0xFF, 0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00])
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<100_000 {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            bytes.append(UInt8(truncatingIfNeeded: seed >> 56))
+        }
+        try await model.setCoverImage(bytes, of: "groceries")
+        let covered = try await model.lists().map { "\($0.list.title) \($0.hasCoverImage)" }.joined(separator: ", ")
+        let readBack = try await model.coverImage(of: "Groceries")
+        try await model.setCoverImage(Data(), of: "Empty")
+        let emptyImage = try await model.coverImage(of: "Empty")
+        try await model.setCoverImage(nil, of: "Groceries")
+        let removed = try await model.coverImage(of: "Groceries")
+        more["cover images"] = "\(covered); same bytes \(readBack == bytes) (\(readBack?.count ?? -1)); empty \(emptyImage.map { "\($0.count) bytes" } ?? "nil"); removed \(removed == nil)"
         // A database always has a list.
         for list in try await model.lists() { try await model.deleteList(String(list.list.id ?? 0)) }
         more["last list"] = try await model.lists().map { "\($0.list.title) \($0.incompleteCount)" }.joined(separator: ", ")

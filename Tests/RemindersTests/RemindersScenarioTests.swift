@@ -96,6 +96,7 @@ import TestSupport
         #expect(more["delete tag"] == "1")
         #expect(more["zebra row"] == "#Important")
         #expect(more["last list"] == "Personal 0")
+        #expect(more["cover images"] == "Empty false, Groceries true; same bytes true (100011); empty 0 bytes; removed true")
         // 12 months back is 2025-03-15: only "ancient" is older; 6 months: none left older;
         // 1 month back is 2026-02-15 00:00, which "edge" is due at, not before; undated is never older.
         #expect(more["clear completed by age"] == "twelveMonths 1 left [\"old milk\", \"edge milk\", \"undated milk\"]; "
