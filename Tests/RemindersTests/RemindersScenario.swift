@@ -30,6 +30,8 @@ struct RemindersScenario {
         var movedReminder: String
         /// Rows, tags and the last list, as text.
         var more: [String: String]
+        /// Every screen in every order, shown or hiding completed reminders.
+        var screens: [String: [String]]
 
         static func == (a: Answers, b: Answers) -> Bool {
             a.home == b.home && a.homeInLosAngeles == b.homeInLosAngeles && a.listOrders == b.listOrders
@@ -37,7 +39,7 @@ struct RemindersScenario {
                 && a.tagged == b.tagged && a.searches == b.searches && a.searchCompletedCounts == b.searchCompletedCounts
                 && a.tagTitles == b.tagTitles && a.afterDeletingCompletedMilk == b.afterDeletingCompletedMilk
                 && a.listsAfterReordering == b.listsAfterReordering && a.afterDeletingWork == b.afterDeletingWork
-                && a.movedReminder == b.movedReminder && a.more == b.more
+                && a.movedReminder == b.movedReminder && a.more == b.more && a.screens == b.screens
         }
     }
 
@@ -108,6 +110,21 @@ struct RemindersScenario {
         for view in SmartList.allCases {
             views[view.rawValue] = titles(try await model.reminders(in: view))
             viewsLA[view.rawValue] = titles(try await losAngeles.reminders(in: view))
+        }
+
+        var screens: [String: [String]] = [:]
+        let allScreens: [(String, ReminderScreen)] = [("Groceries", .list("Groceries")), ("Work", .list("work")), ("#errand", .tag("#errand")),
+                                                     ("#Urgent", .tag("Urgent"))] + SmartList.allCases.map { ($0.rawValue, .smart($0)) }
+        for (name, screen) in allScreens {
+            for sort in ReminderSort.allCases {
+                for ascending in [true, false] {
+                    for shown in [false, true] {
+                        let order = ReminderOrder(sort: sort, ascending: ascending, showCompleted: shown)
+                        screens["\(name) \(sort) \(ascending ? "asc" : "desc")\(shown ? " with completed" : "")"] =
+                            titles(try await model.reminders(on: screen, order: order))
+                    }
+                }
+            }
         }
 
         var tagged: [String: [String]] = [:]
@@ -195,6 +212,6 @@ struct RemindersScenario {
                        views: views, viewsInLosAngeles: viewsLA, tagged: tagged, searches: searches,
                        searchCompletedCounts: completedCounts, tagTitles: tagTitles,
                        afterDeletingCompletedMilk: (deleted, afterDelete), listsAfterReordering: reordered,
-                       afterDeletingWork: afterWork, movedReminder: "\(moved.listTitle): \(moved.reminder.title)", more: more)
+                       afterDeletingWork: afterWork, movedReminder: "\(moved.listTitle): \(moved.reminder.title)", more: more, screens: screens)
     }
 }

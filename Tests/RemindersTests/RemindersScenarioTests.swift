@@ -81,6 +81,21 @@ import TestSupport
         #expect(answers.afterDeletingCompletedMilk.completedCount == 0)
         #expect(answers.listsAfterReordering == ["Empty", "Groceries", "Work"])
         #expect(answers.movedReminder == "Empty: Zebra crossing survey")
+        // Screens in any order: open first; no priority and no due date last ascending; flagged first within a priority; then id.
+        let screens = answers.screens
+        #expect(screens.count == 9 * 4 * 2 * 2)
+        #expect(screens["Work priority asc with completed"] == ["Zebra crossing survey", "under_score naming", "Archive C:\\temp folder", "alpha release", "Expense report"])
+        #expect(screens["Work priority desc with completed"] == ["Archive C:\\temp folder", "alpha release", "under_score naming", "Zebra crossing survey", "Expense report"])
+        #expect(screens["all priority desc"] == ["Café crème", "Archive C:\\temp folder", "alpha release", "under_score naming", "100% juice", "BUY bread", "buy Milk", "Zebra crossing survey"])
+        #expect(screens["all dueDate asc"] == ["buy Milk", "BUY bread", "alpha release", "100% juice", "under_score naming", "Archive C:\\temp folder", "Café crème", "Zebra crossing survey"])
+        #expect(screens["all dueDate desc"] == ["Café crème", "Zebra crossing survey", "Archive C:\\temp folder", "under_score naming", "100% juice", "alpha release", "BUY bread", "buy Milk"])
+        #expect(screens["Groceries title asc with completed"] == ["100% juice", "BUY bread", "buy Milk", "Café crème", "milk chocolate"])
+        // Every seed was created at the scenario's fixed "now": creation dates tie, and the id decides.
+        #expect(screens["#errand createdAt desc"] == ["buy Milk", "BUY bread", "alpha release"])
+        #expect(screens["today dueDate asc"] == ["BUY bread", "alpha release", "100% juice"])
+        #expect(screens["completed title asc"] == ["Expense report", "milk chocolate"])
+        #expect(screens["flagged priority desc with completed"] == ["under_score naming", "BUY bread", "Expense report"])
+
         let more = answers.more
         #expect(more["milk row"] == "true 2% fat #Errand Groceries #ED8935FF")
         #expect(more["juice row"] == "false #Urgent")

@@ -1,0 +1,96 @@
+import Depot
+import Foundation
+
+/// A screen of reminders: a list, a smart list or a tag.
+public enum ReminderScreen: Sendable, Equatable {
+    /// A list, by title (ignoring letter case) or id.
+    case list(String)
+    /// A smart list: today, scheduled, flagged, completed or all.
+    case smart(SmartList)
+    /// The reminders carrying a tag (its title ignoring letter case, `#` optional).
+    case tag(String)
+}
+
+/// How a screen orders its reminders, and whether it shows completed ones.
+///
+/// Every order puts open reminders first, then follows `sort`, and ends with
+/// the id, so ties always come out the same on every engine:
+/// - due date: undated reminders last when ascending (first when descending);
+/// - priority: reminders without a priority last when ascending (first when
+///   descending); within one priority, flagged before unflagged;
+/// - title: ignoring letter case (A–Z);
+/// - creation date.
+public struct ReminderOrder: Sendable, Equatable {
+    /// The sort.
+    public var sort: ReminderSort
+    /// Ascending (earliest, lowest, A first) or descending.
+    public var ascending: Bool
+    /// Whether completed reminders are shown (after the open ones).
+    public var showCompleted: Bool
+
+    /// An order.
+    public init(sort: ReminderSort, ascending: Bool = true, showCompleted: Bool = false) {
+        self.sort = sort
+        self.ascending = ascending
+        self.showCompleted = showCompleted
+    }
+}
+
+extension RemindersModel {
+    /// A screen's reminders in an order of the caller's choosing (nothing is stored).
+    ///
+    /// ```swift
+    /// let flagged = try await model.reminders(on: .smart(.flagged), order: ReminderOrder(sort: .priority, ascending: false))
+    /// ```
+    public func reminders(on screen: ReminderScreen, order: ReminderOrder) async throws -> [ReminderDetail] {
+        let day = today
+        return try await store.read(logger: logger) { db in
+            var query: Query<Reminder>
+            switch screen {
+            case .list(let nameOrID):
+                let id = try Self.findList(db, nameOrID).id
+                query = Reminder.where { $0.remindersListID.eq(id ?? 0) }
+            case .tag(let title):
+                guard let tag = try Self.findTag(db, title), let tagID = tag.id else { throw RemindersError.tagNotFound(title) }
+                query = Reminder.where { reminder in
+                    ReminderTag.exists { $0.reminderID.eq(reminder.id) && $0.tagID.eq(tagID) }
+                }
+            case .smart(.today):
+                query = Reminder.where { $0.dueDate >= day.start && $0.dueDate < day.end }
+            case .smart(.scheduled):
+                query = Reminder.where { $0.dueDate.isNotNull() }
+            case .smart(.flagged):
+                query = Reminder.where { $0.isFlagged }
+            case .smart(.completed):
+                query = Reminder.where { $0.isCompleted }
+            case .smart(.all):
+                query = Reminder.all
+            }
+            if !order.showCompleted, screen != .smart(.completed) { query = query.where { !$0.isCompleted } }
+            return try Self.details(db, try db.fetchAll(Self.ordered(query, order)), today: day)
+        }
+    }
+
+    /// The query in `order`: open first, the sort's terms, then the id (the builder adds it).
+    static func ordered(_ query: Query<Reminder>, _ order: ReminderOrder) -> Query<Reminder> {
+        let up = order.ascending
+        return query.order { reminder in
+            var terms = [reminder.isCompleted.ascending()]
+            switch order.sort {
+            case .dueDate:
+                terms.append(up ? reminder.dueDate.ascending(nulls: .last) : reminder.dueDate.descending(nulls: .first))
+            case .priority:
+                // "No priority" goes last ascending: order by whether it is none first.
+                let none = reminder.priority.eq(.none)
+                terms += [up ? none.ascending() : none.descending(),
+                          up ? reminder.priority.ascending() : reminder.priority.descending(),
+                          reminder.isFlagged.descending()]
+            case .title:
+                terms.append(up ? reminder.title.folded.ascending() : reminder.title.folded.descending())
+            case .createdAt:
+                terms.append(up ? reminder.createdAt.ascending() : reminder.createdAt.descending())
+            }
+            return terms
+        }
+    }
+}
