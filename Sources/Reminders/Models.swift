@@ -44,6 +44,8 @@ public enum ReminderSort: String, Codable, Sendable, CaseIterable {
     case title
     /// By when they were created.
     case createdAt
+    /// In the order the user arranged (``RemindersModel/moveReminder(_:before:)``).
+    case manual
 }
 
 /// How important a reminder is. Stored as its raw value, 0 to 3.

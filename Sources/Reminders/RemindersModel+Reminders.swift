@@ -167,7 +167,7 @@ extension RemindersModel {
         return try await store.write(logger: logger) { db in
             let list = try Self.findList(db, listNameOrID)
             let listID = list.id ?? 0
-            let position = try db.fetchOne(Int.self, "SELECT coalesce(max(\"position\") + 1, 0) FROM \"reminders\" WHERE \"remindersListID\" = \(listID)") ?? 0
+            let position = try Self.nextPosition(db, listID: listID)
             let reminder = try db.insert(Reminder(title: title, notes: draft.notes ?? "", isFlagged: draft.isFlagged ?? false,
                                                   priority: draft.priority ?? .none, dueDate: draft.dueDate ?? nil,
                                                   createdAt: createdAt, position: position, remindersListID: listID))
@@ -205,15 +205,15 @@ extension RemindersModel {
         try await update(id) { $0.isFlagged = flagged }
     }
 
-    /// Moves a reminder to the end of another list.
+    /// Moves a reminder to another list; it keeps its place in the manual order (its position).
     @discardableResult
     public func move(_ id: Int64, to listNameOrID: String) async throws -> ReminderDetail {
         try await store.write(logger: logger) { db in
             guard var reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
             let list = try Self.findList(db, listNameOrID)
             guard reminder.remindersListID != list.id else { return try Self.details(db, [reminder], today: today)[0] }
+            // It keeps its place in the manual order: its position stays.
             reminder.remindersListID = list.id ?? 0
-            reminder.position = try db.fetchOne(Int.self, "SELECT coalesce(max(\"position\") + 1, 0) FROM \"reminders\" WHERE \"remindersListID\" = \(list.id)") ?? 0
             try db.update(reminder)
             return try Self.details(db, [reminder], today: today)[0]
         }

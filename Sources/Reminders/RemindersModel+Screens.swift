@@ -19,7 +19,8 @@ public enum ReminderScreen: Sendable, Equatable {
 /// - priority: reminders without a priority last when ascending (first when
 ///   descending); within one priority, flagged before unflagged;
 /// - title: ignoring letter case (A–Z);
-/// - creation date.
+/// - creation date;
+/// - manual: the order the user arranged (positions within a list).
 public struct ReminderOrder: Sendable, Equatable {
     /// The sort.
     public var sort: ReminderSort
@@ -89,6 +90,8 @@ extension RemindersModel {
                 terms.append(up ? reminder.title.folded.ascending() : reminder.title.folded.descending())
             case .createdAt:
                 terms.append(up ? reminder.createdAt.ascending() : reminder.createdAt.descending())
+            case .manual:
+                terms.append(up ? reminder.position.ascending() : reminder.position.descending())
             }
             return terms
         }

@@ -155,6 +155,7 @@ public struct RemindersModel: Sendable {
         case .priority: order = "\"priority\" \(direction)"
         case .title: order = "\(db.folded("\"title\"")) \(direction)"
         case .createdAt: order = "\"createdAt\" \(direction)"
+        case .manual: order = "\"position\" \(direction)"
         }
         let completed: SQL = list.showCompleted ? "" : "AND NOT \"isCompleted\""
         let reminders = try db.fetchAll(Reminder.self, """

@@ -38,6 +38,32 @@ public enum RemindersSchema {
                 """)
             try db.enableObservation(of: ["remindersListCoverImages"])
         }
+        migrator.register("5 manual sort") { db in
+            // A list may be sorted by hand: 'manual' joins the allowed sorts.
+            if db.isPostgres {
+                try db.execute(script: """
+                    ALTER TABLE "remindersLists" DROP CONSTRAINT "remindersLists_sort_check";
+                    ALTER TABLE "remindersLists" ADD CONSTRAINT "remindersLists_sort_check"
+                      CHECK ("sort" IN ('dueDate', 'priority', 'title', 'createdAt', 'manual'))
+                    """)
+            } else {
+                // SQLite cannot alter a CHECK; widening one is its documented
+                // schema edit (lang_altertable.html, "other kinds of changes"):
+                // every stored row already satisfies the wider constraint.
+                let version = try db.fetchOne(Int.self, "PRAGMA schema_version") ?? 0
+                try db.execute(script: """
+                    PRAGMA writable_schema = ON;
+                    UPDATE sqlite_schema SET sql = replace(sql, '''title'', ''createdAt''))', '''title'', ''createdAt'', ''manual''))')
+                      WHERE type = 'table' AND name = 'remindersLists';
+                    PRAGMA writable_schema = OFF;
+                    PRAGMA schema_version = \(unsafeRaw: String(version + 1))
+                    """)
+                let widened = try db.fetchOne(String.self, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'remindersLists'") ?? ""
+                guard widened.contains("'manual'") else {
+                    throw RemindersError.invalidInput("the remindersLists table is not the one this migration knows; it was left unchanged")
+                }
+            }
+        }
         return migrator
     }
 

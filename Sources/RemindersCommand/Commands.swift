@@ -20,7 +20,7 @@ struct Show: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show a list's reminders; a sort or completed choice is stored with the list.")
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The list's title or id.") var list: String
-    @Option(help: "Sort by due, priority, title or created.") var sort: SortChoice?
+    @Option(help: "Sort by due, priority, title, created or manual.") var sort: SortChoice?
     @Flag(inversion: .prefixedNo, help: "Sort ascending (--no-ascending for descending).") var ascending: Bool?
     @Flag(inversion: .prefixedNo, help: "Show completed reminders too (--no-completed to hide them).") var completed: Bool?
 
@@ -36,13 +36,14 @@ struct Show: AsyncParsableCommand {
 }
 
 enum SortChoice: String, ExpressibleByArgument, CaseIterable {
-    case due, priority, title, created
+    case due, priority, title, created, manual
     init(_ sort: ReminderSort) {
         switch sort {
         case .dueDate: self = .due
         case .priority: self = .priority
         case .title: self = .title
         case .createdAt: self = .created
+        case .manual: self = .manual
         }
     }
     var sort: ReminderSort {
@@ -51,6 +52,7 @@ enum SortChoice: String, ExpressibleByArgument, CaseIterable {
         case .priority: .priority
         case .title: .title
         case .created: .createdAt
+        case .manual: .manual
         }
     }
 }

@@ -127,6 +127,31 @@ struct RemindersScenario {
             }
         }
 
+        // Manual order: moving one reminder changes that one alone while there is room.
+        func groceries() async throws -> [Reminder] {
+            try await store.read { db in
+                try db.fetchAll(Reminder.where { $0.remindersListID.eq(1) }.order { $0.position.ascending() })
+            }
+        }
+        func changed(_ before: [Reminder], _ after: [Reminder]) -> Int {
+            let old = Dictionary(uniqueKeysWithValues: before.map { ($0.id ?? 0, $0.position) })
+            return after.filter { old[$0.id ?? 0] != $0.position }.count
+        }
+        var manual: [String] = []
+        let start = try await groceries()
+        try await model.moveReminder(4, before: 1)
+        let first = try await groceries()
+        try await model.moveReminder(1, after: 3)
+        let second = try await groceries()
+        manual.append("moves changed \(changed(start, first)) and \(changed(first, second))")
+        for step in 0..<12 { try await model.moveReminder(step % 2 == 0 ? 2 : 3, after: 1) }
+        let squeezed = try await groceries()
+        manual.append(titles(try await model.reminders(on: .list("Groceries"), order: ReminderOrder(sort: .manual, showCompleted: true))).joined(separator: ", "))
+        manual.append("positions distinct \(Set(squeezed.map(\.position)).count == squeezed.count)")
+        manual.append(titles(try await model.reminders(on: .list("Groceries"), order: ReminderOrder(sort: .manual, ascending: false))).joined(separator: ", "))
+        try await model.moveReminder(4, before: nil)
+        manual.append(titles(try await model.reminders(on: .list("Groceries"), order: ReminderOrder(sort: .manual, showCompleted: true))).joined(separator: ", "))
+
         var tagged: [String: [String]] = [:]
         tagged["ERRAND"] = titles(try await model.reminders(taggedWith: "ERRAND"))
         tagged["urgent"] = titles(try await model.reminders(taggedWith: "urgent", includeCompleted: true))
@@ -153,6 +178,7 @@ struct RemindersScenario {
         let afterWork = try await model.reminders(in: .all).map { "\($0.listTitle): \($0.reminder.title)" }
 
         var more: [String: String] = [:]
+        more["manual"] = manual.joined(separator: " | ")
         // Rows carry what the app draws.
         let milk = try await model.search("buy milk").details[0]
         more["milk row"] = "\(milk.isPastDue) \(milk.notesPreview) \(milk.tagsText) \(milk.listTitle) \(Output.hex(milk.listColor))"
@@ -212,6 +238,6 @@ struct RemindersScenario {
                        views: views, viewsInLosAngeles: viewsLA, tagged: tagged, searches: searches,
                        searchCompletedCounts: completedCounts, tagTitles: tagTitles,
                        afterDeletingCompletedMilk: (deleted, afterDelete), listsAfterReordering: reordered,
-                       afterDeletingWork: afterWork, movedReminder: "\(moved.listTitle): \(moved.reminder.title)", more: more, screens: screens)
+                       afterDeletingWork: afterWork, movedReminder: "\(moved.listTitle): \(moved.reminder.title) @\(moved.reminder.position)", more: more, screens: screens)
     }
 }

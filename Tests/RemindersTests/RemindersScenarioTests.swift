@@ -80,10 +80,12 @@ import TestSupport
         #expect(answers.afterDeletingCompletedMilk.deleted == 2)
         #expect(answers.afterDeletingCompletedMilk.completedCount == 0)
         #expect(answers.listsAfterReordering == ["Empty", "Groceries", "Work"])
-        #expect(answers.movedReminder == "Empty: Zebra crossing survey")
+        // Moved to another list, it keeps its place in the manual order (its position).
+        #expect(answers.movedReminder == "Empty: Zebra crossing survey @3072")
         // Screens in any order: open first; no priority and no due date last ascending; flagged first within a priority; then id.
         let screens = answers.screens
-        #expect(screens.count == 9 * 4 * 2 * 2)
+        #expect(screens.count == 9 * 5 * 2 * 2)
+        #expect(screens["Groceries manual asc with completed"] == ["buy Milk", "BUY bread", "Café crème", "100% juice", "milk chocolate"])
         #expect(screens["Work priority asc with completed"] == ["Zebra crossing survey", "under_score naming", "Archive C:\\temp folder", "alpha release", "Expense report"])
         #expect(screens["Work priority desc with completed"] == ["Archive C:\\temp folder", "alpha release", "under_score naming", "Zebra crossing survey", "Expense report"])
         #expect(screens["all priority desc"] == ["Café crème", "Archive C:\\temp folder", "alpha release", "under_score naming", "100% juice", "BUY bread", "buy Milk", "Zebra crossing survey"])
@@ -111,13 +113,17 @@ import TestSupport
         #expect(more["delete tag"] == "1")
         #expect(more["zebra row"] == "#Important")
         #expect(more["last list"] == "Personal 0")
+        // Twelve moves into the same gap exhaust it once: the list is renumbered, the order kept.
+        #expect(more["manual"] == "moves changed 1 and 1 | 100% juice, buy Milk, Café crème, BUY bread, milk chocolate | positions distinct true"
+            + " | BUY bread, Café crème, buy Milk, 100% juice | buy Milk, Café crème, BUY bread, 100% juice, milk chocolate")
         #expect(more["cover images"] == "Empty false, Groceries true; same bytes true (100011); empty 0 bytes; removed true")
         // 12 months back is 2025-03-15: only "ancient" is older; 6 months: none left older;
         // 1 month back is 2026-02-15 00:00, which "edge" is due at, not before; undated is never older.
         #expect(more["clear completed by age"] == "twelveMonths 1 left [\"old milk\", \"edge milk\", \"undated milk\"]; "
             + "sixMonths 0 left [\"old milk\", \"edge milk\", \"undated milk\"]; "
             + "oneMonth 1 left [\"edge milk\", \"undated milk\"]; any 2 left []")
-        #expect(answers.afterDeletingWork == ["Empty: Zebra crossing survey", "Groceries: buy Milk", "Groceries: BUY bread", "Groceries: Café crème", "Groceries: 100% juice"])
+        // In the lists' order, each in its manual order (as rearranged above).
+        #expect(answers.afterDeletingWork == ["Empty: Zebra crossing survey", "Groceries: buy Milk", "Groceries: Café crème", "Groceries: BUY bread", "Groceries: 100% juice"])
     }
 
     @Test func sqliteGivesTheExpectedAnswers() async throws {

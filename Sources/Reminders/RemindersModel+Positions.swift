@@ -1,0 +1,100 @@
+import Depot
+import Foundation
+
+/// Manual order: reminders keep sparse positions within their list, so moving
+/// one changes that one alone while there is room between its new neighbours.
+extension RemindersModel {
+    /// The room a new reminder leaves after the last one.
+    static let positionGap = 1024
+
+    /// Moves a reminder just before another of its list (to the end with nil).
+    /// Only the moved reminder changes, unless its neighbours left no room:
+    /// then the list is renumbered once.
+    @discardableResult
+    public func moveReminder(_ id: Int64, before other: Int64?) async throws -> ReminderDetail {
+        try await store.write(logger: logger) { db in
+            let (reminder, siblings) = try Self.siblings(db, of: id)
+            guard let other else { return try Self.place(db, reminder, after: siblings.last?.id, before: nil, today: today) }
+            guard let index = siblings.firstIndex(where: { $0.id == other }) else { throw RemindersError.reminderNotFound(other) }
+            return try Self.place(db, reminder, after: index > 0 ? siblings[index - 1].id : nil, before: other, today: today)
+        }
+    }
+
+    /// Moves a reminder just after another of its list.
+    @discardableResult
+    public func moveReminder(_ id: Int64, after other: Int64) async throws -> ReminderDetail {
+        try await store.write(logger: logger) { db in
+            let (reminder, siblings) = try Self.siblings(db, of: id)
+            guard let index = siblings.firstIndex(where: { $0.id == other }) else { throw RemindersError.reminderNotFound(other) }
+            return try Self.place(db, reminder, after: other, before: index + 1 < siblings.count ? siblings[index + 1].id : nil, today: today)
+        }
+    }
+
+    /// The reminder and the others of its list, in manual order.
+    static func siblings(_ db: Database, of id: Int64) throws -> (Reminder, [Reminder]) {
+        guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+        let others = try db.fetchAll(Reminder.where { $0.remindersListID.eq(reminder.remindersListID) && $0.id.neq(id) }
+            .order { $0.position.ascending() })
+        return (reminder, others)
+    }
+
+    /// Puts the reminder between two neighbours, by id (nil: none on that side).
+    private static func place(_ db: Database, _ reminder: Reminder, after previous: Int64?, before next: Int64?, today: Day) throws -> ReminderDetail {
+        func position(of id: Int64?) throws -> Int? {
+            guard let id else { return nil }
+            guard let neighbour = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+            return neighbour.position
+        }
+        var moved = reminder
+        if let room = between(try position(of: previous), try position(of: next)) {
+            moved.position = room
+        } else {
+            // No room between them: renumber the list with gaps once, then there is.
+            try renumber(db, listID: reminder.remindersListID)
+            guard let room = between(try position(of: previous), try position(of: next)) else {
+                throw RemindersError.invalidInput("no room to move reminder \(reminder.id ?? 0) there")
+            }
+            moved.position = room
+        }
+        try db.update(Reminder.where { $0.id.eq(moved.id ?? 0) }) { [$0.position.to(moved.position)] }
+        return try details(db, [moved], today: today)[0]
+    }
+
+    /// A position strictly between the two, or nil when there is no room.
+    static func between(_ previous: Int?, _ next: Int?) -> Int? {
+        switch (previous, next) {
+        case (nil, nil): return 0
+        case (let p?, nil):
+            let (value, overflow) = p.addingReportingOverflow(positionGap)
+            return overflow ? nil : value
+        case (nil, let n?):
+            let (value, overflow) = n.subtractingReportingOverflow(positionGap)
+            return overflow ? nil : value
+        case (let p?, let n?):
+            let (gap, overflow) = n.subtractingReportingOverflow(p)
+            guard !overflow, gap >= 2 else { return nil }
+            return p + gap / 2
+        }
+    }
+
+    /// Positions 0, gap, 2×gap… in the list's current order.
+    static func renumber(_ db: Database, listID: Int64) throws {
+        let ids = try db.fetchAll(Reminder.where { $0.remindersListID.eq(listID) }.order { $0.position.ascending() }).compactMap(\.id)
+        for (index, reminderID) in ids.enumerated() {
+            let (position, overflow) = index.multipliedReportingOverflow(by: positionGap)
+            guard !overflow else { throw RemindersError.invalidInput("a list of \(ids.count) reminders cannot be numbered") }
+            try db.update(Reminder.where { $0.id.eq(reminderID) }) { [$0.position.to(position)] }
+        }
+    }
+
+    /// The position after a list's last reminder.
+    static func nextPosition(_ db: Database, listID: Int64) throws -> Int {
+        let last = try db.fetchOne(Reminder.where { $0.remindersListID.eq(listID) }.select { $0.position.max() }) ?? nil
+        guard let last else { return 0 }
+        if let next = between(last, nil) { return next }
+        try renumber(db, listID: listID)
+        let renumbered = try db.fetchOne(Reminder.where { $0.remindersListID.eq(listID) }.select { $0.position.max() }) ?? nil
+        guard let next = between(renumbered ?? 0, nil) else { throw RemindersError.invalidInput("no room after the last reminder") }
+        return next
+    }
+}
