@@ -92,9 +92,10 @@ struct Tagged: AsyncParsableCommand {
     func run() async throws {
         try await running {
             let model = try await options.model()
-            let reminders = try await model.reminders(taggedWith: tag.hasPrefix("#") ? String(tag.dropFirst()) : tag, includeCompleted: completed)
+            let bare = tag.hasPrefix("#") ? String(tag.dropFirst()) : tag
+            let reminders = try await model.reminders(taggedWith: bare, includeCompleted: completed)
             if options.json { return try Output.json(reminders) }
-            Output.heading("#\(tag)", color: nil)
+            Output.heading("#\(bare)", color: nil)
             Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: true)
         }
     }
@@ -152,13 +153,20 @@ struct Edit: AsyncParsableCommand {
     @Option(help: "Due: today, tomorrow, next week, a date, or none.") var due: String?
     @Option(help: "none, low, medium or high.") var priority: PriorityChoice?
     @Option(name: .customLong("tag"), help: "A tag to add (repeat for several).") var tags: [String] = []
+    @Flag(help: "Flag it.") var flag = false
+    @Flag(help: "Unflag it.") var unflag = false
+
+    func validate() throws {
+        if flag && unflag { throw ValidationError("--flag and --unflag contradict each other") }
+    }
 
     func run() async throws {
         try await running {
             let model = try await options.model()
             let dueDate: Date?? = try due.map { try DateInput.parse($0, timeZone: model.timeZone, now: model.now()) }
+            let flagged: Bool? = flag ? true : unflag ? false : nil
             let detail = try await model.editReminder(id, ReminderDraft(title: title, notes: notes, dueDate: dueDate,
-                                                                        priority: priority?.priority, tags: tags))
+                                                                        priority: priority?.priority, isFlagged: flagged, tags: tags))
             try options.show(detail, model)
         }
     }

@@ -15,12 +15,71 @@ struct RemindersCommand: AsyncParsableCommand {
             or REMINDERS_DATABASE names another file or a postgres:// URL. It is created, with its \
             migrations, on first use.
             """,
+        version: "reminders 0.9 (Depot)",
         subcommands: [
             Stats.self, ListsCommand.self, Show.self, ViewCommand.self, Tagged.self, Add.self, Edit.self,
             Complete.self, FlagCommand.self, Move.self, Delete.self, TagCommand.self, Untag.self, Search.self, Watch.self, Demo.self,
         ],
         defaultSubcommand: Stats.self
     )
+
+    /// The command line with the options every subcommand takes moved after
+    /// the subcommand (`reminders --database URL stats` works as `reminders stats --database URL`),
+    /// and an unknown first word named as an unknown subcommand.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let names = Set(configuration.subcommands.map { $0._commandName })
+        switch GlobalArguments.reorder(arguments, subcommands: names) {
+        case .arguments(let reordered):
+            await main(reordered)
+        case .unknownSubcommand(let word):
+            FileHandle.standardError.write(Data("reminders: unknown subcommand \"\(word)\" (reminders --help lists them)\n".utf8))
+            Self.exit(withError: ExitCode.validationFailure)
+        }
+    }
+}
+
+/// Moves the global options given before the subcommand to after it.
+enum GlobalArguments {
+    enum Outcome: Equatable {
+        case arguments([String])
+        case unknownSubcommand(String)
+    }
+
+    /// Options that take a value, and flags, that every subcommand accepts.
+    static let valued: Set<String> = ["--database", "--time-zone"]
+    static let flags: Set<String> = ["--json"]
+
+    static func reorder(_ arguments: [String], subcommands: Set<String>) -> Outcome {
+        var leading: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+            if valued.contains(name) {
+                leading.append(argument)
+                if !argument.contains("="), index + 1 < arguments.count {
+                    leading.append(arguments[index + 1])
+                    index += 1
+                }
+                index += 1
+            } else if flags.contains(argument) {
+                leading.append(argument)
+                index += 1
+            } else {
+                break
+            }
+        }
+        var rest = Array(arguments[index...])
+        if let word = rest.first, !word.hasPrefix("-"), !subcommands.contains(word) {
+            return .unknownSubcommand(word)
+        }
+        guard !leading.isEmpty else { return .arguments(arguments) }
+        // After everything the subcommand takes, but before a `--` terminator.
+        let end = rest.firstIndex(of: "--") ?? rest.endIndex
+        rest.insert(contentsOf: leading, at: end)
+        return .arguments(rest)
+    }
 }
 
 /// Options every subcommand takes.

@@ -119,3 +119,35 @@ import TestSupport
         #expect(search.stdout.contains("\"completedCount\" : 1"))
     }
 }
+
+extension RemindersCommandTests {
+    @Test func versionUnknownSubcommandsAndGlobalOptionsBeforeTheSubcommand() throws {
+        let version = try run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.hasPrefix("reminders "), "\(version.stdout)")
+        let bogus = try run(["bogus"])
+        #expect(bogus.status == 64)
+        #expect(bogus.stderr == "reminders: unknown subcommand \"bogus\" (reminders --help lists them)\n")
+        let path = home.appendingPathComponent("elsewhere.sqlite").path
+        #expect(try run(["--database", path, "lists", "add", "Errands"]).status == 0)
+        let before = try run(["--database=\(path)", "--json", "lists"])
+        let after = try run(["lists", "--database", path, "--json"])
+        #expect(before.status == 0 && after.status == 0, "\(before.stderr)\(after.stderr)")
+        #expect(before.stdout == after.stdout)
+        #expect(before.stdout.contains("\"title\" : \"Errands\""))
+    }
+
+    @Test func taggedHeadsItsTableWithOneHashAndEditFlags() throws {
+        #expect(try run(["lists", "add", "Home"]).status == 0)
+        #expect(try run(["add", "Water plants", "--list", "Home", "--tag", "errand"]).status == 0)
+        let tagged = try run(["tagged", "#errand"])
+        #expect(tagged.stdout.hasPrefix("#errand\n"), "\(tagged.stdout)")
+        let flagged = try run(["edit", "1", "--flag", "--json"])
+        #expect(flagged.stdout.contains("\"isFlagged\" : true"), "\(flagged.stdout)\(flagged.stderr)")
+        let unflagged = try run(["edit", "1", "--unflag", "--json"])
+        #expect(unflagged.stdout.contains("\"isFlagged\" : false"))
+        let both = try run(["edit", "1", "--flag", "--unflag"])
+        #expect(both.status == 64)
+        #expect(both.stderr.contains("--flag and --unflag contradict each other"))
+    }
+}
