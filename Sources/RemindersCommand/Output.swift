@@ -50,14 +50,16 @@ enum Output {
         print((color.map(swatch) ?? "") + styled(text, .bold))
     }
 
-    /// Columns padded to their widest cell (by characters, so accents and emoji keep their place).
+    /// Columns padded to their widest cell, measured in terminal columns: a wide
+    /// (CJK) character or an emoji takes two, a combining mark none, and colour
+    /// escapes are added after measuring.
     static func table(_ rows: [[(String, Style?)]]) {
         guard let columns = rows.map(\.count).max() else { return }
         var widths = Array(repeating: 0, count: columns)
-        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.0.count) } }
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], displayWidth(cell.0)) } }
         for row in rows {
             let line = row.enumerated().map { i, cell in
-                let padding = i == row.count - 1 ? "" : String(repeating: " ", count: widths[i] - cell.0.count)
+                let padding = i == row.count - 1 ? "" : String(repeating: " ", count: widths[i] - displayWidth(cell.0))
                 return styled(cell.0, cell.1) + padding
             }.joined(separator: "  ")
             print(line.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression))
@@ -80,6 +82,30 @@ enum Output {
             print(home.tags.map { "#\($0.tag.title) (\($0.reminderCount))" }.joined(separator: "  "))
         }
     }
+
+    /// How many terminal columns the text takes.
+    static func displayWidth(_ text: String) -> Int {
+        text.reduce(0) { $0 + displayWidth($1) }
+    }
+
+    /// Two for an emoji or an East Asian wide character, none for a control or
+    /// format character, one otherwise. A character is a grapheme cluster:
+    /// combining marks are inside it and add nothing.
+    static func displayWidth(_ character: Character) -> Int {
+        guard let first = character.unicodeScalars.first else { return 0 }
+        if character.unicodeScalars.contains(where: { $0.value == 0xFE0F }) || first.properties.isEmojiPresentation { return 2 }
+        switch first.properties.generalCategory {
+        case .control, .format, .nonspacingMark, .enclosingMark: return 0
+        default: break
+        }
+        return wideRanges.contains { $0.contains(first.value) } ? 2 : 1
+    }
+
+    /// East Asian Wide and Fullwidth blocks (Unicode's EastAsianWidth W and F).
+    private static let wideRanges: [ClosedRange<UInt32>] = [
+        0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+        0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x20000...0x3FFFD,
+    ]
 
     static func lists(_ lists: [ListSummary]) {
         table(lists.map { summary in

@@ -151,3 +151,25 @@ extension RemindersCommandTests {
         #expect(both.stderr.contains("--flag and --unflag contradict each other"))
     }
 }
+
+extension RemindersCommandTests {
+    @Test func columnsLineUpByDisplayWidthWithWideCharactersEmojiAndCombiningMarks() throws {
+        // Terminal columns each title takes, counted by hand.
+        let titles: [(String, Int)] = [("日本語のメモ", 12), ("💡 idea", 7), ("e\u{301}te\u{301}", 3), ("plain", 5)]
+        #expect(try run(["lists", "add", "Wide"]).status == 0)
+        for (title, _) in titles {
+            #expect(try run(["add", title, "--list", "Wide", "--due", "2026-12-01"]).status == 0)
+        }
+        let shown = try run(["show", "Wide"])
+        var ends: [Int] = []
+        for (title, width) in titles {
+            let line = try #require(shown.stdout.split(separator: "\n").first { $0.contains(title) }, "\(shown.stdout)")
+            let before = try #require(line.range(of: "2026-12-01")).lowerBound
+            let padding = line[..<before].reversed().prefix { $0 == " " }.count
+            let prefix = line[..<before].dropLast(padding).dropLast(title.count)
+            // Same columns before the title, then title and padding fill the same width.
+            ends.append(prefix.count + width + padding)
+        }
+        #expect(Set(ends).count == 1, "due dates start at columns \(ends):\n\(shown.stdout)")
+    }
+}
