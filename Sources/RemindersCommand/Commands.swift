@@ -150,7 +150,7 @@ struct Edit: AsyncParsableCommand {
     @Argument(help: "The reminder's id.") var id: Int64
     @Option(help: "A new title.") var title: String?
     @Option(help: "New notes.") var notes: String?
-    @Option(help: "Due: today, tomorrow, next week, a date, or none.") var due: String?
+    @Option(help: "Due: today, tomorrow, friday, in 3 days, 2026-12-24 17:00, ISO-8601, or none.") var due: String?
     @Option(help: "none, low, medium or high.") var priority: PriorityChoice?
     @Option(name: .customLong("tag"), help: "A tag to add (repeat for several).") var tags: [String] = []
     @Flag(help: "Flag it.") var flag = false

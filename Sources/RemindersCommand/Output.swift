@@ -152,19 +152,49 @@ enum Output {
 
 /// Due dates as people type them, in the command's time zone.
 enum DateInput {
-    /// `today`, `tomorrow`, `next week` (9:00 on that day), `none` (no date),
-    /// `2026-12-24` (9:00), `2026-12-24T18:30` or `2026-12-24 18:30`, or full ISO-8601 with an offset.
+    /// The forms `parse` reads, for the error that lists them.
+    static let forms = "today, tomorrow, yesterday, a weekday (friday: the next one), next friday, in 3 days, in 2 weeks, none, "
+        + "2026-12-24 (9:00), 2026-12-24 17:00, 2026-12-24T17:00, or ISO-8601 with Z or an offset (2026-12-24T17:00:00+01:00)"
+
+    static let weekdays = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
+
+    /// A due date as people type it, at 9:00 in `timeZone` unless a time is given; nil for `none`.
     static func parse(_ text: String, timeZone: TimeZone, now: Date) throws -> Date? {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let today = calendar.startOfDay(for: now)
-        func nineOClock(_ day: Date) -> Date { calendar.date(byAdding: .hour, value: 9, to: day) ?? day }
-        switch text.lowercased().trimmingCharacters(in: .whitespaces) {
-        case "none", "": return nil
-        case "today": return nineOClock(today)
-        case "tomorrow": return nineOClock(calendar.date(byAdding: .day, value: 1, to: today) ?? today)
-        case "next week": return nineOClock(calendar.date(byAdding: .day, value: 7, to: today) ?? today)
+        func nineOClock(daysFromToday days: Int) throws -> Date {
+            guard let day = calendar.date(byAdding: .day, value: days, to: today),
+                  let time = calendar.date(byAdding: .hour, value: 9, to: day) else { throw invalid(text) }
+            return time
+        }
+        let words = text.lowercased().split(whereSeparator: \.isWhitespace).map(String.init)
+        switch words {
+        case [], ["none"]: return nil
+        case ["today"]: return try nineOClock(daysFromToday: 0)
+        case ["tomorrow"]: return try nineOClock(daysFromToday: 1)
+        case ["yesterday"]: return try nineOClock(daysFromToday: -1)
+        case ["next", "week"]: return try nineOClock(daysFromToday: 7)
+        case _ where words.count <= 2 && (words.count == 1 || words[0] == "next") && weekdays.contains(words[words.count - 1]):
+            // The next day with that name, never today.
+            guard let wanted = weekdays.firstIndex(of: words[words.count - 1]) else { throw invalid(text) }
+            let current = calendar.component(.weekday, from: today) - 1
+            let ahead = (wanted - current + 6) % 7 + 1
+            return try nineOClock(daysFromToday: ahead)
+        case _ where words.count == 3 && words[0] == "in":
+            guard let count = Int(words[1]), (0...3650).contains(count) else { throw invalid(text) }
+            switch words[2] {
+            case "day", "days": return try nineOClock(daysFromToday: count)
+            case "week", "weeks": return try nineOClock(daysFromToday: count * 7)
+            default: throw invalid(text)
+            }
         default: break
+        }
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) { return date }
+        // ISO-8601 with Z or an offset but without seconds: 2026-12-24T17:00Z, 2026-12-24T17:00+01:00.
+        if let match = text.firstMatch(of: /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(Z|[+-]\d{2}:\d{2})$/),
+           let date = try? Date(String(match.1) + ":00" + String(match.2), strategy: Date.ISO8601FormatStyle()) {
+            return date
         }
         let scanner = text.replacingOccurrences(of: "T", with: " ")
         let parts = scanner.split(separator: " ")
@@ -179,16 +209,16 @@ enum DateInput {
                 components.second = time.count == 3 ? time[2] : 0
             }
             guard let date = calendar.date(from: components),
-                  calendar.component(.day, from: date) == dateParts[2], calendar.component(.month, from: date) == dateParts[1] else {
+                  calendar.component(.day, from: date) == dateParts[2], calendar.component(.month, from: date) == dateParts[1],
+                  calendar.component(.hour, from: date) == components.hour, calendar.component(.minute, from: date) == components.minute else {
                 throw invalid(text)
             }
             return date
         }
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) { return date }
         throw invalid(text)
     }
 
     static func invalid(_ text: String) -> RemindersError {
-        .invalidInput("cannot read the date \"\(text)\": use today, tomorrow, next week, none, 2026-12-24 or 2026-12-24T18:30")
+        .invalidInput("cannot read the date \"\(text)\"; accepted: \(forms)")
     }
 }

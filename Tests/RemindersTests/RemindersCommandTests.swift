@@ -173,3 +173,32 @@ extension RemindersCommandTests {
         #expect(Set(ends).count == 1, "due dates start at columns \(ends):\n\(shown.stdout)")
     }
 }
+
+extension RemindersCommandTests {
+    @Test func datesAsPeopleTypeThemAndAnErrorThatListsTheForms() throws {
+        #expect(try run(["lists", "add", "Dates"]).status == 0)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
+        let today = calendar.startOfDay(for: Date())
+        func nine(_ days: Int) -> String {
+            let day = calendar.date(byAdding: .day, value: days, to: today) ?? today
+            return ISO8601DateFormatter().string(from: calendar.date(byAdding: .hour, value: 9, to: day) ?? day)
+        }
+        let weekday = calendar.component(.weekday, from: today)   // 1 is Sunday
+        let untilFriday = (6 - weekday + 7) % 7 == 0 ? 7 : (6 - weekday + 7) % 7
+        let cases: [(String, String)] = [
+            ("today", nine(0)), ("tomorrow", nine(1)), ("yesterday", nine(-1)), ("in 3 days", nine(3)), ("in 2 weeks", nine(14)),
+            ("friday", nine(untilFriday)), ("next Friday", nine(untilFriday)),
+            ("2026-12-01 17:00", "2026-12-01T17:00:00Z"), ("2026-12-01", "2026-12-01T09:00:00Z"),
+            ("2026-12-01T17:00:00+01:00", "2026-12-01T16:00:00Z"), ("2026-12-01T17:00Z", "2026-12-01T17:00:00Z"),
+        ]
+        for (typed, expected) in cases {
+            let added = try run(["add", "due \(typed)", "--list", "Dates", "--due", typed, "--json"])
+            #expect(added.stdout.contains("\"dueDate\" : \"\(expected)\""), "\(typed): \(added.stdout)\(added.stderr)")
+        }
+        let bad = try run(["add", "never", "--list", "Dates", "--due", "2026-02-30"])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("cannot read the date \"2026-02-30\"; accepted: today, tomorrow, yesterday, a weekday"), "\(bad.stderr)")
+        #expect(try run(["add", "late", "--list", "Dates", "--due", "2026-12-01 25:00"]).status == 1)
+    }
+}
