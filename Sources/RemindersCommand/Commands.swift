@@ -106,7 +106,7 @@ struct Add: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
     @Argument(help: "What to do.") var title: String
     @Option(help: "The list's title or id (default: the first list).") var list: String?
-    @Option(help: "Due: today, tomorrow, next week, 2026-12-24 or 2026-12-24T18:30.") var due: String?
+    @Option(help: "Due: today, tomorrow, friday, in 3 days, 2026-12-24 17:00, ISO-8601.") var due: String?
     @Option(help: "none, low, medium or high.") var priority: PriorityChoice?
     @Flag(help: "Flag it.") var flag = false
     @Option(name: .customLong("tag"), help: "A tag (repeat for several).") var tags: [String] = []
