@@ -129,6 +129,17 @@ extension RemindersModel {
         }
     }
 
+    /// How many completed reminders match a search (and are old enough): what
+    /// ``deleteCompletedMatches(_:olderThan:)`` would delete.
+    public func completedMatchCount(_ text: String, olderThan age: CompletedAge = .any) async throws -> Int {
+        let cutoff = try age.cutoff(before: today, in: timeZone)
+        return try await store.read(logger: logger) { db in
+            var matches = Reminder.where(Self.matching(text)).where { $0.isCompleted }
+            if let cutoff { matches = matches.where { $0.dueDate < cutoff } }
+            return try db.fetchCount(matches)
+        }
+    }
+
     /// Deletes the completed reminders that match a search; returns how many.
     ///
     /// With `olderThan`, only those due more than that many months before

@@ -211,6 +211,14 @@ public struct RemindersModel: Sendable {
         }
     }
 
+    /// How many reminders a list holds, done or not: what deleting it removes.
+    public func reminderCount(inList nameOrID: String) async throws -> Int {
+        try await store.read(logger: logger) { db in
+            let id = try Self.findList(db, nameOrID).id ?? 0
+            return try db.fetchCount(Reminder.where { $0.remindersListID.eq(id) })
+        }
+    }
+
     /// The list a database always has: deleting the last list leaves this one.
     public static let defaultListTitle = "Personal"
 

@@ -221,10 +221,13 @@ struct Delete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Delete a reminder.")
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The reminder's id.") var id: Int64
+    @Flag(help: "Do not ask.") var yes = false
 
     func run() async throws {
         try await running {
             let model = try await options.model()
+            let reminder = try await model.reminder(id)
+            try Confirmation.require("Delete 1 reminder, \"\(reminder.reminder.title)\"?", yes: yes)
             try await model.deleteReminder(id)
             options.json ? try Output.json(["deleted": id]) : print("Deleted reminder \(id).")
         }
@@ -268,6 +271,7 @@ struct Search: AsyncParsableCommand {
     @Flag(help: "Include completed reminders.") var completed = false
     @Flag(help: "Delete the completed reminders that match.") var deleteCompleted = false
     @Option(help: "With --delete-completed: only those due more than 1m, 6m or 12m before today.") var olderThan: AgeChoice?
+    @Flag(help: "With --delete-completed: do not ask.") var yes = false
 
     enum AgeChoice: String, ExpressibleByArgument, CaseIterable {
         case oneMonth = "1m", sixMonths = "6m", twelveMonths = "12m"
@@ -288,7 +292,10 @@ struct Search: AsyncParsableCommand {
         try await running {
             let model = try await options.model()
             if deleteCompleted {
-                let count = try await model.deleteCompletedMatches(text, olderThan: olderThan?.age ?? .any)
+                let age = olderThan?.age ?? .any
+                let matching = try await model.completedMatchCount(text, olderThan: age)
+                try Confirmation.require("Delete \(Confirmation.reminders(matching)), completed, matching \"\(text)\"?", yes: yes)
+                let count = try await model.deleteCompletedMatches(text, olderThan: age)
                 return options.json ? try Output.json(["deleted": count]) : print("Deleted \(count) completed reminder\(count == 1 ? "" : "s") matching \"\(text)\".")
             }
             let (result, details) = try await model.search(text, includeCompleted: completed)

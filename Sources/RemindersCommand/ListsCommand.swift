@@ -90,10 +90,13 @@ struct ListsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a list and its reminders.")
         @OptionGroup var options: GlobalOptions
         @Argument(help: "The list's title or id.") var list: String
+        @Flag(help: "Do not ask.") var yes = false
 
         func run() async throws {
             try await running {
                 let model = try await options.model()
+                let count = try await model.reminderCount(inList: list)
+                try Confirmation.require("Delete the list \"\(list)\" and its \(Confirmation.reminders(count))?", yes: yes)
                 try await model.deleteList(list)
                 options.json ? try Output.json(["deleted": list]) : print("Deleted list \"\(list)\" and its reminders.")
             }

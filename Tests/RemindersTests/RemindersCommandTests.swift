@@ -202,3 +202,59 @@ extension RemindersCommandTests {
         #expect(try run(["add", "late", "--list", "Dates", "--due", "2026-12-01 25:00"]).status == 1)
     }
 }
+
+extension RemindersCommandTests {
+    /// Runs the command on a pseudo-terminal (`script`), typing `answer` at its prompt.
+    func runOnTerminal(_ arguments: [String], answer: String) throws -> Outcome {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        let command = ([try binary().path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        process.arguments = ["-qec", command, "/dev/null"]
+        process.environment = environment
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        input.fileHandleForWriting.write(Data((answer + "\n").utf8))
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: "")
+    }
+
+    @Test func destructiveCommandsSayWhatTheyRemoveAskOnATerminalAndRefuseWithoutOne() throws {
+        #expect(try run(["lists", "add", "Groceries"]).status == 0)
+        for title in ["Milk", "Bread", "Eggs"] {
+            #expect(try run(["add", title, "--list", "Groceries", "--tag", "errand"]).status == 0)
+        }
+        #expect(try run(["complete", "3"]).status == 0)
+        // No terminal, no --yes: refused, nothing deleted.
+        let refused = try run(["lists", "delete", "Groceries"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr == "reminders: Delete the list \"Groceries\" and its 3 reminders? Nothing was deleted: pass --yes to confirm (there is no terminal to ask on)\n")
+        let search = try run(["search", "eggs", "--delete-completed"])
+        #expect(search.status == 1 && search.stderr.contains("Delete 1 reminder, completed, matching \"eggs\"?"), "\(search.stderr)")
+        let tag = try run(["tags", "delete", "#errand"])
+        #expect(tag.status == 1 && tag.stderr.contains("Delete #errand, which 3 reminders carry? (The reminders stay.)"), "\(tag.stderr)")
+        #expect(try run(["delete", "1"]).status == 1)
+        #expect(try run(["lists", "--json"]).stdout.contains("\"incompleteCount\" : 2"))
+
+        // On a terminal: asked, and "n" keeps everything.
+        let declined = try runOnTerminal(["delete", "1"], answer: "n")
+        #expect(declined.stdout.contains("Delete 1 reminder, \"Milk\"? [y/N]"), "\(declined.stdout)")
+        #expect(declined.status == 1)
+        #expect(try run(["search", "milk", "--json"]).stdout.contains("\"title\" : \"Milk\""))
+        // "y" deletes.
+        let confirmed = try runOnTerminal(["delete", "1"], answer: "y")
+        #expect(confirmed.status == 0, "\(confirmed.stdout)")
+        #expect(confirmed.stdout.contains("Deleted reminder 1."))
+        // --yes does not ask.
+        let tagDeleted = try run(["tags", "delete", "ERRAND", "--yes"])
+        #expect(tagDeleted.status == 0)
+        #expect(tagDeleted.stdout == "Deleted #errand; 2 reminders lost it.\n")
+        let listDeleted = try run(["lists", "delete", "Groceries", "--yes"])
+        #expect(listDeleted.status == 0, "\(listDeleted.stderr)")
+        // A database always has a list.
+        #expect(try run(["lists"]).stdout.contains("Personal"))
+    }
+}
