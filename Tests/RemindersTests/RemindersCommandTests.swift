@@ -72,7 +72,7 @@ import TestSupport
 
     @Test(arguments: [
         (["add", "x", "--list", "Nowhere"], "reminders: no list named \"Nowhere\"\n"),
-        (["add", "x", "--due", "someday"], "reminders: cannot read the date \"someday\": use today, tomorrow, next week, none, 2026-12-24 or 2026-12-24T18:30\n"),
+        (["add", "x", "--due", "someday"], "reminders: cannot read the date \"someday\"; accepted: today, tomorrow, yesterday, a weekday (friday: the next one), next friday, in 3 days, in 2 weeks, none, 2026-12-24 (9:00), 2026-12-24 17:00, 2026-12-24T17:00, or ISO-8601 with Z or an offset (2026-12-24T17:00:00+01:00)\n"),
         (["complete", "404"], "reminders: no reminder with id 404\n"),
         (["lists", "add", "x", "--color", "blue"], "reminders: a colour is RRGGBB or RRGGBBAA hex, such as 4A99EF (got \"blue\")\n"),
         (["stats", "--time-zone", "Mars/Olympus"], "reminders: unknown time zone \"Mars/Olympus\" (try UTC or Europe/Paris)\n"),
