@@ -146,23 +146,12 @@ public struct RemindersModel: Sendable {
         return changes ? try await store.write(logger: logger, body) : try await store.read(logger: logger, body)
     }
 
-    /// A list's reminders in its stored sort.
+    /// A list's reminders in its stored sort, by the rules of ``ReminderOrder``.
     static func reminders(_ db: Database, of list: RemindersList, today: Day) throws -> [ReminderDetail] {
-        let direction: SQL = list.sortAscending ? "ASC" : "DESC"
-        let order: SQL
-        switch list.sort {
-        case .dueDate: order = "\"dueDate\" \(direction) NULLS LAST"
-        case .priority: order = "\"priority\" \(direction)"
-        case .title: order = "\(db.folded("\"title\"")) \(direction)"
-        case .createdAt: order = "\"createdAt\" \(direction)"
-        case .manual: order = "\"position\" \(direction)"
-        }
-        let completed: SQL = list.showCompleted ? "" : "AND NOT \"isCompleted\""
-        let reminders = try db.fetchAll(Reminder.self, """
-            SELECT * FROM "reminders" WHERE "remindersListID" = \(list.id) \(completed)
-            ORDER BY "isCompleted" ASC, \(order), "id" ASC
-            """)
-        return try details(db, reminders, today: today)
+        var query = Reminder.where { $0.remindersListID.eq(list.id ?? 0) }
+        if !list.showCompleted { query = query.where { !$0.isCompleted } }
+        let order = ReminderOrder(sort: list.sort, ascending: list.sortAscending, showCompleted: list.showCompleted)
+        return try details(db, try db.fetchAll(ordered(query, order)), today: today)
     }
 
     /// Creates a list at the end of the lists.

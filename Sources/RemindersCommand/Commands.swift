@@ -17,19 +17,35 @@ struct Stats: AsyncParsableCommand {
 }
 
 struct Show: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show a list's reminders; a sort or completed choice is stored with the list.")
+    static let configuration = CommandConfiguration(abstract: "Show a list's reminders, in its stored order or another one for this call (--save keeps it).")
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The list's title or id.") var list: String
     @Option(help: "Sort by due, priority, title, created or manual.") var sort: SortChoice?
     @Flag(inversion: .prefixedNo, help: "Sort ascending (--no-ascending for descending).") var ascending: Bool?
     @Flag(inversion: .prefixedNo, help: "Show completed reminders too (--no-completed to hide them).") var completed: Bool?
+    @Flag(help: "Store the sort and completed choice with the list.") var save = false
 
     func run() async throws {
         try await running {
             let model = try await options.model()
-            let (list, reminders) = try await model.reminders(in: list, sort: sort?.sort, ascending: ascending, showCompleted: completed)
+            let shown: RemindersList
+            let reminders: [ReminderDetail]
+            if save {
+                (shown, reminders) = try await model.reminders(in: list, sort: sort?.sort, ascending: ascending, showCompleted: completed)
+            } else {
+                // Looking changes nothing: the stored choice, overridden for this call only.
+                var stored = try await model.list(named: list)
+                stored.sort = sort?.sort ?? stored.sort
+                stored.sortAscending = ascending ?? stored.sortAscending
+                stored.showCompleted = completed ?? stored.showCompleted
+                shown = stored
+                reminders = try await model.reminders(on: .list(String(stored.id ?? 0)),
+                                                      order: ReminderOrder(sort: stored.sort, ascending: stored.sortAscending, showCompleted: stored.showCompleted))
+            }
             if options.json { return try Output.json(reminders) }
-            Output.heading("\(list.title) — by \(SortChoice(list.sort).rawValue), \(list.sortAscending ? "ascending" : "descending")\(list.showCompleted ? ", completed shown" : "")", color: list.color)
+            let changed = !save && (sort != nil || ascending != nil || completed != nil)
+            Output.heading("\(shown.title) — by \(SortChoice(shown.sort).rawValue), \(shown.sortAscending ? "ascending" : "descending")"
+                + "\(shown.showCompleted ? ", completed shown" : "")\(changed ? " (this time; --save keeps it)" : "")", color: shown.color)
             Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: false)
         }
     }

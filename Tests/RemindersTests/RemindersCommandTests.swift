@@ -258,3 +258,19 @@ extension RemindersCommandTests {
         #expect(try run(["lists"]).stdout.contains("Personal"))
     }
 }
+
+extension RemindersCommandTests {
+    @Test func lookingIsNotChangingAndSaveStoresTheView() throws {
+        #expect(try run(["lists", "add", "Books"]).status == 0)
+        #expect(try run(["add", "Zola", "--list", "Books", "--due", "2026-12-01"]).status == 0)
+        #expect(try run(["add", "Austen", "--list", "Books", "--due", "2026-12-02"]).status == 0)
+        let once = try run(["show", "Books", "--sort", "title"])
+        #expect(once.stdout.hasPrefix("Books — by title, ascending (this time; --save keeps it)\n"), "\(once.stdout)")
+        #expect(once.stdout.range(of: "Austen")?.lowerBound ?? once.stdout.endIndex < once.stdout.range(of: "Zola")?.lowerBound ?? once.stdout.startIndex)
+        let stored = try run(["show", "Books"])
+        #expect(stored.stdout.hasPrefix("Books — by due, ascending\n"), "the call above stored nothing: \(stored.stdout)")
+        #expect(try run(["show", "Books", "--sort", "title", "--no-ascending", "--save"]).status == 0)
+        let saved = try run(["show", "Books"])
+        #expect(saved.stdout.hasPrefix("Books — by title, descending\n"), "\(saved.stdout)")
+    }
+}
