@@ -90,7 +90,9 @@ import TestSupport
     @Test func anUnreachableServerIsOneLineWithoutThePassword() throws {
         let outcome = try run(["stats", "--database", "postgres://me:hunter2@127.0.0.1:1/reminders"])
         #expect(outcome.status == 1)
-        #expect(outcome.stderr.hasPrefix("reminders: connection error"))
+        // It never connected: "cannot connect", not "connection lost".
+        #expect(outcome.stderr.hasPrefix("reminders: connection error [cannot connect]: cannot connect to PostgreSQL at 127.0.0.1:1/reminders as me: "), "\(outcome.stderr)")
+        #expect(!outcome.stderr.contains("lost"))
         #expect(outcome.stderr.split(separator: "\n").count == 1)
         #expect(!outcome.stderr.contains("hunter2"))
     }

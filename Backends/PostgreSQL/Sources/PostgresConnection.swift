@@ -38,7 +38,8 @@ final class PostgresConnection: DriverConnection {
         showsValues = configuration.store.showsBoundValues
         let connection = Self.connect(configuration.libpqParameters)
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
-            let error = PostgresError.connection(connection, "cannot connect to PostgreSQL at \(configuration.host):\(configuration.port)/\(configuration.database) as \(configuration.user)")
+            let error = PostgresError.connection(connection, "cannot connect to PostgreSQL at \(configuration.host):\(configuration.port)/\(configuration.database) as \(configuration.user)",
+                                                 neverConnected: true)
             PQfinish(connection)
             throw error
         }

@@ -67,11 +67,13 @@ enum PostgresError {
     }
 
     /// A failure of the connection itself (libpq's message; it never holds the password).
-    static func connection(_ connection: OpaquePointer?, _ context: String) -> DatabaseError {
+    /// A connection failure. `neverConnected` says the connection was never
+    /// made (its code is "cannot connect"), as opposed to one that was lost.
+    static func connection(_ connection: OpaquePointer?, _ context: String, neverConnected: Bool = false) -> DatabaseError {
         let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
         // libpq's messages span lines ("...failed: Connection refused\n\tIs the server running..."): keep one.
         let oneLine = message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
-        return DatabaseError(.connection, "\(context): \(oneLine)", engineCode: "connection lost")
+        return DatabaseError(.connection, "\(context): \(oneLine)", engineCode: neverConnected ? "cannot connect" : "connection lost")
     }
 
     /// The portable category of an SQLSTATE.
