@@ -276,3 +276,25 @@ extension RemindersCommandTests {
         #expect(saved.stdout.hasPrefix("Books — by title, descending\n"), "\(saved.stdout)")
     }
 }
+
+extension RemindersCommandTests {
+    @Test func theScriptStartsTheBuiltCommandAtOnceWhenNothingChanged() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let script = root.appendingPathComponent("scripts/reminders").path
+        // The first run may rebuild (and says so on stderr); the second has nothing to do and says nothing.
+        _ = try ChildProcess.run(script, ["--version"])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: script)
+        process.arguments = ["--version"]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(stdout.hasPrefix("reminders "))
+        #expect(stderr.isEmpty, "nothing to rebuild, nothing said: \(stderr)")
+    }
+}
