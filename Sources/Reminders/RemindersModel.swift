@@ -154,23 +154,33 @@ public struct RemindersModel: Sendable {
         return try details(db, try db.fetchAll(ordered(query, order)), today: today)
     }
 
-    /// Creates a list at the end of the lists.
+    /// Creates a list at the end of the lists; a title another list has (ignoring letter case) is refused.
     @discardableResult
     public func createList(title: String, color: Int64 = 0x4A99_EFFF) async throws -> RemindersList {
         let title = try Self.validTitle(title)
         try Self.validate(color: color)
         return try await store.write(logger: logger) { db in
+            try Self.requireUnusedTitle(db, title, except: nil)
             let position = try db.fetchOne(Int.self, "SELECT coalesce(max(\"position\") + 1, 0) FROM \"remindersLists\"") ?? 0
             return try db.insert(RemindersList(title: title, color: color, position: position))
         }
     }
 
-    /// Renames a list.
+    /// Two lists never share a title (ignoring A–Z case): a title names one list.
+    static func requireUnusedTitle(_ db: Database, _ title: String, except id: Int64?) throws {
+        let folded = foldedASCII(title)
+        if let other = try db.fetchOne(RemindersList.where { $0.title.folded.eq(folded) && $0.id.isDistinct(from: id) }) {
+            throw RemindersError.invalidInput("a list named \"\(other.title)\" exists already; choose another title")
+        }
+    }
+
+    /// Renames a list; another list's title (ignoring letter case) is refused.
     @discardableResult
     public func renameList(_ nameOrID: String, to title: String) async throws -> RemindersList {
         let title = try Self.validTitle(title)
         return try await store.write(logger: logger) { db in
             var list = try Self.findList(db, nameOrID)
+            try Self.requireUnusedTitle(db, title, except: list.id)
             list.title = title
             try db.update(list)
             return list

@@ -215,6 +215,10 @@ struct RemindersScenario {
             cleared.append("\(age.rawValue) \(count) left \(titles(try await model.search("milk", includeCompleted: true).details).filter { $0.hasSuffix(" milk") && $0 != "buy Milk" })")
         }
         more["clear completed by age"] = cleared.joined(separator: "; ")
+        // A title names one list.
+        more["duplicate list"] = await outcome { try await model.createList(title: "groceries") }
+        more["rename onto another list"] = await outcome { try await model.renameList("Empty", to: "GROCERIES") }
+        more["rename own case"] = try await model.renameList("Empty", to: "EMPTY").title
         // A list's cover image: present or absent in listings, read back byte for byte.
         var bytes = Data([0x00, 0xFF, 0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00])
         var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -225,8 +229,8 @@ struct RemindersScenario {
         try await model.setCoverImage(bytes, of: "groceries")
         let covered = try await model.lists().map { "\($0.list.title) \($0.hasCoverImage)" }.joined(separator: ", ")
         let readBack = try await model.coverImage(of: "Groceries")
-        try await model.setCoverImage(Data(), of: "Empty")
-        let emptyImage = try await model.coverImage(of: "Empty")
+        try await model.setCoverImage(Data(), of: "empty")
+        let emptyImage = try await model.coverImage(of: "EMPTY")
         try await model.setCoverImage(nil, of: "Groceries")
         let removed = try await model.coverImage(of: "Groceries")
         more["cover images"] = "\(covered); same bytes \(readBack == bytes) (\(readBack?.count ?? -1)); empty \(emptyImage.map { "\($0.count) bytes" } ?? "nil"); removed \(removed == nil)"

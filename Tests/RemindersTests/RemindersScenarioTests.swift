@@ -117,7 +117,10 @@ import TestSupport
         // Twelve moves into the same gap exhaust it once: the list is renumbered, the order kept.
         #expect(more["manual"] == "moves changed 1 and 1 | 100% juice, buy Milk, Café crème, BUY bread, milk chocolate | positions distinct true"
             + " | BUY bread, Café crème, buy Milk, 100% juice | buy Milk, Café crème, BUY bread, 100% juice, milk chocolate")
-        #expect(more["cover images"] == "Empty false, Groceries true; same bytes true (100011); empty 0 bytes; removed true")
+        #expect(more["cover images"] == "EMPTY false, Groceries true; same bytes true (100011); empty 0 bytes; removed true")
+        #expect(more["duplicate list"] == "a list named \"Groceries\" exists already; choose another title")
+        #expect(more["rename onto another list"] == "a list named \"Groceries\" exists already; choose another title")
+        #expect(more["rename own case"] == "EMPTY")
         // 12 months back is 2025-03-15: only "ancient" is older; 6 months: none left older;
         // 1 month back is 2026-02-15 00:00, which "edge" is due at, not before; undated is never older.
         #expect(more["clear completed by age"] == "twelveMonths 1 left [\"old milk\", \"edge milk\", \"undated milk\"]; "
