@@ -19,6 +19,7 @@ struct Options {
     var profile: String?
     var count: String?
     var observation: Int?
+    var reminders: Int?
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -37,6 +38,7 @@ struct Options {
             case "--profile": profile = iterator.next()
             case "--count": count = iterator.next()
             case "--observation": observation = Int(iterator.next() ?? "") ?? 500
+            case "--reminders": reminders = Int(iterator.next() ?? "") ?? 50_000
             default:
                 FileHandle.standardError.write(Data("unknown argument \(argument)\n".utf8))
                 exit(2)
@@ -63,6 +65,10 @@ func runAll(_ options: Options) async throws {
 /// Everything the program does, from a detached task: valgrind cannot run a
 /// Swift async main, so the main thread waits on a semaphore instead.
 func entry(_ options: Options) async throws {
+    if let count = options.reminders {
+        try await RemindersAtScale.run(count: count)
+        exit(0)
+    }
     if let samples = options.observation {
         try await ObservationLatency.run(samples: samples)
         exit(0)
