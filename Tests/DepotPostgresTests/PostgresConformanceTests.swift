@@ -28,3 +28,34 @@ struct PostgresConformance {
         }
     }
 }
+
+/// The whole suite again through PgBouncer in transaction mode, and with every
+/// read on a hot standby (each store reading its own writes there): the answers
+/// must be the primary's.
+@Suite(.serialized, .enabled(if: ScaleOutServers.shouldRun, "no scale-out servers named (run scripts/test)"))
+struct ScaleOutConformance {
+    @Test("PostgreSQL through PgBouncer in transaction mode", arguments: ConformanceSuite.checks.map(\.name))
+    func throughPgBouncer(_ name: String) async throws {
+        let check = try #require(ConformanceSuite.check(named: name))
+        let url = try ScaleOutServers.require(ScaleOutServers.pgbouncerURL, "DEPOT_PGBOUNCER_URL")
+        try await check.run { configuration in
+            try await ScaleOutServers.freshStore(url: url, configuration)
+        }
+    }
+
+    @Test("PostgreSQL, reads on a hot standby", arguments: ConformanceSuite.checks.map(\.name))
+    func readsOnAStandby(_ name: String) async throws {
+        let check = try #require(ConformanceSuite.check(named: name))
+        let url = try ScaleOutServers.require(ScaleOutServers.standbyURL, "DEPOT_POSTGRES_STANDBY_URL")
+        try await check.run { configuration in
+            var configuration = configuration
+            configuration.readYourWritesTimeout = .seconds(10)
+            let store = try await ScaleOutServers.freshStore(url: url, configuration)
+            // The reads must really run on the standby.
+            guard try await store.read({ db in try db.fetchOne(Bool.self, "SELECT pg_is_in_recovery()") }) == true else {
+                throw DatabaseError(.other, "a read of a store with a standby ran on the primary")
+            }
+            return store
+        }
+    }
+}

@@ -11,10 +11,39 @@ import Foundation
 /// The password is handed to libpq as its own parameter and never appears in
 /// ``description``, in logs or in error messages.
 public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    /// The server's host name or address, or a folder holding its Unix socket.
-    public var host: String
-    /// The server's port.
-    public var port: Int
+    /// One server's address.
+    public struct Host: Sendable, Hashable, CustomStringConvertible {
+        /// A host name or address, or a folder holding the server's Unix socket.
+        public var host: String
+        /// The server's port.
+        public var port: Int
+
+        /// An address from its parts.
+        public init(_ host: String, port: Int = 5432) {
+            self.host = host
+            self.port = port
+        }
+
+        /// `host:port`, with an IPv6 address in brackets.
+        public var description: String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
+    }
+
+    /// The servers, in the order they are tried: one server, or a primary and
+    /// its hot standbys in any order. With more than one, the store finds the
+    /// primary for writes (libpq's `target_session_attrs=read-write`) and sends
+    /// reads to a standby (`prefer-standby`; the primary when none is
+    /// reachable), and after a failover it finds the new primary by itself.
+    public var hosts: [Host]
+    /// The first server's host name or address, or a folder holding its Unix socket.
+    public var host: String {
+        get { hosts.first?.host ?? "localhost" }
+        set { if hosts.isEmpty { hosts = [Host(newValue)] } else { hosts[0].host = newValue } }
+    }
+    /// The first server's port.
+    public var port: Int {
+        get { hosts.first?.port ?? 5432 }
+        set { if hosts.isEmpty { hosts = [Host("localhost", port: newValue)] } else { hosts[0].port = newValue } }
+    }
     /// The role to connect as.
     public var user: String
     /// The role's password; nil for trust or peer authentication.
@@ -26,8 +55,28 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// Further libpq connection parameters, by their libpq names (`sslmode`,
     /// `connect_timeout`, `application_name`...). libpq refuses unknown names.
     public var parameters: [String: String]
-    /// The most connections the store opens. Default: 10.
+    /// The most connections the store opens (to the primary, when there are
+    /// several hosts). Default: 10.
     public var maxConnections: Int
+    /// With several hosts, the most reader connections the store opens to the
+    /// standbys. Default: 10.
+    public var maxReplicaConnections: Int
+    /// Whether the store reaches the server through a pooler in transaction
+    /// mode, such as PgBouncer's `pool_mode = transaction`, where each
+    /// transaction may run on another server connection. Depot then prepares
+    /// no named statements (each statement is parsed with its execution, in the
+    /// same message), and sets its session settings (the UTC time zone, the
+    /// search path) at the start of every transaction instead of once per
+    /// connection. The URL says it with `pgbouncer=true`.
+    ///
+    /// Caveat: LISTEN cannot work through such a pooler; observations need
+    /// ``listenerHosts``.
+    public var transactionPooling: Bool
+    /// Where the store's LISTEN connection for observations goes, when it must
+    /// not go through ``hosts`` (a pooler in transaction mode): the server
+    /// itself, or its primary and standbys. Nil: the store's hosts. The URL says
+    /// it with `listener=host:port[,host:port...]`.
+    public var listenerHosts: [Host]?
     /// How many rows one INSERT of a batch insert holds. Default: 500.
     public var batchInsertRows: Int
     /// The settings every store has: coders, error verbosity, checkout timeout.
@@ -36,14 +85,27 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// A configuration from its parts.
     public init(host: String = "localhost", port: Int = 5432, user: String, password: String? = nil,
                 database: String, searchPath: String? = nil, parameters: [String: String] = [:]) {
-        self.host = host
-        self.port = port
+        self.init(hosts: [Host(host, port: port)], user: user, password: password, database: database,
+                  searchPath: searchPath, parameters: parameters)
+    }
+
+    /// A configuration over several servers: a primary and its standbys, in any order.
+    ///
+    /// ```swift
+    /// let configuration = PostgresConfiguration(hosts: [.init("db1"), .init("db2")], user: "app", database: "app")
+    /// ```
+    public init(hosts: [Host], user: String, password: String? = nil,
+                database: String, searchPath: String? = nil, parameters: [String: String] = [:]) {
+        self.hosts = hosts.isEmpty ? [Host("localhost")] : hosts
         self.user = user
         self.password = password
         self.database = database
         self.searchPath = searchPath
         self.parameters = parameters
         self.maxConnections = 10
+        self.maxReplicaConnections = 10
+        self.transactionPooling = false
+        self.listenerHosts = nil
         self.batchInsertRows = 500
         self.store = Store.Configuration()
     }
@@ -51,12 +113,16 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// A configuration from a `postgres://user:password@host:port/database?parameter=value` URL.
     ///
     /// Query parameters are libpq connection parameters (`sslmode=require`...). Percent-encoded
-    /// characters in the user and password are decoded.
+    /// characters in the user and password are decoded. Several servers are
+    /// listed as libpq lists them, `postgres://app@db1:5432,db2:5432/app`; three
+    /// parameters are Depot's own: `search_path`, `pgbouncer=true`
+    /// (``transactionPooling``) and `listener=host:port` (``listenerHosts``).
     ///
     /// - Throws: a `connection` ``DatabaseError`` that says what is wrong with the URL
     ///   (and never repeats the password).
     public init(url: String) throws {
-        guard let components = URLComponents(string: url),
+        let (singleHostURL, hostList) = try Self.splitHosts(url)
+        guard let components = URLComponents(string: singleHostURL),
               let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql" else {
             throw DatabaseError(.connection, "not a PostgreSQL URL: expected postgres://user:password@host:port/database (got \(Self.redact(url)))")
         }
@@ -66,16 +132,77 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         let database = String(components.path.drop { $0 == "/" })
         var parameters: [String: String] = [:]
         var searchPath: String?
+        var transactionPooling = false
+        var listenerHosts: [Host]?
         for item in components.queryItems ?? [] {
-            if item.name == "search_path" { searchPath = item.value } else { parameters[item.name] = item.value ?? "" }
+            switch item.name {
+            case "search_path":
+                searchPath = item.value
+            case "pgbouncer", "transaction_pooling":
+                switch item.value?.lowercased() {
+                case "true", "1", "yes", "on", "": transactionPooling = true
+                case "false", "0", "no", "off": transactionPooling = false
+                default:
+                    throw DatabaseError(.connection, "\(item.name) must be true or false in the PostgreSQL URL: \(Self.redact(url))")
+                }
+            case "listener":
+                listenerHosts = try Self.parseHosts(item.value ?? "", in: url)
+            default:
+                parameters[item.name] = item.value ?? ""
+            }
         }
-        self.init(host: components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost",
-                  port: components.port ?? 5432,
+        self.init(hosts: hostList ?? [Host(components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost", port: components.port ?? 5432)],
                   user: user,
                   password: components.percentEncodedPassword.flatMap { $0.removingPercentEncoding },
                   database: database.isEmpty ? user : (database.removingPercentEncoding ?? database),
                   searchPath: searchPath,
                   parameters: parameters)
+        self.transactionPooling = transactionPooling
+        self.listenerHosts = listenerHosts
+    }
+
+    /// A URL that lists several hosts (`@db1:5432,db2:5433/`), rewritten with
+    /// one placeholder host so that `URLComponents` reads the rest, and the
+    /// hosts it listed; the URL unchanged and nil when it lists one.
+    static func splitHosts(_ url: String) throws -> (String, [Host]?) {
+        guard let schemeEnd = url.range(of: "://") else { return (url, nil) }
+        let rest = url[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        let hostStart = authority.lastIndex(of: "@").map { authority.index(after: $0) } ?? authority.startIndex
+        let hostSpec = authority[hostStart...]
+        guard hostSpec.contains(",") else { return (url, nil) }
+        let hosts = try parseHosts(String(hostSpec), in: url)
+        return (String(url[..<hostStart]) + "depot-hosts" + String(url[authorityEnd...]), hosts)
+    }
+
+    /// `host[:port],[v6]:port,...` as libpq lists hosts.
+    static func parseHosts(_ list: String, in url: String) throws -> [Host] {
+        try list.split(separator: ",", omittingEmptySubsequences: false).map { item in
+            var name = Substring(item)
+            var port = 5432
+            if name.hasPrefix("[") {
+                guard let close = name.firstIndex(of: "]") else {
+                    throw DatabaseError(.connection, "an IPv6 address lacks its closing bracket in the PostgreSQL URL: \(redact(url))")
+                }
+                let after = name[name.index(after: close)...]
+                name = name[name.index(after: name.startIndex)..<close]
+                if !after.isEmpty {
+                    guard after.hasPrefix(":"), let number = Int(after.dropFirst()), (1...65535).contains(number) else {
+                        throw DatabaseError(.connection, "a host's port is not a number from 1 to 65535 in the PostgreSQL URL: \(redact(url))")
+                    }
+                    port = number
+                }
+            } else if let colon = name.lastIndex(of: ":") {
+                guard let number = Int(name[name.index(after: colon)...]), (1...65535).contains(number) else {
+                    throw DatabaseError(.connection, "a host's port is not a number from 1 to 65535 in the PostgreSQL URL: \(redact(url))")
+                }
+                port = number
+                name = name[..<colon]
+            }
+            let host = String(name).removingPercentEncoding ?? String(name)
+            return Host(host.isEmpty ? "localhost" : host, port: port)
+        }
     }
 
     /// Whether a string looks like a PostgreSQL URL rather than a file path.
@@ -85,7 +212,8 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
 
     /// `postgres://user:***@host:port/database`: the password is never shown.
     public var description: String {
-        "postgres://\(user)\(password == nil ? "" : ":***")@\(host):\(port)/\(database)"
+        "postgres://\(user)\(password == nil ? "" : ":***")@\(hosts.map(\.description).joined(separator: ","))/\(database)"
+            + (transactionPooling ? "?pgbouncer=true" : "")
     }
 
     /// The same text as ``description``.
@@ -94,9 +222,11 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// The configuration's parts for `dump` and debuggers, with the password as `***`.
     public var customMirror: Mirror {
         Mirror(self, children: [
-            "host": host, "port": port, "user": user, "password": password.map { _ in "***" } as Any,
+            "hosts": hosts.map(\.description), "user": user, "password": password.map { _ in "***" } as Any,
             "database": database, "searchPath": searchPath as Any,
             "parameters": parameters.mapValues { _ in "…" }, "maxConnections": maxConnections,
+            "maxReplicaConnections": maxReplicaConnections, "transactionPooling": transactionPooling,
+            "listenerHosts": listenerHosts.map { $0.map(\.description) } as Any,
             "batchInsertRows": batchInsertRows, "store": store,
         ], displayStyle: .struct)
     }
@@ -121,15 +251,28 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         return text
     }
 
+    /// Whether the store has several servers to choose from: a primary and standbys.
+    var isReplicated: Bool { hosts.count > 1 }
+
     /// The keyword/value pairs libpq's PQconnectdbParams takes.
-    var libpqParameters: [(String, String)] {
-        var pairs: [(String, String)] = [("host", host), ("port", String(port)), ("user", user), ("dbname", database),
+    var libpqParameters: [(String, String)] { libpqParameters(hosts: hosts) }
+
+    /// The keyword/value pairs for these hosts, in this order, and the kind of
+    /// server libpq must find among them (`read-write`, `prefer-standby`).
+    func libpqParameters(hosts: [Host], target: String? = nil) -> [(String, String)] {
+        var pairs: [(String, String)] = [("host", hosts.map(\.host).joined(separator: ",")),
+                                         ("port", hosts.map { String($0.port) }.joined(separator: ",")),
+                                         ("user", user), ("dbname", database),
                                          ("client_encoding", "UTF8"), ("application_name", "depot")]
         if let password { pairs.append(("password", password)) }
         if parameters["connect_timeout"] == nil { pairs.append(("connect_timeout", "10")) }
         for (name, value) in parameters.sorted(by: { $0.key < $1.key }) {
             pairs.removeAll { $0.0 == name }
             pairs.append((name, value))
+        }
+        if let target {
+            pairs.removeAll { $0.0 == "target_session_attrs" }
+            pairs.append(("target_session_attrs", target))
         }
         return pairs
     }

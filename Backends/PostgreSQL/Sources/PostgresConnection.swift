@@ -18,7 +18,7 @@ final class PostgresConnection: DriverConnection {
     /// Bumped by every reconnect: statements prepared before it are gone from the server.
     private(set) var generation = 0
     /// The access's `BEGIN`, not sent yet: it goes with the first statement.
-    private(set) var pendingBegin: String?
+    var pendingBegin: String?
     /// Whether the open transaction is a plain read, whose `COMMIT` cannot fail and need not be waited for.
     private var commitNeedNotWait = false
     /// A `COMMIT` sent without waiting, whose answer is read before anything else.
@@ -34,33 +34,65 @@ final class PostgresConnection: DriverConnection {
     /// Tables known to carry Depot's notify trigger.
     var observableTables: Set<String> = []
 
-    init(configuration: PostgresConfiguration) throws {
+    /// Whether statements are prepared once and run by name; false through a
+    /// pooler in transaction mode, where each runs unnamed, parsed with its execution.
+    let preparesStatements: Bool
+    /// What runs after every BEGIN: the session settings, through a pooler in
+    /// transaction mode (where a session's settings would reach other clients).
+    let settingsPerTransaction: [String]
+    /// `host:port` of the server this connection reached, for messages.
+    let server: String
+    /// Whether observations cannot hear commits: through a pooler in
+    /// transaction mode, with no ``PostgresConfiguration/listenerHosts``.
+    let cannotListen: Bool
+
+    convenience init(configuration: PostgresConfiguration) throws {
+        try self.init(configuration: configuration, parameters: configuration.libpqParameters)
+    }
+
+    init(configuration: PostgresConfiguration, parameters: [(String, String)]) throws {
         showsValues = configuration.store.showsBoundValues
-        let connection = Self.connect(configuration.libpqParameters)
+        preparesStatements = !configuration.transactionPooling
+        cannotListen = configuration.transactionPooling && configuration.listenerHosts == nil
+        let connection = Self.connect(parameters)
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
-            let error = PostgresError.connection(connection, "cannot connect to PostgreSQL at \(configuration.host):\(configuration.port)/\(configuration.database) as \(configuration.user)",
+            let hosts = configuration.hosts.map(\.description).joined(separator: ",")
+            let target = parameters.first { $0.0 == "target_session_attrs" }.map { $0.1 == "read-write" ? " (looking for the primary)" : "" } ?? ""
+            let error = PostgresError.connection(connection, "cannot connect to PostgreSQL at \(hosts)/\(configuration.database) as \(configuration.user)\(target)",
                                                  neverConnected: true)
             PQfinish(connection)
             throw error
         }
+        server = (PQhost(connection).map { String(cString: $0) } ?? configuration.host) + ":" + (PQport(connection).map { String(cString: $0) } ?? String(configuration.port))
         handle = connection
         cancelHandle = PQgetCancel(connection)
         // libpq prints server notices ("relation already exists, skipping") to stderr
         // by default; a library must stay quiet.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
-        var setup = "SET TIME ZONE 'UTC'"
+        var settings = ["TIME ZONE 'UTC'"]
         if let path = configuration.searchPath {
-            setup += "; SET search_path TO " + path.split(separator: ",").map {
+            settings.append("search_path TO " + path.split(separator: ",").map {
                 "\"" + $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            }.joined(separator: ", ")
+            }.joined(separator: ", "))
         }
-        self.setup = setup
+        if configuration.transactionPooling {
+            setup = ""
+            settingsPerTransaction = settings.map { "SET LOCAL " + $0 }
+        } else {
+            setup = settings.map { "SET " + $0 }.joined(separator: "; ")
+            settingsPerTransaction = []
+        }
         do {
-            try run(setup)
+            if !setup.isEmpty { try run(setup) }
         } catch {
             close()
             throw error
         }
+    }
+
+    /// The pending BEGIN and the settings that follow it, as one script.
+    func beginScript(_ begin: String) -> String {
+        settingsPerTransaction.isEmpty ? begin : ([begin] + settingsPerTransaction).joined(separator: "; ")
     }
 
     /// `PQconnectdbParams` with these keywords and values; check its status.
@@ -89,7 +121,7 @@ final class PostgresConnection: DriverConnection {
             if let cancelHandle { PQfreeCancel(cancelHandle) }
             cancelHandle = PQgetCancel(handle)
         }
-        try run(setup)
+        if !setup.isEmpty { try run(setup) }
     }
 
     func nextStatementName() -> String {
@@ -115,7 +147,7 @@ final class PostgresConnection: DriverConnection {
                 return
             }
             // One message: the simple protocol runs both in order.
-            try sendingBegin { try run(begin + "; " + script) }
+            try sendingBegin { try run(beginScript(begin) + "; " + script) }
             return
         }
         if script == "COMMIT", commitNeedNotWait, streaming == nil, PQtransactionStatus(handle) == PQTRANS_INTRANS,
@@ -153,11 +185,11 @@ final class PostgresConnection: DriverConnection {
     func sendPendingBegin() throws {
         settle()
         guard let begin = pendingBegin else { return }
-        try sendingBegin { try run(begin) }
+        try sendingBegin { try run(beginScript(begin)) }
     }
 
     /// Runs a script and waits for its answer.
-    private func run(_ script: String) throws {
+    func run(_ script: String) throws {
         try finishStreaming()
         let result = PQexec(handle, script)
         defer { PQclear(result) }

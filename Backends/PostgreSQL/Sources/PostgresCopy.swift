@@ -16,7 +16,7 @@ extension PostgresConnection: BulkInsertingConnection {
     /// Returns the result sets `prefix` produced.
     func startCopy(_ copy: String, after prefix: String) throws -> [OpaquePointer] {
         var script = prefix + copy
-        if let begin = pendingBegin { script = begin + "; " + script }
+        if let begin = pendingBegin { script = beginScript(begin) + "; " + script }
         return try sendingBegin {
             guard PQsendQuery(handle, script) == 1 else { throw PostgresError.connection(handle, "cannot send COPY") }
             var rows: [OpaquePointer] = []

@@ -35,6 +35,10 @@ extension PostgresConnection: ReadTrackingConnection {
     /// with the same values): views appear as their tables; a relation the
     /// planner proved unneeded does not appear, nor one read inside a function.
     func tablesRead(bySQL sql: String, values: [Value]) throws -> Set<String>? {
+        if cannotListen {
+            throw DatabaseError(.misuse, "an observation cannot hear commits through a pooler in transaction mode (LISTEN needs a session of its own): "
+                + "name the server itself in PostgresConfiguration.listenerHosts (listener=host:port in the URL)")
+        }
         if let known = explainedReads[sql] { return known }
         let statement = PostgresStatement(connection: self, sql: "EXPLAIN (FORMAT JSON, VERBOSE, COSTS OFF) " + sql)
         defer { statement.reset() }
@@ -92,7 +96,8 @@ extension PostgresDriver: ChangeListeningDriver {
 }
 
 /// A connection of its own, outside the pool and never in a transaction, that
-/// LISTENs to `depot_changes` on a thread of its own. When the connection
+/// LISTENs to `depot_changes` on a thread of its own, on the primary (after a
+/// failover, the new one) or at ``PostgresConfiguration/listenerHosts``. When the connection
 /// drops, it connects again (backing off up to two seconds), LISTENs, and then
 /// reports `.unknown`: notifications sent meanwhile are lost.
 final class PostgresChangeListener: ChangeListener, @unchecked Sendable {
@@ -136,7 +141,10 @@ final class PostgresChangeListener: ChangeListener, @unchecked Sendable {
     }
 
     private func connect() -> OpaquePointer? {
-        var pairs = configuration.libpqParameters
+        // LISTEN runs on the primary (a standby refuses it, and commits notify
+        // on the primary only), never through a pooler in transaction mode.
+        let hosts = configuration.listenerHosts ?? configuration.hosts
+        var pairs = configuration.libpqParameters(hosts: hosts, target: hosts.count > 1 ? "read-write" : nil)
         pairs.removeAll { $0.0 == "application_name" }
         pairs += [("application_name", "depot-listener"), ("keepalives", "1"), ("keepalives_idle", "5"),
                   ("keepalives_interval", "2"), ("keepalives_count", "3")]

@@ -232,11 +232,19 @@ final class PostgresStatement: DriverStatement {
         if wantsStreaming {
             // Single-row mode does not mix with a pipeline: BEGIN goes first, on its own.
             try connection.sendPendingBegin()
-            let (name, isPrepared) = statementName()
-            if !isPrepared { try prepare(name) }
+            let sent: Int32
             let count = Int32(parameters.count)
-            let sent = parameters.withArrays { values, lengths, formats in
-                PQsendQueryPrepared(connection.handle, name, count, values, lengths, formats, 1)
+            if connection.preparesStatements {
+                let (name, isPrepared) = statementName()
+                if !isPrepared { try prepare(name) }
+                sent = parameters.withArrays { values, lengths, formats in
+                    PQsendQueryPrepared(connection.handle, name, count, values, lengths, formats, 1)
+                }
+            } else {
+                let types = parameters.types
+                sent = parameters.withArrays { values, lengths, formats in
+                    PQsendQueryParams(connection.handle, sql, count, types, values, lengths, formats, 1)
+                }
             }
             guard sent == 1 else { throw PostgresError.connection(connection.handle, "cannot send the query") }
             PQsetSingleRowMode(connection.handle)
@@ -248,12 +256,19 @@ final class PostgresStatement: DriverStatement {
         let result: OpaquePointer?
         if let begin = connection.pendingBegin {
             result = try connection.sendingBegin { try executePipelined(after: begin) }
-        } else {
+        } else if connection.preparesStatements {
             let (name, isPrepared) = statementName()
             if !isPrepared { try prepare(name) }
             let count = Int32(parameters.count)
             result = parameters.withArrays { values, lengths, formats in
                 PQexecPrepared(connection.handle, name, count, values, lengths, formats, 1)
+            }
+        } else {
+            // Unnamed: parsed and run in one message, nothing left on the server.
+            let count = Int32(parameters.count)
+            let types = parameters.types
+            result = parameters.withArrays { values, lengths, formats in
+                PQexecParams(connection.handle, sql, count, types, values, lengths, formats, 1)
             }
         }
         try take(result)
@@ -279,17 +294,24 @@ final class PostgresStatement: DriverStatement {
     /// in one pipeline, and waits once. Returns the execution's result.
     private func executePipelined(after begin: String) throws -> OpaquePointer? {
         let handle = connection.handle
-        let (name, isPrepared) = statementName()
+        let prepares = connection.preparesStatements
+        // Unnamed statements count as prepared: nothing to send before the execution.
+        let (name, isPrepared) = prepares ? statementName() : ("", true)
         guard PQenterPipelineMode(handle) == 1 else { throw PostgresError.connection(handle, "cannot start a pipeline") }
         var sent = PQsendQueryParams(handle, begin, 0, nil, nil, nil, nil, 0) == 1
+        for setting in connection.settingsPerTransaction where sent {
+            sent = PQsendQueryParams(handle, setting, 0, nil, nil, nil, nil, 0) == 1
+        }
         if sent, !isPrepared {
             let types = parameters.types
             sent = PQsendPrepare(handle, name, sql, Int32(types.count), types) == 1
         }
         if sent {
             let count = Int32(parameters.count)
+            let types = parameters.types
             sent = parameters.withArrays { values, lengths, formats in
-                PQsendQueryPrepared(handle, name, count, values, lengths, formats, 1)
+                prepares ? PQsendQueryPrepared(handle, name, count, values, lengths, formats, 1)
+                    : PQsendQueryParams(handle, sql, count, types, values, lengths, formats, 1)
             } == 1
         }
         if sent { sent = PQpipelineSync(handle) == 1 }
@@ -300,7 +322,7 @@ final class PostgresStatement: DriverStatement {
         }
         // One result per query, each followed by NULL, then the sync point.
         var results: [OpaquePointer?] = []
-        let queries = isPrepared ? 2 : 3
+        let queries = (isPrepared ? 2 : 3) + connection.settingsPerTransaction.count
         while results.count < queries, PQstatus(handle) == CONNECTION_OK {
             let result = PQgetResult(handle)
             results.append(result)

@@ -47,14 +47,51 @@ extension Store {
 }
 
 /// Opens libpq connections for a store.
+///
+/// With several hosts, writers look for the primary (`read-write`) and readers
+/// for a standby (`prefer-standby`, the primary when none answers); each new
+/// reader starts from the next host, so reads spread over the standbys.
 struct PostgresDriver: DatabaseDriver {
     let configuration: PostgresConfiguration
+    private let readerRotation = RotationCounter()
+
+    init(configuration: PostgresConfiguration) {
+        self.configuration = configuration
+    }
 
     var dialect: any SQLDialect { PostgresDialect(batchInsertRows: configuration.batchInsertRows) }
 
-    var poolLayout: PoolLayout { .shared(max: configuration.maxConnections) }
+    var poolLayout: PoolLayout {
+        configuration.isReplicated
+            ? .primaryAndReplicas(primary: configuration.maxConnections, replicas: configuration.maxReplicaConnections)
+            : .shared(max: configuration.maxConnections)
+    }
 
     func openConnection(_ role: ConnectionRole) throws -> any DriverConnection {
-        try PostgresConnection(configuration: configuration)
+        guard configuration.isReplicated else { return try PostgresConnection(configuration: configuration) }
+        switch role {
+        case .writer:
+            return try PostgresConnection(configuration: configuration,
+                                          parameters: configuration.libpqParameters(hosts: configuration.hosts, target: "read-write"))
+        case .reader:
+            let hosts = configuration.hosts
+            let start = readerRotation.next() % hosts.count
+            let rotated = Array(hosts[start...] + hosts[..<start])
+            return try PostgresConnection(configuration: configuration,
+                                          parameters: configuration.libpqParameters(hosts: rotated, target: "prefer-standby"))
+        }
+    }
+}
+
+/// A counter shared by copies of the driver.
+final class RotationCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+
+    func next() -> Int {
+        lock.withLock {
+            defer { value &+= 1 }
+            return value & Int.max
+        }
     }
 }

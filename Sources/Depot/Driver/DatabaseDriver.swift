@@ -40,6 +40,11 @@ public enum PoolLayout: Sendable, Hashable {
     case oneWriter(readers: Int)
     /// Up to `max` connections, each of which serves reads and writes (a server).
     case shared(max: Int)
+    /// Up to `primary` connections to the primary, which serve writes and reads
+    /// routed to it, and up to `replicas` reader connections to its replicas
+    /// (a PostgreSQL primary with hot standbys). A reader connection may land on
+    /// the primary when no replica is reachable.
+    case primaryAndReplicas(primary: Int, replicas: Int)
 }
 
 /// One open connection to the engine. Used from one thread at a time.

@@ -46,6 +46,12 @@ public final class Database {
     var observers: ObservationCenter?
     /// Tables the closure said it changed (``notifyChanges(in:)``).
     var notifiedTables: Set<String> = []
+    /// Whether a write asks its connection where its commit ends in the log.
+    var tracksCommitPosition = false
+    /// Where the write's commit ends in the log, once committed (when tracked).
+    private(set) var commitPosition: CommitPosition?
+    /// What a read's server must have applied before the read begins, and how long to wait for it.
+    var replayTarget: (CommitPosition, Duration)?
 
     init(connection: PooledConnection, dialect: any SQLDialect, configuration: Store.Configuration, coding: CodingOptions,
          cancellation: CancellationFlag, log: AccessLog? = nil, statementTimer: CoreMetrics.Timer? = nil, tracing: AccessTracing? = nil) {
@@ -80,13 +86,27 @@ public final class Database {
 
     func inTransaction<T>(_ kind: TransactionKind, isolation: IsolationLevel?, _ body: (Database) throws -> T) throws -> T {
         if cancellation.isCancelled { throw CancellationError() }
+        if let (position, timeout) = replayTarget, let replicated = connection.driver as? any ReplicatedConnection {
+            try replicated.waitForReplay(to: position, timeout: timeout)
+        }
         try runScript(dialect.beginTransaction(kind, isolation: isolation))
         do {
             bodyStarted = true
             let result = try body(self)
             closeCursors()
             try checkCancellation()
-            try runScript("COMMIT")
+            if kind == .write, tracksCommitPosition, let replicated = connection.driver as? any ReplicatedConnection {
+                try checkUsable()
+                log?.script("COMMIT")
+                do {
+                    commitPosition = try replicated.commitReturningPosition()
+                } catch let error as DatabaseError {
+                    noteEngineFailure()
+                    throw error.with(sql: "COMMIT", values: nil)
+                }
+            } else {
+                try runScript("COMMIT")
+            }
             if kind == .write { didCommit() }
             return result
         } catch {

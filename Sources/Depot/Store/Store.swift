@@ -81,6 +81,17 @@ public final class Store: Sendable {
         /// generated, positional mapping. On by default. The mapping means what
         /// the type's `Codable` conformance means; turn it off to compare the two.
         public var usesGeneratedMapping = true
+        /// On a store with replicas: how long a read routed to a replica
+        /// (``ReadRoute/automatic``) first waits for the replica to apply every
+        /// write this store committed, so that the store reads its own writes.
+        /// Nil (the default): a replica read sees what the replica has applied,
+        /// which may lag behind the primary. Past the wait, the read fails with a
+        /// `timeout` error. Stores without replicas always read their own writes.
+        ///
+        /// Caveat: "this store's writes" are those of every task sharing the
+        /// store; another process's writes are not waited for (pass their
+        /// ``CommitPosition`` with ``ReadRoute/replica(caughtUpWith:timeout:)``).
+        public var readYourWritesTimeout: Duration?
 
         /// The default configuration.
         public init() {}
@@ -92,6 +103,10 @@ public final class Store: Sendable {
     public let configuration: Configuration
     private let writers: ConnectionPool
     private let readers: ConnectionPool
+    /// The replicas' readers, when the store has replicas (then `readers` is this pool).
+    let replicaReaders: ConnectionPool?
+    /// The newest commit position of this store's writes, when they are tracked.
+    let commits = CommitTracker()
     /// The coders' options, computed once rather than per record.
     private let codingOptions: CodingOptions
     /// The accesses in flight, for ``shutdown(gracePeriod:)``.
@@ -131,20 +146,26 @@ public final class Store: Sendable {
         case .shared(let max):
             writers = ConnectionPool(role: .writer, maxConnections: max, label: label, waitsForServer: configuration.waitsForServer, logger: configuration.logger, metrics: metrics, open: open)
             readers = writers
+        case .primaryAndReplicas(let primary, let replicas):
+            writers = ConnectionPool(role: .writer, maxConnections: primary, label: label + ".primary", waitsForServer: configuration.waitsForServer, logger: configuration.logger, metrics: metrics, open: open)
+            readers = ConnectionPool(role: .reader, maxConnections: replicas, label: label + ".replica", waitsForServer: configuration.waitsForServer, logger: configuration.logger, metrics: metrics, open: open)
         }
+        if case .primaryAndReplicas = driver.poolLayout { replicaReaders = readers } else { replicaReaders = nil }
         monitor.store = self
     }
 
     /// Runs a read-only transaction and returns what the closure returns.
     ///
+    /// `route` says where a store with replicas runs the read: a replica by
+    /// default (see ``ReadRoute``); a store without replicas ignores it.
     /// `logger`, when given, replaces the store's for this access: a request's
     /// logger, so its statements carry the request's metadata.
     ///
     /// - Throws: what the closure throws, a ``DatabaseError``, or
     ///   `CancellationError` when the task is cancelled.
     @discardableResult
-    public func read<T: Sendable>(logger: Logger? = nil, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await access(.read, isolation: nil, pool: readers, logger: logger, body)
+    public func read<T: Sendable>(from route: ReadRoute = .automatic, logger: Logger? = nil, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await access(.read, isolation: nil, route: route, logger: logger, body)
     }
 
     /// Runs a write transaction: commits when the closure returns, rolls back
@@ -157,7 +178,7 @@ public final class Store: Sendable {
     /// `logger`, when given, replaces the store's for this access.
     @discardableResult
     public func write<T: Sendable>(logger: Logger? = nil, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await access(.write, isolation: nil, pool: writers, logger: logger, body)
+        try await access(.write, isolation: nil, route: .primary, logger: logger, body)
     }
 
     /// Runs a write transaction at an isolation level (see ``IsolationLevel``).
@@ -167,7 +188,7 @@ public final class Store: Sendable {
     /// ```
     @discardableResult
     public func write<T: Sendable>(isolation: IsolationLevel, logger: Logger? = nil, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await access(.write, isolation: isolation, pool: writers, logger: logger, body)
+        try await access(.write, isolation: isolation, route: .primary, logger: logger, body)
     }
 
     /// Closes every connection. Accesses after this fail with a `connection` error.
@@ -178,8 +199,10 @@ public final class Store: Sendable {
     }
 
     /// A read that records the tables its statements read, for an observation.
+    /// It runs on the primary: the commits an observation hears of are the
+    /// primary's, and a replica may not have applied them yet.
     func read<T: Sendable>(recording recorder: ReadRecorder, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await access(.read, isolation: nil, pool: readers, recorder: recorder, body)
+        try await access(.read, isolation: nil, route: .primary, recorder: recorder, body)
     }
 
     /// The writer's count of other connections' commits, for SQLite's observation of other processes.
@@ -193,9 +216,26 @@ public final class Store: Sendable {
     /// Whether the store reads and writes on one connection (an in-memory SQLite database): no one else can write.
     var isSingleConnection: Bool { writers === readers && writers.maxConnections == 1 }
 
-    private func access<T: Sendable>(_ kind: TransactionKind, isolation: IsolationLevel?, pool: ConnectionPool, logger: Logger? = nil,
-                                     recorder: ReadRecorder? = nil,
-                                     _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func access<T: Sendable>(_ kind: TransactionKind, isolation: IsolationLevel?, route: ReadRoute, logger: Logger? = nil,
+                             recorder: ReadRecorder? = nil, position: PositionBox? = nil,
+                             _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        // Where the access runs, and what a replica must have applied first.
+        let pool: ConnectionPool
+        var replay: (CommitPosition, Duration)?
+        switch (kind, route.target) {
+        case (.write, _), (.read, .primary):
+            pool = writers
+        case (.read, .automatic):
+            pool = readers
+            if replicaReaders != nil, let timeout = configuration.readYourWritesTimeout, let latest = commits.latest {
+                replay = (latest, timeout)
+            }
+        case (.read, .caughtUp(let target, let timeout)):
+            pool = readers
+            if replicaReaders != nil { replay = (target, timeout) }
+        }
+        // A store with replicas tracks its writes' positions, for reads that must see them.
+        let tracksPosition = position != nil || (kind == .write && replicaReaders != nil)
         let log = AccessLog(logger ?? configuration.logger, configuration: configuration)
         let ticket = try gate.enter()
         defer { gate.leave(ticket) }
@@ -241,17 +281,19 @@ public final class Store: Sendable {
                 return work
             }
             gate.attach(ticket, cancellation, connection)
-            let outcome: Sendable1<(Result<T, any Error>, bodyStarted: Bool)> = await withTaskCancellationHandler {
+            let outcome: Sendable1<(Result<T, any Error>, bodyStarted: Bool, committed: CommitPosition?)> = await withTaskCancellationHandler {
                 await connection.run { connection in
                     let db = Database(connection: connection, dialect: dialect, configuration: configuration, coding: codingOptions, cancellation: cancellation, log: log, statementTimer: statementTimer, tracing: tracing)
                     db.readRecorder = recorder
                     db.observers = observers
+                    db.tracksCommitPosition = tracksPosition
+                    db.replayTarget = replay
                     defer { db.invalidate() }
                     let result = Result { try db.inTransaction(kind, isolation: isolation) { try body($0) } }
                     // From here on, a deadline that fires interrupts nothing.
                     cancellation.finish()
                     connection.checkHealth()
-                    return Sendable1((result, db.bodyStarted))
+                    return Sendable1((result, db.bodyStarted, db.commitPosition))
                 }
             } onCancel: {
                 cancellation.cancel()
@@ -260,13 +302,17 @@ public final class Store: Sendable {
             deadline?.cancel()
             gate.detach(ticket)
             await pool.release(connection)
-            let (result, bodyStarted) = outcome.value
+            let (result, bodyStarted, committed) = outcome.value
             if case .failure(let error as DatabaseError) = result, error.kind == .connection, !bodyStarted, attempt == 1 {
                 continue
             }
             if case .failure(let error) = result {
                 metrics?.failed(error)
                 accessError = error
+            }
+            if let committed {
+                position?.position = committed
+                commits.note(committed)
             }
             return try result.get()
         }

@@ -1,0 +1,128 @@
+import Foundation
+import Logging
+
+/// Where a commit sits in the engine's log: on PostgreSQL, the WAL position
+/// (LSN) at which a write transaction's commit ends.
+///
+/// A position lets a read on a replica wait until the replica has applied a
+/// given write, so that a request can write on the primary and then read its
+/// own write from a standby:
+///
+/// ```swift
+/// let (saved, position) = try await store.writeReturningPosition { db in try db.insert(reminder) }
+/// let fresh = try await store.read(from: .replica(caughtUpWith: position)) { db in
+///     try db.find(Reminder.self, id: saved.id)
+/// }
+/// ```
+///
+/// Positions compare in log order and are `Codable`, so a server can hand one
+/// to its client (a cookie, a header) and have the client's next request read
+/// from a replica that has caught up with it.
+///
+/// Caveat: on an engine without replicas (SQLite) every read already sees
+/// every commit; its positions are 0 and waiting for one returns at once.
+public struct CommitPosition: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    /// The position as one number (a PostgreSQL LSN as a 64-bit integer).
+    public let rawValue: UInt64
+
+    /// A position from its number, such as one a client sent back.
+    public init(rawValue: UInt64) {
+        self.rawValue = rawValue
+    }
+
+    public static func < (lhs: CommitPosition, rhs: CommitPosition) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The position as PostgreSQL prints an LSN: `16/B374D848`.
+    public var description: String {
+        String(rawValue >> 32, radix: 16, uppercase: true) + "/" + String(rawValue & 0xFFFF_FFFF, radix: 16, uppercase: true)
+    }
+}
+
+/// Where a read runs, on a store whose engine has replicas (a PostgreSQL
+/// primary with hot standbys).
+///
+/// ```swift
+/// try await store.read { db in ... }                        // a standby when there is one
+/// try await store.read(from: .primary) { db in ... }        // the newest data, always
+/// try await store.read(from: .replica(caughtUpWith: position)) { db in ... }
+/// ```
+///
+/// On a store without replicas every route reads the one database.
+public struct ReadRoute: Sendable, Hashable, CustomStringConvertible {
+    enum Target: Hashable {
+        case automatic
+        case primary
+        case caughtUp(CommitPosition, timeout: Duration)
+    }
+    let target: Target
+
+    /// A replica when the store has any (the primary when none is reachable),
+    /// otherwise the one database. With ``Store/Configuration/readYourWritesTimeout``
+    /// set, the replica first catches up with every write this store committed.
+    public static let automatic = ReadRoute(target: .automatic)
+
+    /// The primary: sees every committed write, at the primary's cost.
+    public static let primary = ReadRoute(target: .primary)
+
+    /// A replica that has applied the log at least up to `position` (the primary
+    /// when no replica is reachable): the read waits, up to `timeout`, for the
+    /// replica to catch up, and then sees that write and everything before it.
+    ///
+    /// - Throws (from the read): a `timeout` ``DatabaseError`` naming both
+    ///   positions when the replica does not catch up in time.
+    public static func replica(caughtUpWith position: CommitPosition, timeout: Duration = .seconds(5)) -> ReadRoute {
+        ReadRoute(target: .caughtUp(position, timeout: timeout))
+    }
+
+    public var description: String {
+        switch target {
+        case .automatic: "automatic"
+        case .primary: "primary"
+        case .caughtUp(let position, let timeout): "replica caught up with \(position) (waiting up to \(timeout))"
+        }
+    }
+}
+
+extension Store {
+    /// Runs a write transaction, like ``write(_:)``, and returns the position
+    /// of its commit, for reads that must see it on a replica
+    /// (``ReadRoute/replica(caughtUpWith:timeout:)``).
+    ///
+    /// On PostgreSQL the position is read in the same message as the `COMMIT`,
+    /// so it costs no round trip of its own.
+    @discardableResult
+    public func writeReturningPosition<T: Sendable>(isolation: IsolationLevel? = nil, logger: Logger? = nil,
+                                                    _ body: @escaping @Sendable (Database) throws -> T) async throws -> (value: T, position: CommitPosition) {
+        let box = PositionBox()
+        let value = try await access(.write, isolation: isolation, route: .primary, logger: logger, position: box, body)
+        return (value, box.position ?? CommitPosition(rawValue: 0))
+    }
+
+    /// The newest commit position among this store's own writes, when the store
+    /// tracks them (a store with replicas always does); nil before its first write.
+    public var lastCommitPosition: CommitPosition? { commits.latest }
+
+    /// Whether the store reads from replicas (a PostgreSQL store given a
+    /// primary and standbys).
+    public var hasReplicas: Bool { replicaReaders != nil }
+}
+
+/// The newest commit position a store's writes reached. Any thread.
+final class CommitTracker: @unchecked Sendable {
+    private let lock = NSLock()
+    private var newest: CommitPosition?
+
+    var latest: CommitPosition? { lock.withLock { newest } }
+
+    func note(_ position: CommitPosition) {
+        lock.withLock {
+            if newest.map({ $0 < position }) ?? true { newest = position }
+        }
+    }
+}
+
+/// Receives the position of one access's commit, set on the connection's queue
+/// and read after the access returned.
+final class PositionBox: @unchecked Sendable {
+    var position: CommitPosition?
+}

@@ -1,0 +1,193 @@
+import Depot
+import DepotPostgres
+import Foundation
+import Testing
+import TestSupport
+
+/// A URL that lists several servers, as libpq lists them, and Depot's own parameters.
+@Suite struct PostgresMultiHostURLTests {
+    @Test func aURLListsEveryServerAndDepotsOwnParameters() throws {
+        let configuration = try PostgresConfiguration(
+            url: "postgres://app:s3cret@db1:5433,[::1]:5434,db3/reminders?sslmode=require&pgbouncer=true&listener=db1:5432,db2")
+        #expect(configuration.hosts == [.init("db1", port: 5433), .init("::1", port: 5434), .init("db3", port: 5432)])
+        #expect(configuration.host == "db1" && configuration.port == 5433)
+        #expect(configuration.user == "app" && configuration.password == "s3cret" && configuration.database == "reminders")
+        #expect(configuration.transactionPooling)
+        #expect(configuration.listenerHosts == [.init("db1", port: 5432), .init("db2", port: 5432)])
+        #expect(configuration.parameters == ["sslmode": "require"], "Depot's own parameters are not handed to libpq")
+        #expect(configuration.description == "postgres://app:***@db1:5433,[::1]:5434,db3:5432/reminders?pgbouncer=true")
+    }
+
+    @Test func oneServerIsWhatItWas() throws {
+        let configuration = try PostgresConfiguration(url: "postgres://app:s3cret@db.example.com:6543/app")
+        #expect(configuration.hosts == [.init("db.example.com", port: 6543)])
+        #expect(!configuration.transactionPooling && configuration.listenerHosts == nil)
+    }
+
+    @Test func aBadPortInTheListIsAConnectionErrorWithoutThePassword() throws {
+        for url in ["postgres://app:s3cret@db1:5433,db2:none/app", "postgres://app:s3cret@db1,[::1/app",
+                    "postgres://app:s3cret@db1,db2:70000/app", "postgres://app:s3cret@db1/app?pgbouncer=maybe"] {
+            let error = #expect(throws: DatabaseError.self) { try PostgresConfiguration(url: url) }
+            #expect(error?.kind == .connection)
+            #expect(error.map { !"\($0)".contains("s3cret") } ?? false, "\(String(describing: error))")
+        }
+    }
+
+    @Test func positionsPrintAsPostgreSQLPrintsAnLSN() {
+        #expect(CommitPosition(rawValue: 0x16_B374_D848).description == "16/B374D848")
+        #expect(CommitPosition(rawValue: 0x1_0000_0000) > CommitPosition(rawValue: 0xFFFF_FFFF))
+    }
+}
+
+/// A primary with hot standbys, started by scripts/test (scripts/lib/replication.sh).
+@Suite(.enabled(if: ScaleOutServers.shouldRun, "no scale-out servers named (run scripts/test)"))
+struct PostgresReplicaTests {
+    func inRecovery(_ db: Database) throws -> Bool? {
+        try db.fetchOne(Bool.self, "SELECT pg_is_in_recovery()")
+    }
+
+    @Test func readsGoToAStandbyAndWritesAndPrimaryReadsToThePrimary() async throws {
+        let store = try await ScaleOutServers.freshStore(url: try ScaleOutServers.require(ScaleOutServers.standbyURL, "DEPOT_POSTGRES_STANDBY_URL"))
+        #expect(store.hasReplicas)
+        #expect(try await store.read { db in try inRecovery(db) } == true)
+        #expect(try await store.read(from: .primary) { db in try inRecovery(db) } == false)
+        #expect(try await store.write { db in try inRecovery(db) } == false)
+        await store.close()
+    }
+
+    @Test func aWriteIsReadFromALaggingStandbyOnceItHasCaughtUp() async throws {
+        let url = try ScaleOutServers.require(ScaleOutServers.laggingStandbyURL, "DEPOT_POSTGRES_LAGGING_STANDBY_URL")
+        let store = try await ScaleOutServers.freshStore(url: url)
+        let created = try await store.writeReturningPosition { db in
+            try db.execute("CREATE TABLE \(ident: "notes") (\(ident: "id") bigint PRIMARY KEY)")
+        }
+        // The standby applies each commit 1.5 s late: wait for the table once.
+        _ = try await store.read(from: .replica(caughtUpWith: created.position, timeout: .seconds(20))) { db in
+            try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "notes")")
+        }
+
+        let (_, position) = try await store.writeReturningPosition { db in
+            try db.execute("INSERT INTO \(ident: "notes") VALUES (\(1))")
+        }
+        #expect(position > created.position)
+        let written = ContinuousClock.now
+        // The standby has not applied it yet: a read that does not wait misses it.
+        let stale = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "notes")") }
+        if ContinuousClock.now - written < .seconds(1) {
+            #expect(stale == 0, "the lagging standby answered before it could have applied the write")
+        }
+        // A read that waits for the write's position sees it.
+        let caughtUp = try await store.read(from: .replica(caughtUpWith: position, timeout: .seconds(20))) { db in
+            (try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "notes")"), try inRecovery(db))
+        }
+        let waited = ContinuousClock.now - written
+        #expect(caughtUp.0 == 1)
+        #expect(caughtUp.1 == true, "the read ran on the standby")
+        print("read-your-writes on a standby 1.5 s behind: the write was visible there after \(waited)")
+
+        // A wait shorter than the lag is a timeout error naming both positions.
+        let (_, next) = try await store.writeReturningPosition { db in try db.execute("INSERT INTO \(ident: "notes") VALUES (\(2))") }
+        let error = await #expect(throws: DatabaseError.self) {
+            try await store.read(from: .replica(caughtUpWith: next, timeout: .milliseconds(200))) { _ in }
+        }
+        #expect(error?.kind == .timeout)
+        #expect(error?.message.contains("had not applied the log up to \(next) within 0.2 seconds") == true, "\(String(describing: error))")
+        await store.close()
+    }
+
+    @Test func aStoreSetToReadItsWritesWaitsForEachOfThemOnAStandby() async throws {
+        let url = try ScaleOutServers.require(ScaleOutServers.laggingStandbyURL, "DEPOT_POSTGRES_LAGGING_STANDBY_URL")
+        var configuration = Store.Configuration()
+        configuration.readYourWritesTimeout = .seconds(20)
+        let store = try await ScaleOutServers.freshStore(url: url, configuration)
+        try await store.write { db in try db.execute("CREATE TABLE \(ident: "notes") (\(ident: "id") bigint PRIMARY KEY)") }
+        for id in 1...2 {
+            try await store.write { db in try db.execute("INSERT INTO \(ident: "notes") VALUES (\(id))") }
+            let seen = try await store.read { db in
+                (try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "notes")"), try inRecovery(db))
+            }
+            #expect(seen.0 == id && seen.1 == true)
+        }
+        #expect(store.lastCommitPosition != nil)
+        await store.close()
+    }
+
+    @Test func aStandbyThatGoesAwayStopsReceivingReadsAndThePrimaryServesThem() async throws {
+        let standbyURL = try ScaleOutServers.require(ScaleOutServers.standbyURL, "DEPOT_POSTGRES_STANDBY_URL")
+        let configuration = try PostgresConfiguration(url: standbyURL)
+        let standby = try #require(configuration.hosts.last)
+        let proxy = try TCPProxy(to: standby.host, port: standby.port)
+        try proxy.start()
+        let url = standbyURL.replacingOccurrences(of: ",\(standby.host):\(standby.port)/", with: ",127.0.0.1:\(proxy.port)/")
+        let store = try await ScaleOutServers.freshStore(url: url) { $0.maxReplicaConnections = 2 }
+        #expect(try await store.read { db in try inRecovery(db) } == true)
+        proxy.stop()
+        // Every read after the standby went away succeeds, on the primary.
+        for _ in 0..<20 {
+            #expect(try await store.read { db in try inRecovery(db) } == false)
+        }
+        await store.close()
+    }
+}
+
+/// PgBouncer in transaction mode before the primary, started by scripts/test.
+@Suite(.enabled(if: ScaleOutServers.shouldRun, "no scale-out servers named (run scripts/test)"))
+struct PgBouncerTests {
+    /// Two stores with different search paths share PgBouncer's server
+    /// connections: a session setting made once per connection would reach
+    /// the other store's transactions.
+    @Test func searchPathsNeverLeakBetweenClientsThroughThePooler() async throws {
+        let url = try ScaleOutServers.require(ScaleOutServers.pgbouncerURL, "DEPOT_PGBOUNCER_URL")
+        let stores = try await [1, 2].asyncMap { number in
+            let store = try await ScaleOutServers.freshStore(url: url) { $0.maxConnections = 4 }
+            try await store.write { db in
+                try db.execute("CREATE TABLE \(ident: "owner") (\(ident: "n") bigint)")
+                try db.execute("INSERT INTO \(ident: "owner") VALUES (\(number))")
+            }
+            return (number, store)
+        }
+        let wrong = try await withThrowingTaskGroup(of: Int.self) { group in
+            for (number, store) in stores {
+                for _ in 0..<4 {
+                    group.addTask {
+                        var wrong = 0
+                        for _ in 0..<50 {
+                            let seen = try await store.read { db in
+                                (try db.fetchOne(Int.self, "SELECT n FROM \(ident: "owner")"), try db.fetchOne(String.self, "SELECT current_setting('TimeZone')"))
+                            }
+                            if seen.0 != number || seen.1 != "UTC" { wrong += 1 }
+                        }
+                        return wrong
+                    }
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(wrong == 0)
+        for (_, store) in stores { await store.close() }
+    }
+
+    @Test func anObservationThroughThePoolerWithoutAListenerIsAMisuseError() async throws {
+        var url = try ScaleOutServers.require(ScaleOutServers.pgbouncerURL, "DEPOT_PGBOUNCER_URL")
+        url = String(url[..<(url.range(of: "&listener=")?.lowerBound ?? url.endIndex)])
+        let store = try await ScaleOutServers.freshStore(url: url)
+        try await store.write { db in
+            try db.execute("CREATE TABLE \(ident: "t") (\(ident: "x") bigint)")
+            try db.enableObservation(of: ["t"])
+        }
+        let error = await #expect(throws: DatabaseError.self) {
+            for try await _ in store.observe({ db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "t")") }) { break }
+        }
+        #expect(error?.kind == .misuse)
+        #expect(error?.message.contains("listener=host:port") == true, "\(String(describing: error))")
+        await store.close()
+    }
+}
+
+extension Array {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}
