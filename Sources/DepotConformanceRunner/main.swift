@@ -13,7 +13,10 @@ let usage = """
 
       DATABASE   an SQLite path (each check uses fresh files in a temporary folder beside it),
                  :memory: for in-memory SQLite, or a postgres://user:password@host:port/db URL
-                 (each check uses a fresh schema, dropped afterwards; the role needs CREATE on the database)
+                 (each check uses a fresh schema, dropped afterwards; the role needs CREATE on the database).
+                 A primary and its standbys, postgres://user@primary:5432,standby:5432/db, run every
+                 check's reads on a standby; ?pgbouncer=true&listener=host:port goes through PgBouncer
+                 in transaction mode (LISTEN, for observations, at the server itself)
       --filter   run only the checks whose name contains TEXT
 
     Prints one line per check and a summary; exits 1 when a check fails, 2 when the database cannot be used.
@@ -71,13 +74,22 @@ final class Target: @unchecked Sendable {
     func makeStore(_ configuration: Store.Configuration) async throws -> Store {
         if var postgres {
             let schema = "depot_conformance_" + UUID().uuidString.prefix(8).lowercased()
-            let admin = try await Store.postgres(postgres)
-            try await admin.write { db in try db.execute("CREATE SCHEMA \(ident: schema)") }
-            await admin.close()
-            lock.withLock { schemas.append(schema) }
             postgres.searchPath = schema
             postgres.store = configuration
-            return try await Store.postgres(postgres)
+            // With standbys, each store reads its own writes there: the answers must be the primary's.
+            if postgres.hosts.count > 1, postgres.store.readYourWritesTimeout == nil {
+                postgres.store.readYourWritesTimeout = .seconds(10)
+            }
+            let store = try await Store.postgres(postgres)
+            // Made through the store itself, so its reads on a standby wait for the schema too.
+            do {
+                try await store.write { db in try db.execute("CREATE SCHEMA \(ident: schema)") }
+            } catch {
+                await store.close()
+                throw error
+            }
+            lock.withLock { schemas.append(schema) }
+            return store
         }
         var sqlite = SQLiteConfiguration()
         sqlite.store = configuration
@@ -100,9 +112,49 @@ final class Target: @unchecked Sendable {
     }
 }
 
+/// Where a PostgreSQL store's reads run, and whether that server is a standby.
+func readServer(_ configuration: PostgresConfiguration) async throws -> (standby: Bool, server: String) {
+    let store = try await Store.postgres(configuration)
+    let answer = await Result(catching: {
+        try await store.read { db in
+            let standby = try db.fetchOne(Bool.self, "SELECT pg_is_in_recovery()") ?? false
+            let server = try db.fetchOne(String.self, "SELECT coalesce(host(inet_server_addr()) || ':' || inet_server_port(), 'a Unix socket')") ?? "?"
+            return (standby, server)
+        }
+    })
+    await store.close()
+    return try answer.get()
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}
+
 let runner: Target
+var notes: [String] = []
 do {
     runner = try Target(target)
+    if PostgresConfiguration.isURL(target) {
+        let configuration = try PostgresConfiguration(url: target)
+        let (standby, server) = try await readServer(configuration)
+        if standby, configuration.hosts.count == 1 {
+            fail("""
+                \(server) is a read-only hot standby: every check writes its own tables first, so none can run against a standby alone. \
+                Name its primary first (postgres://user@primary:port,standby:port/db) to run every check with its reads on the standby.
+                """)
+        }
+        if configuration.hosts.count > 1 {
+            notes.append(standby
+                ? "reads run on the hot standby at \(server), each store waiting there for its own writes; writes and observations run on the primary"
+                : "no standby answered: reads run on the primary at \(server)")
+        }
+        if configuration.transactionPooling {
+            notes.append("through a pooler in transaction mode: no named prepared statements, session settings in every transaction"
+                + (configuration.listenerHosts == nil ? "; the observation checks need listener=host:port (the server itself) and fail without it" : ""))
+        }
+    }
     // Fail early, with one line, when the database cannot be reached at all.
     await runner.cleanUp()
     let probe = try await runner.makeStore(Store.Configuration())
@@ -114,6 +166,7 @@ do {
 
 let checks = ConformanceSuite.checks.filter { check in filter.map { check.name.contains($0) } ?? true }
 print("Depot conformance: \(checks.count) checks against \(runner.name)")
+for note in notes { print("  \(note)") }
 var passed = 0
 var failed = 0
 for check in checks {

@@ -1,3 +1,4 @@
+import DepotPostgres
 import Foundation
 import Testing
 import TestSupport
@@ -39,5 +40,35 @@ import TestSupport
         #expect(status == 2)
         #expect(output.split(separator: "\n").count == 1)
         #expect(!output.contains("secret"))
+    }
+
+    @Test(.enabled(if: ScaleOutServers.shouldRun, "no scale-out servers named"))
+    func aStandbyAloneIsRefusedWithWhatToNameInstead() throws {
+        let url = try ScaleOutServers.require(ScaleOutServers.standbyURL, "DEPOT_POSTGRES_STANDBY_URL")
+        let standby = try #require(try PostgresConfiguration(url: url).hosts.last)
+        let alone = url.replacingOccurrences(of: #"@[^/]*/"#, with: "@\(standby.host):\(standby.port)/", options: .regularExpression)
+        let (status, output) = try run([alone])
+        #expect(status == 2)
+        #expect(output.contains("127.0.0.1:\(standby.port) is a read-only hot standby: every check writes its own tables first, so none can run against a standby alone."), "\(output)")
+        #expect(output.contains("Name its primary first"))
+    }
+
+    @Test(.enabled(if: ScaleOutServers.shouldRun, "no scale-out servers named"))
+    func itRunsEveryChecksReadsOnAStandby() throws {
+        let url = try ScaleOutServers.require(ScaleOutServers.standbyURL, "DEPOT_POSTGRES_STANDBY_URL")
+        let standby = try #require(try PostgresConfiguration(url: url).hosts.last)
+        let (status, output) = try run([url, "--filter", "replicas:"])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("  reads run on the hot standby at 127.0.0.1:\(standby.port)"), "\(output)")
+        #expect(output.hasSuffix("3 passed, 0 failed\n"))
+    }
+
+    @Test(.enabled(if: ScaleOutServers.shouldRun, "no scale-out servers named"))
+    func itRunsThroughPgBouncer() throws {
+        let url = try ScaleOutServers.require(ScaleOutServers.pgbouncerURL, "DEPOT_PGBOUNCER_URL")
+        let (status, output) = try run([url, "--filter", "observation:"])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("  through a pooler in transaction mode"), "\(output)")
+        #expect(output.hasSuffix("8 passed, 0 failed\n"))
     }
 }

@@ -67,6 +67,8 @@ public struct ReadRoute: Sendable, Hashable, CustomStringConvertible {
     /// A replica that has applied the log at least up to `position` (the primary
     /// when no replica is reachable): the read waits, up to `timeout`, for the
     /// replica to catch up, and then sees that write and everything before it.
+    /// A store with ``Store/Configuration/readYourWritesTimeout`` set also waits
+    /// for its own writes, as on every replica read.
     ///
     /// - Throws (from the read): a `timeout` ``DatabaseError`` naming both
     ///   positions when the replica does not catch up in time.

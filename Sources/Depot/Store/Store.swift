@@ -232,7 +232,11 @@ public final class Store: Sendable {
             }
         case (.read, .caughtUp(let target, let timeout)):
             pool = readers
-            if replicaReaders != nil { replay = (target, timeout) }
+            if replicaReaders != nil {
+                // A store that reads its writes waits for them on every replica route.
+                let latest = configuration.readYourWritesTimeout == nil ? nil : commits.latest
+                replay = (max(target, latest ?? target), timeout)
+            }
         }
         // A store with replicas tracks its writes' positions, for reads that must see them.
         let tracksPosition = position != nil || (kind == .write && replicaReaders != nil)
