@@ -112,20 +112,32 @@ struct PostgresReplicaTests {
         await store.close()
     }
 
-    @Test func aStandbyThatGoesAwayStopsReceivingReadsAndThePrimaryServesThem() async throws {
+    @Test func aStandbyThatGoesAwayStopsReceivingReadsUntilItIsBack() async throws {
         let standbyURL = try ScaleOutServers.require(ScaleOutServers.standbyURL, "DEPOT_POSTGRES_STANDBY_URL")
         let configuration = try PostgresConfiguration(url: standbyURL)
         let standby = try #require(configuration.hosts.last)
         let proxy = try TCPProxy(to: standby.host, port: standby.port)
         try proxy.start()
         let url = standbyURL.replacingOccurrences(of: ",\(standby.host):\(standby.port)/", with: ",127.0.0.1:\(proxy.port)/")
-        let store = try await ScaleOutServers.freshStore(url: url) { $0.maxReplicaConnections = 2 }
+        let store = try await ScaleOutServers.freshStore(url: url) {
+            $0.maxReplicaConnections = 2
+            $0.standbyRetryInterval = .milliseconds(500)
+        }
         #expect(try await store.read { db in try inRecovery(db) } == true)
         proxy.stop()
         // Every read after the standby went away succeeds, on the primary.
         for _ in 0..<20 {
             #expect(try await store.read { db in try inRecovery(db) } == false)
         }
+        // Once the standby is back, reads return to it after the retry interval.
+        try proxy.start()
+        let back = ContinuousClock.now
+        var onStandby = false
+        while !onStandby, ContinuousClock.now - back < .seconds(10) {
+            onStandby = try await store.read { db in try inRecovery(db) } == true
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(onStandby, "reads went back to the standby")
         await store.close()
     }
 }

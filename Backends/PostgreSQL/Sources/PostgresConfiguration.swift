@@ -61,6 +61,10 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// With several hosts, the most reader connections the store opens to the
     /// standbys. Default: 10.
     public var maxReplicaConnections: Int
+    /// With several hosts: how long a reader connection that found no standby
+    /// (and fell back to the primary) serves reads before the store looks for a
+    /// standby again. Default: 30 seconds.
+    public var standbyRetryInterval: Duration
     /// Whether the store reaches the server through a pooler in transaction
     /// mode, such as PgBouncer's `pool_mode = transaction`, where each
     /// transaction may run on another server connection. Depot then prepares
@@ -104,6 +108,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         self.parameters = parameters
         self.maxConnections = 10
         self.maxReplicaConnections = 10
+        self.standbyRetryInterval = .seconds(30)
         self.transactionPooling = false
         self.listenerHosts = nil
         self.batchInsertRows = 500

@@ -115,6 +115,7 @@ final class PostgresConnection: DriverConnection {
             throw PostgresError.connection(handle, "cannot reconnect to PostgreSQL")
         }
         generation += 1
+        noteServerKind()
         streaming = nil
         awaitingCommit = false
         cancelLock.withLock {
@@ -217,6 +218,28 @@ final class PostgresConnection: DriverConnection {
     }
 
     var isUsable: Bool { !isClosed && PQstatus(handle) == CONNECTION_OK }
+
+    /// Whether the server is a hot standby, as it reported when the connection opened.
+    var isOnStandby: Bool {
+        PQparameterStatus(handle, "in_hot_standby").map { String(cString: $0) == "on" } ?? false
+    }
+
+    /// For a reader that prefers a standby: how long it may serve reads from
+    /// the primary (no standby answered when it connected) before it makes way
+    /// for a connection that looks for a standby again.
+    var standbyRetryInterval: Duration? {
+        didSet { noteServerKind() }
+    }
+
+    /// When a reader on the primary should make way for one that looks for a standby again.
+    private var replaceAfter: ContinuousClock.Instant?
+
+    /// Sets ``replaceAfter`` for the server the connection reached, after a (re)connect.
+    private func noteServerKind() {
+        replaceAfter = standbyRetryInterval.flatMap { isOnStandby ? nil : ContinuousClock.now + $0 }
+    }
+
+    var wantsReplacement: Bool { replaceAfter.map { ContinuousClock.now >= $0 } ?? false }
 
     func interrupt() {
         cancelLock.withLock {

@@ -77,8 +77,10 @@ struct PostgresDriver: DatabaseDriver {
             let hosts = configuration.hosts
             let start = readerRotation.next() % hosts.count
             let rotated = Array(hosts[start...] + hosts[..<start])
-            return try PostgresConnection(configuration: configuration,
-                                          parameters: configuration.libpqParameters(hosts: rotated, target: "prefer-standby"))
+            let connection = try PostgresConnection(configuration: configuration,
+                                                    parameters: configuration.libpqParameters(hosts: rotated, target: "prefer-standby"))
+            connection.standbyRetryInterval = configuration.standbyRetryInterval
+            return connection
         }
     }
 }

@@ -57,6 +57,11 @@ public protocol DriverConnection: AnyObject {
     var isInTransaction: Bool { get }
     /// Whether the connection can still be used; false once it is broken.
     var isUsable: Bool { get }
+    /// Whether the pool should close this healthy connection and open a new
+    /// one when it comes back: a reader that fell back to the primary while no
+    /// replica answered, once it is time to look for a replica again. The
+    /// default is false.
+    var wantsReplacement: Bool { get }
     /// Stops the statement running now, if any. Called from another thread.
     func interrupt()
     /// Closes the connection. Statements it prepared are released first.
@@ -77,6 +82,11 @@ public protocol DriverStatement: AnyObject, RowSource {
     /// a backend that buffers whole results should fetch row by row instead, so
     /// memory stays flat. The default does nothing.
     func prepareForStreaming() throws
+}
+
+extension DriverConnection {
+    /// False: a healthy connection is kept.
+    public var wantsReplacement: Bool { false }
 }
 
 extension DriverStatement {

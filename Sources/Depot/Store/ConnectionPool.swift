@@ -169,9 +169,11 @@ final class ConnectionPool: @unchecked Sendable {
     /// Returns a connection. A broken one is closed, and a waiter gets a new one.
     func release(_ connection: PooledConnection) async {
         defer { publish() }
-        if connection.isBroken || lock.withLock({ isClosed }) {
+        if connection.isBroken || connection.isRetired || lock.withLock({ isClosed }) {
             if connection.isBroken {
                 logger.notice("connection broken; closed, and replaced when next needed", metadata: ["db.pool": .string(label)])
+            } else if connection.isRetired {
+                logger.info("connection retired by its driver; replaced when next needed", metadata: ["db.pool": .string(label)])
             }
             await connection.run { $0.close() }
             let waiter = lock.withLock { () -> CheckedContinuation<PooledConnection, any Error>? in

@@ -110,8 +110,15 @@ final class PooledConnection: @unchecked Sendable {
     func markFree(_ statement: any DriverStatement) { busyStatements.remove(ObjectIdentifier(statement)) }
 
     func checkHealth() {
-        if !connection.isUsable { isBroken = true }
+        if !connection.isUsable {
+            isBroken = true
+        } else if !connection.isInTransaction, connection.wantsReplacement {
+            isRetired = true
+        }
     }
+
+    /// Healthy, but the driver asked for a fresh connection in its place.
+    private(set) var isRetired = false
 
     func markBroken() { isBroken = true }
 
