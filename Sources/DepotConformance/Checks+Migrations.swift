@@ -1,5 +1,6 @@
 import Depot
 import Foundation
+import InMemoryTracing
 
 /// Migrations run once each, in order, each in its own transaction.
 enum MigrationChecks {
@@ -26,6 +27,25 @@ enum MigrationChecks {
             try await migrator.migrate(store)
             try expectEqual(try await titles(store), ["Inbox"], "lists after migrating twice")
             try expectEqual(try await migrator.appliedMigrations(store), ["create lists", "seed inbox"], "applied migrations")
+            var extended = base()
+            extended.register("add work") { db in try db.execute("INSERT INTO \(ident: "lists") (\(ident: "title")) VALUES (\("Work"))") }
+            try await extended.migrate(store)
+            try expectEqual(try await titles(store), ["Inbox", "Work"], "lists after a new migration")
+        },
+        ConformanceCheck("migrations: a database with every migration applied is checked by a read, without a write") { context in
+            // A write would take the write lock at every start, and fail on a database that cannot be written.
+            let tracer = InMemoryTracer()
+            var configuration = Store.Configuration()
+            configuration.tracer = tracer
+            let store = try await context.makeStore(configuration)
+            let migrator = base()
+            try await migrator.migrate(store)
+            try expect(tracer.finishedSpans.contains { $0.operationName == "depot.write" }, "the first migration wrote")
+            tracer.clearAll()
+            try await migrator.migrate(store)
+            try expectEqual(tracer.finishedSpans.filter { $0.operationName == "depot.write" }.count, 0, "writes when nothing was left to apply")
+            try expectEqual(tracer.finishedSpans.filter { $0.operationName == "depot.read" }.count, 1, "reads when nothing was left to apply")
+            // One migration more: written as before.
             var extended = base()
             extended.register("add work") { db in try db.execute("INSERT INTO \(ident: "lists") (\(ident: "title")) VALUES (\("Work"))") }
             try await extended.migrate(store)

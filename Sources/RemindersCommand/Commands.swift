@@ -188,6 +188,19 @@ struct Edit: AsyncParsableCommand {
     }
 }
 
+struct Detail: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "detail", abstract: "Show one reminder, its notes in full.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The reminder's id.") var id: Int64
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            try options.show(try await model.reminder(id), model)
+        }
+    }
+}
+
 struct Complete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Mark a reminder done (--undo to reopen it).")
     @OptionGroup var options: GlobalOptions
@@ -315,14 +328,14 @@ struct Search: AsyncParsableCommand {
                 return options.json ? try Output.json(["deleted": count]) : print("Deleted \(count) completed reminder\(count == 1 ? "" : "s") matching \"\(text)\".")
             }
             let (result, details) = try await model.search(text, includeCompleted: completed)
-            if options.json { return try Output.json(SearchOutput(reminders: details, completedCount: result.completedCount)) }
+            if options.json { return try Output.json(SearchOutput(reminders: details.map(ReminderDetailJSON.init), completedCount: result.completedCount)) }
             Output.heading("Search \"\(text)\" — \(details.count) shown, \(result.completedCount) completed match\(result.completedCount == 1 ? "" : "es")", color: nil)
             Output.reminders(details, timeZone: model.timeZone, now: model.now(), showList: true)
         }
     }
 
     struct SearchOutput: Encodable {
-        var reminders: [ReminderDetail]
+        var reminders: [ReminderDetailJSON]
         var completedCount: Int
     }
 }
@@ -334,6 +347,10 @@ extension GlobalOptions {
             try Output.json(detail)
         } else {
             Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
+            // The notes in full, under the row, as the app shows them in a reminder's details.
+            for line in detail.reminder.notes.split(separator: "\n", omittingEmptySubsequences: false) where !detail.reminder.notes.isEmpty {
+                print(Output.styled("    " + line.trimmingCharacters(in: .newlines), .dim))
+            }
         }
     }
 }

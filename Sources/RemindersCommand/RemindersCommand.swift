@@ -17,7 +17,7 @@ struct RemindersCommand: AsyncParsableCommand {
             """,
         version: "reminders 0.9 (Depot)",
         subcommands: [
-            Stats.self, ListsCommand.self, Show.self, ViewCommand.self, Tagged.self, Add.self, Edit.self,
+            Stats.self, ListsCommand.self, Show.self, ViewCommand.self, Tagged.self, Detail.self, Add.self, Edit.self,
             Complete.self, FlagCommand.self, Move.self, Delete.self, TagCommand.self, Untag.self, TagsCommand.self, Search.self, Watch.self, Demo.self,
         ],
         defaultSubcommand: Stats.self
@@ -119,6 +119,10 @@ func running(_ body: () async throws -> Void) async throws {
     } catch let error as ExitCode {
         await OpenStores.shared.closeAll()
         throw error
+    } catch let error as DatabaseError where error.engineCode?.hasPrefix("SQLITE_READONLY") == true {
+        await OpenStores.shared.closeAll()
+        Output.error(RemindersError.invalidInput("cannot write to \(OpenStores.shared.location ?? "the database"): the file is read-only (reading commands work)"))
+        throw ExitCode(1)
     } catch {
         await OpenStores.shared.closeAll()
         Output.error(error)
@@ -132,6 +136,13 @@ final class OpenStores: @unchecked Sendable {
     static let shared = OpenStores()
     private let lock = NSLock()
     private var stores: [Store] = []
+    private var openedLocation: String?
+
+    /// The SQLite file the command opened, for messages.
+    var location: String? {
+        get { lock.withLock { openedLocation } }
+        set { lock.withLock { openedLocation = newValue } }
+    }
 
     func add(_ store: Store) { lock.withLock { stores.append(store) } }
 
@@ -173,6 +184,12 @@ enum DatabaseLocation {
         } catch {
             throw RemindersError.invalidInput("cannot create the folder \(folder.path) for the database")
         }
-        return try Store.sqlite(at: location)
+        do {
+            let store = try Store.sqlite(at: location)
+            OpenStores.shared.location = location
+            return store
+        } catch let error as DatabaseError where error.engineCode?.hasPrefix("SQLITE_NOTADB") == true {
+            throw RemindersError.invalidInput("\(location) is not a reminders database (SQLite says: file is not a database)")
+        }
     }
 }

@@ -57,9 +57,9 @@ struct Watch: AsyncParsableCommand {
             encoder.dateEncodingStrategy = .iso8601
             let data: Data
             switch content {
-            case .home(let home): data = try encoder.encode(home)
-            case .smartList(_, let reminders): data = try encoder.encode(reminders)
-            case .list(let screen): data = try encoder.encode(screen)
+            case .home(let home): data = try encoder.encode(HomeJSON(home))
+            case .smartList(_, let reminders): data = try encoder.encode(reminders.map(ReminderDetailJSON.init))
+            case .list(let screen): data = try encoder.encode(ListScreenJSON(screen))
             }
             print(String(decoding: data, as: UTF8.self))
             return

@@ -11,10 +11,11 @@ final class SQLiteConnection: DriverConnection {
     let tables = SQLiteTableLog()
     private var dataVersion: OpaquePointer?
 
-    init(path: String, role: ConnectionRole, configuration: SQLiteConfiguration, isMemory: Bool) throws {
+    init(path: String, role: ConnectionRole, configuration: SQLiteConfiguration, isMemory: Bool, mode: SQLiteDriver.OpenMode = .readWrite) throws {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        let access = mode == .readWrite ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY
+        let flags = access | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        let code = sqlite3_open_v2(mode == .immutable ? Self.immutableURI(path) : path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let error = SQLiteError.make(code, handle)
             sqlite3_close_v2(handle)
@@ -33,7 +34,7 @@ final class SQLiteConnection: DriverConnection {
             guard dqs == SQLITE_OK else { throw SQLiteError.make(dqs, handle, sql: nil) }
             // Foreign keys are off by default in SQLite, per connection: turn them on for every one.
             try execute(script: "PRAGMA foreign_keys = ON")
-            if role == .writer, !isMemory {
+            if role == .writer, !isMemory, mode == .readWrite {
                 try execute(script: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
             }
             if role == .reader {
@@ -44,6 +45,13 @@ final class SQLiteConnection: DriverConnection {
             sqlite3_close_v2(handle)
             throw DatabaseError(.connection, "cannot open SQLite database at \(path): \(error.message)", engineCode: error.engineCode)
         }
+    }
+
+    /// `file:PATH?immutable=1`, the path percent-encoded where a URI needs it.
+    static func immutableURI(_ path: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        return "file:" + (path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path) + "?immutable=1"
     }
 
     func prepare(_ sql: String) throws -> any DriverStatement {

@@ -29,9 +29,20 @@ extension Store {
     /// store per file in a process; two stores on one file compete for the write
     /// lock and may wait up to the busy timeout.
     ///
+    /// A file this process may not write is opened read-only: reads work, and
+    /// writes fail with a `misuse` error (`SQLITE_READONLY`). When its folder is
+    /// read-only too and no `-shm` file lies beside it, SQLite cannot share its
+    /// write-ahead log index, so the file is read as immutable: changes another
+    /// process makes while the store is open go unseen.
+    ///
     /// - Throws: a `connection` ``DatabaseError`` when the file cannot be opened or is not a database.
     public static func sqlite(at path: String, _ configuration: SQLiteConfiguration = SQLiteConfiguration()) throws -> Store {
-        let driver = SQLiteDriver(path: path, isMemory: false, configuration: configuration)
+        var mode = SQLiteDriver.OpenMode.readWrite
+        if FileManager.default.fileExists(atPath: path), access(path, W_OK) != 0 {
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            mode = access(folder, W_OK) != 0 && !FileManager.default.fileExists(atPath: path + "-shm") ? .immutable : .readOnly
+        }
+        let driver = SQLiteDriver(path: path, isMemory: false, mode: mode, configuration: configuration)
         // Open the writer once now: a bad path fails here, and the file is in WAL mode before any reader opens it.
         let probe = try driver.openConnection(.writer)
         defer { probe.close() }
@@ -48,7 +59,7 @@ extension Store {
     /// Caveat: one connection serves all its accesses in turn, so a read waits
     /// while a write is in progress (the dialect's capabilities say so).
     public static func sqliteInMemory(_ configuration: SQLiteConfiguration = SQLiteConfiguration()) -> Store {
-        Store(driver: SQLiteDriver(path: ":memory:", isMemory: true, configuration: configuration),
+        Store(driver: SQLiteDriver(path: ":memory:", isMemory: true, mode: .readWrite, configuration: configuration),
               configuration: configuration.store)
     }
 
@@ -58,8 +69,18 @@ extension Store {
 
 /// Opens SQLite connections for a store.
 struct SQLiteDriver: DatabaseDriver {
+    /// How the file is opened.
+    enum OpenMode: Sendable {
+        case readWrite
+        /// The process may not write the file.
+        case readOnly
+        /// Read-only, and SQLite may not create the -shm file beside it either.
+        case immutable
+    }
+
     let path: String
     let isMemory: Bool
+    let mode: OpenMode
     let configuration: SQLiteConfiguration
 
     var dialect: any SQLDialect {
@@ -71,6 +92,6 @@ struct SQLiteDriver: DatabaseDriver {
     }
 
     func openConnection(_ role: ConnectionRole) throws -> any DriverConnection {
-        try SQLiteConnection(path: path, role: role, configuration: configuration, isMemory: isMemory)
+        try SQLiteConnection(path: path, role: role, configuration: configuration, isMemory: isMemory, mode: mode)
     }
 }

@@ -65,6 +65,15 @@ public struct Migrator: Sendable {
     public func migrate(_ store: Store) async throws {
         try checkNames()
         let table = tableName
+        // Most starts find every migration applied: a read says so without
+        // taking the write lock (and works on a database that cannot be written).
+        let registered = migrations.map(\.name)
+        if let applied = try? await store.read(from: .primary, { db in
+            try db.fetchAll(String.self, "SELECT \(ident: "name") FROM \(ident: table) ORDER BY \(ident: "position"), \(ident: "name")")
+        }), applied.count == registered.count {
+            try Self.validate(applied: applied, registered: registered)
+            return
+        }
         try await store.write { db in
             try Self.lock(table, db)
             try Self.createTable(table, db)
