@@ -207,12 +207,12 @@ extension RemindersCommandTests {
 
 extension RemindersCommandTests {
     /// Runs the command on a pseudo-terminal (`script`), typing `answer` at its prompt.
-    func runOnTerminal(_ arguments: [String], answer: String) throws -> Outcome {
+    func runOnTerminal(_ arguments: [String], answer: String, environment: [String: String]? = nil) throws -> Outcome {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         let command = ([try binary().path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
         process.arguments = ["-qec", command, "/dev/null"]
-        process.environment = environment
+        process.environment = environment ?? self.environment
         let input = Pipe(), output = Pipe()
         process.standardInput = input
         process.standardOutput = output
