@@ -106,20 +106,9 @@ extension RemindersCommandTests {
     /// whom file permissions change nothing.
     func runUnprivileged(_ arguments: [String]) throws -> Outcome {
         guard getuid() == 0 else { return try run(arguments) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "--", try binary().path] + arguments
         var environment = self.environment
         environment["HOME"] = "/nonexistent"
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+        return try run(arguments, environment: environment, through: ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"])
     }
 
     @Test func readingCommandsWorkOnAReadOnlyDatabaseFileAndWritesFailInOneLine() throws {
