@@ -112,7 +112,7 @@ final class PooledConnection: @unchecked Sendable {
     func checkHealth() {
         if !connection.isUsable {
             isBroken = true
-        } else if !connection.isInTransaction, connection.wantsReplacement {
+        } else if connection.wantsReplacement, !connection.isInTransaction {
             isRetired = true
         }
     }

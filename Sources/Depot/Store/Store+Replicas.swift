@@ -30,6 +30,7 @@ public struct CommitPosition: Sendable, Hashable, Comparable, Codable, CustomStr
         self.rawValue = rawValue
     }
 
+    /// Whether `lhs` comes earlier in the log.
     public static func < (lhs: CommitPosition, rhs: CommitPosition) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// The position as PostgreSQL prints an LSN: `16/B374D848`.
@@ -76,6 +77,7 @@ public struct ReadRoute: Sendable, Hashable, CustomStringConvertible {
         ReadRoute(target: .caughtUp(position, timeout: timeout))
     }
 
+    /// The route in words, for logs: `primary`, `replica caught up with 0/16B3748 (waiting up to 5.0 seconds)`.
     public var description: String {
         switch target {
         case .automatic: "automatic"
@@ -91,7 +93,12 @@ extension Store {
     /// (``ReadRoute/replica(caughtUpWith:timeout:)``).
     ///
     /// On PostgreSQL the position is read in the same message as the `COMMIT`,
-    /// so it costs no round trip of its own.
+    /// so it costs no round trip of its own. A write that ran no statement
+    /// returns 0: there is nothing for a read to wait for.
+    ///
+    /// Caveat: when the connection is lost after `COMMIT` was sent, the write
+    /// may have committed or not; the error is a `connection` error either way,
+    /// as for ``write(_:)``.
     @discardableResult
     public func writeReturningPosition<T: Sendable>(isolation: IsolationLevel? = nil, logger: Logger? = nil,
                                                     _ body: @escaping @Sendable (Database) throws -> T) async throws -> (value: T, position: CommitPosition) {
