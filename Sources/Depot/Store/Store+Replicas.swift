@@ -62,7 +62,9 @@ public struct ReadRoute: Sendable, Hashable, CustomStringConvertible {
     /// set, the replica first catches up with every write this store committed.
     public static let automatic = ReadRoute(target: .automatic)
 
-    /// The primary: sees every committed write, at the primary's cost.
+    /// The primary: sees every committed write, at the primary's cost. On a
+    /// store without replicas, the same as ``automatic``: every reader sees
+    /// every commit there.
     public static let primary = ReadRoute(target: .primary)
 
     /// A replica that has applied the log at least up to `position` (the primary

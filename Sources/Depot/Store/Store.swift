@@ -223,8 +223,11 @@ public final class Store: Sendable {
         let pool: ConnectionPool
         var replay: (CommitPosition, Duration)?
         switch (kind, route.target) {
-        case (.write, _), (.read, .primary):
+        case (.write, _):
             pool = writers
+        case (.read, .primary):
+            // Without replicas every reader sees the primary: keep reads off the writer.
+            pool = replicaReaders == nil ? readers : writers
         case (.read, .automatic):
             pool = readers
             if replicaReaders != nil, let timeout = configuration.readYourWritesTimeout, let latest = commits.latest {
