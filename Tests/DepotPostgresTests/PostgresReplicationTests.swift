@@ -95,6 +95,21 @@ struct PostgresReplicaTests {
         await store.close()
     }
 
+    @Test func aReadWaitingForAStandbyEndsWhenItsTaskIsCancelled() async throws {
+        let url = try ScaleOutServers.require(ScaleOutServers.standbyURL, "DEPOT_POSTGRES_STANDBY_URL")
+        let store = try await ScaleOutServers.freshStore(url: url)
+        // A position no standby reaches, and a wait far longer than the test.
+        let never = CommitPosition(rawValue: UInt64(Int64.max))
+        let read = Task { try await store.read(from: .replica(caughtUpWith: never, timeout: .seconds(60))) { _ in 1 } }
+        try await Task.sleep(for: .milliseconds(300))
+        read.cancel()
+        let outcome = await read.result
+        #expect(throws: CancellationError.self) { try outcome.get() }
+        // The connection is fine for the next read.
+        #expect(try await store.read { db in try inRecovery(db) } == true)
+        await store.close()
+    }
+
     @Test func aStoreSetToReadItsWritesWaitsForEachOfThemOnAStandby() async throws {
         let url = try ScaleOutServers.require(ScaleOutServers.laggingStandbyURL, "DEPOT_POSTGRES_LAGGING_STANDBY_URL")
         var configuration = Store.Configuration()

@@ -70,7 +70,7 @@ extension PostgresConnection: ReplicatedConnection {
     /// Polls the server's replay position (1 ms, doubling to 20 ms) until it
     /// reaches `position`. A server that is not in recovery (the primary, or a
     /// standby promoted since) has everything and returns at once.
-    func waitForReplay(to position: CommitPosition, timeout: Duration) throws {
+    func waitForReplay(to position: CommitPosition, timeout: Duration, shouldStop: () -> Bool) throws {
         settle()
         try finishStreaming()
         let deadline = ContinuousClock.now + timeout
@@ -85,6 +85,7 @@ extension PostgresConnection: ReplicatedConnection {
             if !inRecovery { return }
             let replayed = PQgetisnull(result, 0, 1) == 0 ? PQgetvalue(result, 0, 1).flatMap { Self.parseLSN(String(cString: $0)) } : nil
             if let replayed, replayed >= position.rawValue { return }
+            if shouldStop() { return }
             guard ContinuousClock.now < deadline else {
                 let applied = replayed.map { CommitPosition(rawValue: $0).description } ?? "nothing yet"
                 throw DatabaseError(.timeout, "the standby at \(server) had not applied the log up to \(position) within \(timeout) (it has applied up to \(applied))")

@@ -9,9 +9,10 @@ public protocol ReplicatedConnection: DriverConnection {
 
     /// Returns once this connection's server has applied the log at least up to
     /// `position`. Called before a read's transaction begins. A primary returns
-    /// at once.
+    /// at once. `shouldStop` turns true when the access is cancelled or stopped:
+    /// return (or throw) soon after, and the core reports why.
     ///
     /// - Throws: a `timeout` ``DatabaseError`` naming both positions when the
     ///   server has not caught up within `timeout`.
-    func waitForReplay(to position: CommitPosition, timeout: Duration) throws
+    func waitForReplay(to position: CommitPosition, timeout: Duration, shouldStop: () -> Bool) throws
 }

@@ -87,7 +87,16 @@ public final class Database {
     func inTransaction<T>(_ kind: TransactionKind, isolation: IsolationLevel?, _ body: (Database) throws -> T) throws -> T {
         if cancellation.isCancelled { throw CancellationError() }
         if let (position, timeout) = replayTarget, let replicated = connection.driver as? any ReplicatedConnection {
-            try replicated.waitForReplay(to: position, timeout: timeout)
+            let cancellation = self.cancellation
+            do {
+                try replicated.waitForReplay(to: position, timeout: timeout) {
+                    cancellation.isCancelled || cancellation.isStopped || cancellation.timeout != nil
+                }
+            } catch let error as DatabaseError where error.kind != .connection {
+                try checkCancellation()
+                throw error
+            }
+            try checkCancellation()
         }
         try runScript(dialect.beginTransaction(kind, isolation: isolation))
         do {
