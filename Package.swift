@@ -134,7 +134,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DepotPostgresTests",
-            dependencies: ["Depot", "DepotPostgres", "DepotSQLite", "DepotConformance", "TestSupport"],
+            dependencies: ["Depot", "DepotPostgres", "DepotSQLite", "DepotConformance", "TestSupport", .product(name: "Logging", package: "swift-log")],
             path: "Tests/DepotPostgresTests"
         ),
         // Differential property tests: random values and cells through both engines.

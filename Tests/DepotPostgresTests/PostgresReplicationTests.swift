@@ -1,6 +1,7 @@
 import Depot
 import DepotPostgres
 import Foundation
+import Logging
 import Testing
 import TestSupport
 
@@ -47,11 +48,20 @@ struct PostgresReplicaTests {
     }
 
     @Test func readsGoToAStandbyAndWritesAndPrimaryReadsToThePrimary() async throws {
-        let store = try await ScaleOutServers.freshStore(url: try ScaleOutServers.require(ScaleOutServers.standbyURL, "DEPOT_POSTGRES_STANDBY_URL"))
+        let url = try ScaleOutServers.require(ScaleOutServers.standbyURL, "DEPOT_POSTGRES_STANDBY_URL")
+        let logs = LogCapture()
+        var configuration = Store.Configuration()
+        configuration.logger = logs.logger()
+        let store = try await ScaleOutServers.freshStore(url: url, configuration)
         #expect(store.hasReplicas)
         #expect(try await store.read { db in try inRecovery(db) } == true)
         #expect(try await store.read(from: .primary) { db in try inRecovery(db) } == false)
         #expect(try await store.write { db in try inRecovery(db) } == false)
+        // The log says which server each connection reached.
+        let hosts = try PostgresConfiguration(url: url).hosts
+        let opened = logs.servers
+        #expect(opened.contains("127.0.0.1:\(hosts[0].port), primary"), "\(opened)")
+        #expect(opened.contains("127.0.0.1:\(hosts[1].port), standby"), "\(opened)")
         await store.close()
     }
 
@@ -216,6 +226,33 @@ struct PgBouncerTests {
         #expect(error?.kind == .misuse)
         #expect(error?.message.contains("listener=host:port") == true, "\(String(describing: error))")
         await store.close()
+    }
+}
+
+/// The servers named by "connection opened" log lines.
+final class LogCapture: @unchecked Sendable {
+    private let lock = NSLock()
+    private var opened: [String] = []
+    var servers: [String] { lock.withLock { opened } }
+
+    func logger() -> Logger {
+        var logger = Logger(label: "test") { _ in Handler(capture: self) }
+        logger.logLevel = .info
+        return logger
+    }
+
+    struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            guard "\(event.message)" == "connection opened", case .string(let server)? = event.metadata?["db.server"] else { return }
+            capture.lock.withLock { capture.opened.append(server) }
+        }
     }
 }
 

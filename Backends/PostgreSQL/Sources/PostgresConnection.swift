@@ -231,6 +231,12 @@ final class PostgresConnection: DriverConnection {
         didSet { noteServerKind() }
     }
 
+    /// `host:port, standby` or `host:port, primary` when the server says which it is.
+    var serverDescription: String? {
+        guard let mode = PQparameterStatus(handle, "in_hot_standby") else { return server }
+        return server + (String(cString: mode) == "on" ? ", standby" : ", primary")
+    }
+
     /// When a reader on the primary should make way for one that looks for a standby again.
     private var replaceAfter: ContinuousClock.Instant?
 

@@ -62,6 +62,10 @@ public protocol DriverConnection: AnyObject {
     /// replica answered, once it is time to look for a replica again. The
     /// default is false.
     var wantsReplacement: Bool { get }
+    /// The server this connection reached, for the log line that says a
+    /// connection opened (`db2:5432, standby`); nil when there is nothing to
+    /// tell. The default is nil.
+    var serverDescription: String? { get }
     /// Stops the statement running now, if any. Called from another thread.
     func interrupt()
     /// Closes the connection. Statements it prepared are released first.
@@ -87,6 +91,8 @@ public protocol DriverStatement: AnyObject, RowSource {
 extension DriverConnection {
     /// False: a healthy connection is kept.
     public var wantsReplacement: Bool { false }
+    /// Nil: nothing to tell.
+    public var serverDescription: String? { nil }
 }
 
 extension DriverStatement {

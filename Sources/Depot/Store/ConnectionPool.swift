@@ -149,7 +149,9 @@ final class ConnectionPool: @unchecked Sendable {
             opened += 1
             return (opened, openCount)
         }
-        logger.info("connection opened", metadata: ["db.pool": .string(label), "db.connection": .stringConvertible(number), "db.connections_open": .stringConvertible(openNow)])
+        var metadata: Logger.Metadata = ["db.pool": .string(label), "db.connection": .stringConvertible(number), "db.connections_open": .stringConvertible(openNow)]
+        if let server = driver.serverDescription { metadata["db.server"] = .string(server) }
+        logger.info("connection opened", metadata: metadata)
         return PooledConnection(role: role, connection: driver, label: "\(label).\(number)")
     }
 
