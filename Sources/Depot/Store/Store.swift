@@ -243,6 +243,7 @@ public final class Store: Sendable {
         }
         // A store with replicas tracks its writes' positions, for reads that must see them.
         let tracksPosition = position != nil || (kind == .write && replicaReaders != nil)
+        let positionBox = tracksPosition ? position ?? PositionBox() : nil
         let log = AccessLog(logger ?? configuration.logger, configuration: configuration)
         let ticket = try gate.enter()
         defer { gate.leave(ticket) }
@@ -288,7 +289,7 @@ public final class Store: Sendable {
                 return work
             }
             gate.attach(ticket, cancellation, connection)
-            let outcome: Sendable1<(Result<T, any Error>, bodyStarted: Bool, committed: CommitPosition?)> = await withTaskCancellationHandler {
+            let outcome: Sendable1<(Result<T, any Error>, bodyStarted: Bool)> = await withTaskCancellationHandler {
                 await connection.run { connection in
                     let db = Database(connection: connection, dialect: dialect, configuration: configuration, coding: codingOptions, cancellation: cancellation, log: log, statementTimer: statementTimer, tracing: tracing)
                     db.readRecorder = recorder
@@ -300,7 +301,8 @@ public final class Store: Sendable {
                     // From here on, a deadline that fires interrupts nothing.
                     cancellation.finish()
                     connection.checkHealth()
-                    return Sendable1((result, db.bodyStarted, db.commitPosition))
+                    if let positionBox { positionBox.position = db.commitPosition }
+                    return Sendable1((result, db.bodyStarted))
                 }
             } onCancel: {
                 cancellation.cancel()
@@ -309,7 +311,7 @@ public final class Store: Sendable {
             deadline?.cancel()
             gate.detach(ticket)
             await pool.release(connection)
-            let (result, bodyStarted, committed) = outcome.value
+            let (result, bodyStarted) = outcome.value
             if case .failure(let error as DatabaseError) = result, error.kind == .connection, !bodyStarted, attempt == 1 {
                 continue
             }
@@ -317,10 +319,7 @@ public final class Store: Sendable {
                 metrics?.failed(error)
                 accessError = error
             }
-            if let committed {
-                position?.position = committed
-                commits.note(committed)
-            }
+            if let committed = positionBox?.position { commits.note(committed) }
             return try result.get()
         }
     }
