@@ -233,8 +233,9 @@ final class PostgresConnection: DriverConnection {
 
     /// `host:port, standby` or `host:port, primary` when the server says which it is.
     var serverDescription: String? {
-        guard let mode = PQparameterStatus(handle, "in_hot_standby") else { return server }
-        return server + (String(cString: mode) == "on" ? ", standby" : ", primary")
+        // Servers before PostgreSQL 14 do not say.
+        guard PQparameterStatus(handle, "in_hot_standby") != nil else { return server }
+        return server + (isOnStandby ? ", standby" : ", primary")
     }
 
     /// When a reader on the primary should make way for one that looks for a standby again.
