@@ -53,7 +53,17 @@ start_throwaway_postgres() {
     export DEPOT_POSTGRES_URL="postgres://depot:$password@127.0.0.1:$port/postgres"
 }
 
+# stop_throwaway_postgres [STATUS]: stops the server and deletes its folder. When
+# the run failed (STATUS, or the exit status, not 0), it first prints the
+# server's serious log lines, the only trace of a server-side cause once the
+# folder is gone.
 stop_throwaway_postgres() {
+    local status=${1:-$?}
+    if [ "$status" -ne 0 ] && [ -n "${DEPOT_PG_DIR:-}" ] && [ -f "$DEPOT_PG_DIR/server.log" ]; then
+        echo "==> the run failed; the test server's FATAL, PANIC and process lines:" >&2
+        grep -E "FATAL|PANIC|could not fork|terminated by signal|was terminated|server process" "$DEPOT_PG_DIR/server.log" \
+            | grep -v "terminating connection due to administrator command" | tail -n 40 >&2 || true
+    fi
     if [ -n "${DEPOT_PG_DIR:-}" ] && [ -d "$DEPOT_PG_DIR/data" ]; then
         run_as_postgres_user "$DEPOT_PG_BIN/pg_ctl" -D "$DEPOT_PG_DIR/data" -m immediate stop > /dev/null 2>&1 || true
         rm -rf "$DEPOT_PG_DIR"

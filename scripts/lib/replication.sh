@@ -76,7 +76,7 @@ start_scale_out_servers() {
     primary_port=${primary_port%%/*}
     local password
     password=$(cat "$DEPOT_PG_DIR/password")
-    trap 'stop_scale_out_servers; stop_throwaway_postgres' EXIT
+    trap 'status=$?; stop_scale_out_servers; stop_throwaway_postgres "$status"' EXIT
 
     local standby lagging
     standby=$(start_standby "$primary_port" depot_standby)
