@@ -212,7 +212,8 @@ extension RemindersCommandTests {
 }
 
 extension RemindersCommandTests {
-    /// Runs the command on a pseudo-terminal (`script`), typing `answer` at its prompt.
+    /// Runs the command on a pseudo-terminal (`script`), typing `answer` at its prompt
+    /// (nothing when it is empty).
     func runOnTerminal(_ arguments: [String], answer: String, environment: [String: String]? = nil) throws -> Outcome {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
@@ -224,7 +225,12 @@ extension RemindersCommandTests {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        input.fileHandleForWriting.write(Data((answer + "\n").utf8))
+        if !answer.isEmpty {
+            // A program that exited before reading leaves no reader: the write fails with
+            // EPIPE, which must not kill the test process with SIGPIPE.
+            signal(SIGPIPE, SIG_IGN)
+            try? input.fileHandleForWriting.write(contentsOf: Data((answer + "\n").utf8))
+        }
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Outcome(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: "")

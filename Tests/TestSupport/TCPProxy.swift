@@ -64,7 +64,8 @@ public final class TCPProxy: @unchecked Sendable {
             while sent < count {
                 let written = buffer.withUnsafeBytes { bytes -> Int in
                     guard let base = bytes.baseAddress else { return -1 }
-                    return write(destination, base + sent, count - sent)
+                    // MSG_NOSIGNAL: a peer that has gone is an error here, not a SIGPIPE that kills the test process.
+                    return send(destination, base + sent, count - sent, Int32(MSG_NOSIGNAL))
                 }
                 if written <= 0 { break }
                 sent += written
