@@ -75,7 +75,10 @@ public final class Store: Sendable {
         /// clean for the next access. Nil (the default) sets no limit.
         ///
         /// Caveat: Swift code in the closure is not interrupted; the next
-        /// statement it runs fails at once.
+        /// statement it runs fails at once. A read that first waits for a
+        /// replica to catch up (``readYourWritesTimeout``,
+        /// ``ReadRoute/replica(caughtUpWith:timeout:)``) spends its wait
+        /// within this limit too.
         public var accessTimeout: Duration?
         /// Whether types marked ``Columns()`` are read and written through their
         /// generated, positional mapping. On by default. The mapping means what
