@@ -47,14 +47,17 @@ struct ScaleOutConformance {
     func readsOnAStandby(_ name: String) async throws {
         let check = try #require(ConformanceSuite.check(named: name))
         let url = try ScaleOutServers.require(ScaleOutServers.standbyURL, "DEPOT_POSTGRES_STANDBY_URL")
+        // The reads really run on the standby: shown by a store of its own, since the
+        // check's stores may carry settings (a 0.3 s access timeout) that are the check's business.
+        let probe = try await ScaleOutServers.freshStore(url: url)
+        let onStandby = try await probe.read { db in try db.fetchOne(Bool.self, "SELECT pg_is_in_recovery()") }
+        await probe.close()
+        #expect(onStandby == true, "a read of a store with a standby ran on the primary")
         try await check.run { configuration in
             var configuration = configuration
             configuration.readYourWritesTimeout = .seconds(10)
             let store = try await ScaleOutServers.freshStore(url: url, configuration)
-            // The reads must really run on the standby.
-            guard try await store.read({ db in try db.fetchOne(Bool.self, "SELECT pg_is_in_recovery()") }) == true else {
-                throw DatabaseError(.other, "a read of a store with a standby ran on the primary")
-            }
+            guard store.hasReplicas else { throw DatabaseError(.other, "a store over a primary and a standby has no replicas") }
             return store
         }
     }
