@@ -17,9 +17,7 @@ extension PostgresConnection: ReplicatedConnection {
             return CommitPosition(rawValue: 0)
         }
         try finishStreaming()
-        let script = "COMMIT; SELECT l::text, (pg_walfile_name_offset(l)).file_offset, current_setting('wal_block_size')::int "
-            + "FROM pg_current_wal_insert_lsn() AS l"
-        guard PQsendQuery(handle, script) == 1 else { throw PostgresError.connection(handle, "cannot send COMMIT") }
+        guard PQsendQuery(handle, "COMMIT; " + Self.positionQuery) == 1 else { throw PostgresError.connection(handle, "cannot send COMMIT") }
         var results: [OpaquePointer] = []
         while let result = PQgetResult(handle) { results.append(result) }
         defer { results.forEach { PQclear($0) } }
@@ -36,13 +34,17 @@ extension PostgresConnection: ReplicatedConnection {
         if results.count >= 2, PQresultStatus(results[1]) == PGRES_TUPLES_OK, let position = Self.position(from: results[1]) {
             return position
         }
-        let again = PQexec(handle, "SELECT l::text, (pg_walfile_name_offset(l)).file_offset, current_setting('wal_block_size')::int FROM pg_current_wal_insert_lsn() AS l")
+        let again = PQexec(handle, Self.positionQuery)
         defer { PQclear(again) }
         guard PQresultStatus(again) == PGRES_TUPLES_OK, let again, let position = Self.position(from: again) else {
             throw PostgresError.connection(handle, "the transaction committed, but the server did not say where its commit ends in the log")
         }
         return position
     }
+
+    /// The WAL insert position, its offset in its WAL segment, and the WAL page size.
+    static let positionQuery = "SELECT l::text, (pg_walfile_name_offset(l)).file_offset, current_setting('wal_block_size')::int "
+        + "FROM pg_current_wal_insert_lsn() AS l"
 
     /// The position in a row of (lsn, offset in its WAL segment, WAL page size).
     private static func position(from result: OpaquePointer) -> CommitPosition? {

@@ -105,14 +105,7 @@ public final class Database {
             closeCursors()
             try checkCancellation()
             if kind == .write, tracksCommitPosition, let replicated = connection.driver as? any ReplicatedConnection {
-                try checkUsable()
-                log?.script("COMMIT")
-                do {
-                    commitPosition = try replicated.commitReturningPosition()
-                } catch let error as DatabaseError {
-                    noteEngineFailure()
-                    throw error.with(sql: "COMMIT", values: nil)
-                }
+                commitPosition = try runScript("COMMIT") { try replicated.commitReturningPosition() }
             } else {
                 try runScript("COMMIT")
             }
@@ -227,10 +220,17 @@ public final class Database {
     }
 
     func runScript(_ text: String) throws {
+        try runScript(text) { try connection.driver.execute(script: text) }
+    }
+
+    /// Runs a script through `body` (the driver's own way of running it), logged,
+    /// with an engine failure noted and the script named in the error.
+    @inline(__always)
+    func runScript<T>(_ text: String, _ body: () throws -> T) throws -> T {
         try checkUsable()
         log?.script(text)
         do {
-            try connection.driver.execute(script: text)
+            return try body()
         } catch let error as DatabaseError {
             noteEngineFailure()
             throw error.with(sql: text, values: nil)
