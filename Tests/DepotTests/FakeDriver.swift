@@ -11,9 +11,6 @@ struct OddDialect: SQLDialect {
     func typeName(_ type: ColumnType) -> String { "ODD_" + type.rawValue.uppercased() }
     var maxBoundValues: Int { 10 }
     var capabilities: Capabilities { Capabilities(concurrentReadsDuringWrite: false) }
-    func beginTransaction(_ kind: TransactionKind, isolation: IsolationLevel?) -> String {
-        (kind == .read ? "ODD BEGIN READ" : "ODD BEGIN WRITE") + (isolation.map { " " + $0.rawValue } ?? "")
-    }
     var batchInsertRows: Int { 3 }
 }
 
@@ -48,8 +45,22 @@ final class FakeConnection: DriverConnection {
     func execute(script: String) throws {
         log.record(script)
         if let failure = log.failures.first(where: { script.hasPrefix($0.prefix) }) { throw failure.error }
-        if script.hasPrefix("ODD BEGIN") { depth = 1 }
-        if script == "COMMIT" || script == "ROLLBACK" { depth = 0 }
+    }
+
+    // An odd BEGIN of its own; the other transaction statements are the SPI's standard defaults.
+    func beginTransaction(_ transaction: TransactionOptions) throws {
+        try execute(script: (transaction.isReadOnly ? "ODD BEGIN READ" : "ODD BEGIN WRITE") + (transaction.isolation.map { " " + $0.rawValue } ?? ""))
+        depth = 1
+    }
+
+    func commitTransaction() throws {
+        try execute(script: "COMMIT")
+        depth = 0
+    }
+
+    func rollbackTransaction() throws {
+        try execute(script: "ROLLBACK")
+        depth = 0
     }
 
     var isInTransaction: Bool { depth > 0 }

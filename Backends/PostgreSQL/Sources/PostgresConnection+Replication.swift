@@ -16,20 +16,14 @@ extension PostgresConnection: ReplicatedConnection {
             pendingBegin = nil
             return CommitPosition(rawValue: 0)
         }
+        commitNeedNotWait = false
         try finishStreaming()
         guard PQsendQuery(handle, "COMMIT; " + Self.positionQuery) == 1 else { throw PostgresError.connection(handle, "cannot send COMMIT") }
         var results: [OpaquePointer] = []
         while let result = PQgetResult(handle) { results.append(result) }
         defer { results.forEach { PQclear($0) } }
         guard let commit = results.first else { throw PostgresError.connection(handle, "no answer to COMMIT") }
-        switch PQresultStatus(commit) {
-        case PGRES_COMMAND_OK:
-            if let tag = PQcmdStatus(commit), String(cString: tag) == "ROLLBACK" {
-                throw DatabaseError(.other, "the server rolled the transaction back instead of committing it", engineCode: "ROLLBACK")
-            }
-        default:
-            throw PostgresError.make(commit, handle, showsValues: showsValues)
-        }
+        try Self.checkCommit(commit, handle, showsValues: showsValues)
         // Committed. The position follows; were it missing, ask once more on its own.
         if results.count >= 2, PQresultStatus(results[1]) == PGRES_TUPLES_OK, let position = Self.position(from: results[1]) {
             return position

@@ -20,7 +20,7 @@ final class PostgresConnection: DriverConnection {
     /// The access's `BEGIN`, not sent yet: it goes with the first statement.
     var pendingBegin: String?
     /// Whether the open transaction is a plain read, whose `COMMIT` cannot fail and need not be waited for.
-    private var commitNeedNotWait = false
+    var commitNeedNotWait = false
     /// A `COMMIT` sent without waiting, whose answer is read before anything else.
     private var awaitingCommit = false
     private var statementCount = 0
@@ -136,30 +136,90 @@ final class PostgresConnection: DriverConnection {
 
     func execute(script: String) throws {
         settle()
-        if pendingBegin == nil, !awaitingCommit, script.hasPrefix("BEGIN"), PQtransactionStatus(handle) == PQTRANS_IDLE {
-            // Sent with the first statement, or never if the access runs none.
-            pendingBegin = script
-            commitNeedNotWait = script == PostgresDialect.plainReadBegin
-            return
-        }
+        try runInAccess(script)
+    }
+
+    /// Runs a script of the open access: with the pending BEGIN in one message
+    /// when the access has sent nothing yet.
+    private func runInAccess(_ script: String) throws {
         if let begin = pendingBegin {
-            if script == "COMMIT" || script == "ROLLBACK" {
-                pendingBegin = nil
-                return
-            }
             // One message: the simple protocol runs both in order.
             try sendingBegin { try run(beginScript(begin) + "; " + script) }
+        } else {
+            try sending { try run(script) }
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Keeps BEGIN to send with the first statement, or never if the access runs none.
+    func beginTransaction(_ transaction: TransactionOptions) throws {
+        settle()
+        guard pendingBegin == nil, PQtransactionStatus(handle) == PQTRANS_IDLE else {
+            throw DatabaseError(.misuse, "a transaction is already open on this connection")
+        }
+        let begin = PostgresDialect.begin(transaction)
+        pendingBegin = begin
+        accessReachedServer = false
+        commitNeedNotWait = transaction.kind == .read && transaction.isolation == nil
+    }
+
+    func commitTransaction() throws {
+        settle()
+        if pendingBegin != nil {
+            // Nothing reached the server: nothing to commit.
+            pendingBegin = nil
             return
         }
-        if script == "COMMIT", commitNeedNotWait, streaming == nil, PQtransactionStatus(handle) == PQTRANS_INTRANS,
-           PQsendQuery(handle, script) == 1 {
+        if commitNeedNotWait, streaming == nil, PQtransactionStatus(handle) == PQTRANS_INTRANS,
+           PQsendQuery(handle, "COMMIT") == 1 {
             // A read-only REPEATABLE READ transaction cannot fail to commit, and the
             // server ends it (and frees its locks) when the message arrives.
             awaitingCommit = true
             commitNeedNotWait = false
             return
         }
-        try run(script)
+        commitNeedNotWait = false
+        try finishStreaming()
+        let result = PQexec(handle, "COMMIT")
+        defer { PQclear(result) }
+        try Self.checkCommit(result, handle, showsValues: showsValues)
+    }
+
+    /// Throws the error a COMMIT's result holds, or the one it means: an aborted
+    /// transaction answers COMMIT with the tag ROLLBACK and no error.
+    static func checkCommit(_ result: OpaquePointer?, _ handle: OpaquePointer, showsValues: Bool) throws {
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+            throw PostgresError.make(result, handle, showsValues: showsValues)
+        }
+        if let tag = PQcmdStatus(result), String(cString: tag) == "ROLLBACK" {
+            throw DatabaseError(.other, "the server rolled the transaction back instead of committing it", engineCode: "ROLLBACK")
+        }
+    }
+
+    func rollbackTransaction() throws {
+        settle()
+        commitNeedNotWait = false
+        if pendingBegin != nil {
+            pendingBegin = nil
+            return
+        }
+        try run("ROLLBACK")
+    }
+
+    func createSavepoint(named name: String) throws {
+        settle()
+        try runInAccess("SAVEPOINT " + name)
+    }
+
+    func releaseSavepoint(named name: String) throws {
+        settle()
+        try runInAccess("RELEASE SAVEPOINT " + name)
+    }
+
+    func rollbackToSavepoint(named name: String) throws {
+        settle()
+        try runInAccess("ROLLBACK TO SAVEPOINT " + name)
     }
 
     /// Reads the answer of a COMMIT sent without waiting. Its only possible
@@ -170,16 +230,37 @@ final class PostgresConnection: DriverConnection {
         while let result = PQgetResult(handle) { PQclear(result) }
     }
 
-    /// Runs `body`, which sends the pending BEGIN with what follows it. When the
-    /// server dropped the idle connection, nothing was sent: reconnect and try once more.
+    // MARK: The retry rule
+
+    /// Whether anything of the current access has been sent to the server. Until
+    /// then a lost connection lost nothing of it; from then on the server may
+    /// hold (uncommitted) work of the access that a new session would not have.
+    private(set) var accessReachedServer = false
+
+    /// Runs `body`, which sends the pending BEGIN with what follows it.
+    ///
+    /// The one place that decides whether a send may be retried on a new
+    /// session: only when the connection was lost while this send was the
+    /// access's first (the server dropped the idle connection, so nothing of
+    /// the access was there). Every other send goes through ``sending(_:)``.
     func sendingBegin<T>(_ body: () throws -> T) throws -> T {
+        let isFirstSend = !accessReachedServer && pendingBegin != nil
         pendingBegin = nil
+        accessReachedServer = true
         do {
             return try body()
-        } catch let error as DatabaseError where error.kind == .connection {
+        } catch let error as DatabaseError where error.kind == .connection && isFirstSend {
             try reconnect()
             return try body()
         }
+    }
+
+    /// Runs `body`, which sends part of the access after its BEGIN went out:
+    /// never retried, since the server may hold what the access sent before.
+    @inline(__always)
+    func sending<T>(_ body: () throws -> T) throws -> T {
+        accessReachedServer = true
+        return try body()
     }
 
     /// Sends the pending BEGIN on its own, for what cannot go in one pipeline with it.
@@ -196,10 +277,7 @@ final class PostgresConnection: DriverConnection {
         defer { PQclear(result) }
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
-            // An aborted transaction answers COMMIT with ROLLBACK and no error: make it one.
-            if script == "COMMIT", let tag = PQcmdStatus(result), String(cString: tag) == "ROLLBACK" {
-                throw DatabaseError(.other, "the server rolled the transaction back instead of committing it", engineCode: "ROLLBACK")
-            }
+            break
         default:
             throw PostgresError.make(result, handle, showsValues: showsValues)
         }

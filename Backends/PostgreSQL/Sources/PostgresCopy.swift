@@ -16,27 +16,33 @@ extension PostgresConnection: BulkInsertingConnection {
     /// Returns the result sets `prefix` produced.
     func startCopy(_ copy: String, after prefix: String) throws -> [OpaquePointer] {
         var script = prefix + copy
-        if let begin = pendingBegin { script = beginScript(begin) + "; " + script }
-        return try sendingBegin {
-            guard PQsendQuery(handle, script) == 1 else { throw PostgresError.connection(handle, "cannot send COPY") }
-            var rows: [OpaquePointer] = []
-            var failure: DatabaseError?
-            while let result = PQgetResult(handle) {
-                switch PQresultStatus(result) {
-                case PGRES_COMMAND_OK: PQclear(result)
-                case PGRES_TUPLES_OK: rows.append(result)
-                case PGRES_COPY_IN where failure == nil:
-                    // Rows are expected now: stop reading results.
-                    PQclear(result)
-                    return rows
-                default:
-                    if failure == nil { failure = PostgresError.make(result, handle, sql: copy, showsValues: showsValues) }
-                    PQclear(result)
-                }
-            }
-            rows.forEach { PQclear($0) }
-            throw failure ?? PostgresError.connection(handle, "COPY did not start")
+        if let begin = pendingBegin {
+            script = beginScript(begin) + "; " + script
+            return try sendingBegin { try sendCopy(script, copy) }
         }
+        return try sending { try sendCopy(script, copy) }
+    }
+
+    /// Sends the script that ends with a COPY, and reads results until the server asks for rows.
+    private func sendCopy(_ script: String, _ copy: String) throws -> [OpaquePointer] {
+        guard PQsendQuery(handle, script) == 1 else { throw PostgresError.connection(handle, "cannot send COPY") }
+        var rows: [OpaquePointer] = []
+        var failure: DatabaseError?
+        while let result = PQgetResult(handle) {
+            switch PQresultStatus(result) {
+            case PGRES_COMMAND_OK: PQclear(result)
+            case PGRES_TUPLES_OK: rows.append(result)
+            case PGRES_COPY_IN where failure == nil:
+                // Rows are expected now: stop reading results.
+                PQclear(result)
+                return rows
+            default:
+                if failure == nil { failure = PostgresError.make(result, handle, sql: copy, showsValues: showsValues) }
+                PQclear(result)
+            }
+        }
+        rows.forEach { PQclear($0) }
+        throw failure ?? PostgresError.connection(handle, "COPY did not start")
     }
 }
 

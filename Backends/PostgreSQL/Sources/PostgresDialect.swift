@@ -67,10 +67,10 @@ public struct PostgresDialect: SQLDialect {
 
     /// Reads run in a read-only REPEATABLE READ transaction, so every statement
     /// of a read sees one snapshot, as on SQLite. Writes default to READ COMMITTED.
-    public func beginTransaction(_ kind: TransactionKind, isolation: IsolationLevel?) -> String {
-        switch kind {
-        case .read: isolation.map { "BEGIN ISOLATION LEVEL \($0.rawValue) READ ONLY" } ?? Self.plainReadBegin
-        case .write: isolation.map { "BEGIN ISOLATION LEVEL \($0.rawValue)" } ?? "BEGIN"
+    static func begin(_ transaction: TransactionOptions) -> String {
+        switch transaction.kind {
+        case .read: transaction.isolation.map { "BEGIN ISOLATION LEVEL \($0.rawValue) READ ONLY" } ?? Self.plainReadBegin
+        case .write: transaction.isolation.map { "BEGIN ISOLATION LEVEL \($0.rawValue)" } ?? "BEGIN"
         }
     }
 }

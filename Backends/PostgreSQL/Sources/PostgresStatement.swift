@@ -232,46 +232,57 @@ final class PostgresStatement: DriverStatement {
         if wantsStreaming {
             // Single-row mode does not mix with a pipeline: BEGIN goes first, on its own.
             try connection.sendPendingBegin()
-            let sent: Int32
-            let count = Int32(parameters.count)
-            if connection.preparesStatements {
-                let (name, isPrepared) = statementName()
-                if !isPrepared { try prepare(name) }
-                sent = parameters.withArrays { values, lengths, formats in
-                    PQsendQueryPrepared(connection.handle, name, count, values, lengths, formats, 1)
-                }
-            } else {
-                let types = parameters.types
-                sent = parameters.withArrays { values, lengths, formats in
-                    PQsendQueryParams(connection.handle, sql, count, types, values, lengths, formats, 1)
-                }
-            }
-            guard sent == 1 else { throw PostgresError.connection(connection.handle, "cannot send the query") }
-            PQsetSingleRowMode(connection.handle)
-            streamIsLive = true
-            connection.streaming = self
-            state = .streaming(current: nil)
+            try connection.sending { try sendStreaming() }
             return
         }
         let result: OpaquePointer?
         if let begin = connection.pendingBegin {
             result = try connection.sendingBegin { try executePipelined(after: begin) }
-        } else if connection.preparesStatements {
+        } else {
+            result = try connection.sending { try executeAlone() }
+        }
+        try take(result)
+    }
+
+    /// Sends the statement in single-row mode; its rows are read one at a time.
+    private func sendStreaming() throws {
+        let sent: Int32
+        let count = Int32(parameters.count)
+        if connection.preparesStatements {
+            let (name, isPrepared) = statementName()
+            if !isPrepared { try prepare(name) }
+            sent = parameters.withArrays { values, lengths, formats in
+                PQsendQueryPrepared(connection.handle, name, count, values, lengths, formats, 1)
+            }
+        } else {
+            let types = parameters.types
+            sent = parameters.withArrays { values, lengths, formats in
+                PQsendQueryParams(connection.handle, sql, count, types, values, lengths, formats, 1)
+            }
+        }
+        guard sent == 1 else { throw PostgresError.connection(connection.handle, "cannot send the query") }
+        PQsetSingleRowMode(connection.handle)
+        streamIsLive = true
+        connection.streaming = self
+        state = .streaming(current: nil)
+    }
+
+    /// Runs the statement in a transaction whose BEGIN already went out, and waits for its result.
+    private func executeAlone() throws -> OpaquePointer? {
+        if connection.preparesStatements {
             let (name, isPrepared) = statementName()
             if !isPrepared { try prepare(name) }
             let count = Int32(parameters.count)
-            result = parameters.withArrays { values, lengths, formats in
+            return parameters.withArrays { values, lengths, formats in
                 PQexecPrepared(connection.handle, name, count, values, lengths, formats, 1)
             }
-        } else {
-            // Unnamed: parsed and run in one message, nothing left on the server.
-            let count = Int32(parameters.count)
-            let types = parameters.types
-            result = parameters.withArrays { values, lengths, formats in
-                PQexecParams(connection.handle, sql, count, types, values, lengths, formats, 1)
-            }
         }
-        try take(result)
+        // Unnamed: parsed and run in one message, nothing left on the server.
+        let count = Int32(parameters.count)
+        let types = parameters.types
+        return parameters.withArrays { values, lengths, formats in
+            PQexecParams(connection.handle, sql, count, types, values, lengths, formats, 1)
+        }
     }
 
     /// Reads a whole result, or throws the error it holds.

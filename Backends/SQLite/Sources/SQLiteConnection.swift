@@ -59,27 +59,9 @@ final class SQLiteConnection: DriverConnection {
     }
 
     func execute(script: String) throws {
-        let cached = try scripts[script] ?? compileScript(script)
-        if let wanted = cached.queryOnly, queryOnly != wanted {
-            // Setting the flag expires every compiled statement of the connection (SQLite
-            // then compiles each one again at its next step), so it is set only when it
-            // changes. It takes effect when the PRAGMA is compiled: never keep that compiled.
-            queryOnly = nil
-            try executeOnce("PRAGMA query_only = \(wanted ? "ON" : "OFF")")
-            queryOnly = wanted
-        }
-        guard let statements = cached.statements else {
-            if cached.mentionsQueryOnly { queryOnly = nil }
-            return try executeOnce(cached.rest)
-        }
-        for statement in statements {
-            var code = sqlite3_step(statement)
-            while code == SQLITE_ROW { code = sqlite3_step(statement) }
-            sqlite3_reset(statement)
-            guard code == SQLITE_DONE else {
-                throw SQLiteError.make(sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
-            }
-        }
+        // The user's SQL may set the flag Depot tracks: then it is unknown.
+        if Self.mentionsQueryOnly(script) { queryOnly = nil }
+        try executeOnce(script)
     }
 
     /// The connection's `query_only` flag as Depot last set it; nil when unknown
@@ -90,46 +72,55 @@ final class SQLiteConnection: DriverConnection {
         sql.range(of: "query_only", options: .caseInsensitive) != nil
     }
 
-    /// A script as `execute(script:)` runs it: the `query_only` flag it wants,
-    /// then the rest of the script, compiled when it is short.
-    struct Script {
-        var queryOnly: Bool?
-        var rest: String
-        var mentionsQueryOnly: Bool
-        var statements: [OpaquePointer]?
+    // MARK: Transactions
+
+    /// `BEGIN IMMEDIATE` for writes, so the write lock is taken up front and a
+    /// busy database fails at BEGIN, not halfway through; `BEGIN DEFERRED` for
+    /// reads. Each access also sets `query_only`, so a read refuses writes even
+    /// on the single connection of an in-memory store. SQLite transactions are
+    /// always serializable, so the isolation level changes nothing.
+    func beginTransaction(_ transaction: TransactionOptions) throws {
+        let wanted = transaction.isReadOnly
+        if queryOnly != wanted {
+            // Setting the flag expires every compiled statement of the connection (SQLite
+            // then compiles each one again at its next step), so it is set only when it
+            // changes. It takes effect when the PRAGMA is compiled: never keep that compiled.
+            queryOnly = nil
+            try executeOnce(wanted ? "PRAGMA query_only = ON" : "PRAGMA query_only = OFF")
+            queryOnly = wanted
+        }
+        try runControl(wanted ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE")
     }
 
-    /// Every access starts with the dialect's `PRAGMA query_only = ON|OFF; BEGIN ...`,
-    /// and ends with `COMMIT`: such scripts are parsed once, and their transaction
-    /// statement compiled once and kept, as compiling costs more than running it.
-    private static let transactionKeywords = ["BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "END"]
+    func commitTransaction() throws { try runControl("COMMIT") }
+    func rollbackTransaction() throws { try runControl("ROLLBACK") }
+    func createSavepoint(named name: String) throws { try runControl("SAVEPOINT " + name) }
+    func releaseSavepoint(named name: String) throws { try runControl("RELEASE SAVEPOINT " + name) }
+    func rollbackToSavepoint(named name: String) throws { try runControl("ROLLBACK TO SAVEPOINT " + name) }
 
-    /// One short statement that begins, ends or marks a transaction: compiling it
-    /// alone cannot depend on what an earlier statement of the script creates.
-    static func isTransactionControl(_ sql: String) -> Bool {
-        guard sql.utf8.count <= 64, !sql.contains(";") else { return false }
-        let first = sql.prefix { $0.isLetter }.uppercased()
-        return transactionKeywords.contains(first)
-    }
-    private static let cachedScriptLimit = 32
-    private static let queryOnlyPrefixes = [("PRAGMA query_only = ON; ", true), ("PRAGMA query_only = OFF; ", false)]
-    private var scripts: [String: Script] = [:]
+    /// Transaction control statements, which this connection writes itself,
+    /// compiled once and kept: compiling one costs more than running it.
+    private var controlStatements: [String: OpaquePointer] = [:]
 
-    /// Splits off a leading `query_only` PRAGMA, and compiles the rest when it is
-    /// short and does not name the flag. Kept while the cache has room.
-    private func compileScript(_ script: String) throws -> Script {
-        var parsed = Script(queryOnly: nil, rest: script, mentionsQueryOnly: false, statements: nil)
-        for (prefix, wanted) in Self.queryOnlyPrefixes where script.hasPrefix(prefix) {
-            parsed.queryOnly = wanted
-            parsed.rest = String(script.dropFirst(prefix.count))
+    /// Runs one transaction control statement, compiled on first use.
+    private func runControl(_ sql: String) throws {
+        let statement: OpaquePointer
+        if let compiled = controlStatements[sql] {
+            statement = compiled
+        } else {
+            var compiled: OpaquePointer?
+            let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &compiled, nil)
+            guard code == SQLITE_OK, let compiled else {
+                throw SQLiteError.make(sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+            }
+            controlStatements[sql] = compiled
+            statement = compiled
         }
-        parsed.mentionsQueryOnly = Self.mentionsQueryOnly(parsed.rest)
-        guard scripts.count < Self.cachedScriptLimit else { return parsed }
-        if Self.isTransactionControl(parsed.rest) {
-            parsed.statements = try compileStatements(parsed.rest)
+        let code = sqlite3_step(statement)
+        sqlite3_reset(statement)
+        guard code == SQLITE_DONE else {
+            throw SQLiteError.make(sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
         }
-        scripts[script] = parsed
-        return parsed
     }
 
     private func executeOnce(_ script: String) throws {
@@ -142,32 +133,6 @@ final class SQLiteConnection: DriverConnection {
         }
     }
 
-    /// Compiles each statement of a script (transaction control only: see ``isTransactionControl(_:)``).
-    private func compileStatements(_ script: String) throws -> [OpaquePointer] {
-        var statements: [OpaquePointer] = []
-        var failure: DatabaseError?
-        script.utf8CString.withUnsafeBufferPointer { buffer in
-            guard var rest = buffer.baseAddress else { return }
-            while rest.pointee != 0 {
-                var statement: OpaquePointer?
-                var tail: UnsafePointer<CChar>?
-                let code = sqlite3_prepare_v3(handle, rest, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail)
-                guard code == SQLITE_OK else {
-                    failure = SQLiteError.make(sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
-                    return
-                }
-                if let statement { statements.append(statement) }
-                guard let tail, tail != rest else { return }
-                rest = tail
-            }
-        }
-        if let failure {
-            statements.forEach { sqlite3_finalize($0) }
-            throw failure
-        }
-        return statements
-    }
-
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     var isUsable: Bool { true }
@@ -177,8 +142,8 @@ final class SQLiteConnection: DriverConnection {
     func close() {
         sqlite3_finalize(dataVersion)
         dataVersion = nil
-        for script in scripts.values { script.statements?.forEach { sqlite3_finalize($0) } }
-        scripts.removeAll()
+        controlStatements.values.forEach { sqlite3_finalize($0) }
+        controlStatements.removeAll()
         // close_v2 defers the close until cached statements are finalized.
         sqlite3_close_v2(handle)
     }

@@ -31,21 +31,12 @@ public struct SQLiteDialect: SQLDialect {
         case .double: "REAL"
         case .text, .date, .uuid, .json, .decimal: "TEXT"
         case .blob: "BLOB"
-        case .autoIncrementingPrimaryKey: "INTEGER PRIMARY KEY"
+        // AUTOINCREMENT: a key is never given twice, even after the row with the
+        // largest key is deleted (PostgreSQL's identity never goes back either).
+        case .autoIncrementingPrimaryKey: "INTEGER PRIMARY KEY AUTOINCREMENT"
         }
     }
 
-    /// `BEGIN IMMEDIATE` for writes, so the write lock is taken up front and a
-    /// busy database fails at BEGIN, not halfway through. Each access also sets
-    /// `query_only`, so a read refuses writes even on the single connection of an
-    /// in-memory store.
-    /// SQLite transactions are always serializable, so `isolation` changes nothing.
-    public func beginTransaction(_ kind: TransactionKind, isolation: IsolationLevel?) -> String {
-        switch kind {
-        case .read: "PRAGMA query_only = ON; BEGIN DEFERRED"
-        case .write: "PRAGMA query_only = OFF; BEGIN IMMEDIATE"
-        }
-    }
 }
 
 extension SQLiteDialect: QueryDialect {

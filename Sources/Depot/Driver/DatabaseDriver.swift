@@ -51,8 +51,36 @@ public enum PoolLayout: Sendable, Hashable {
 public protocol DriverConnection: AnyObject {
     /// Compiles one statement. The core caches the result per connection.
     func prepare(_ sql: String) throws -> any DriverStatement
-    /// Runs statements that bind nothing, such as a migration script or `BEGIN`.
+    /// Runs statements that bind nothing, such as a migration script.
+    ///
+    /// Transaction control never comes through here: the core calls the
+    /// members below, so a backend never parses SQL the core wrote.
     func execute(script: String) throws
+
+    // Transaction control. Each has a default that runs standard SQL through
+    // ``execute(script:)``; a backend overrides one to spell it its own way, to
+    // defer it (PostgreSQL sends `BEGIN` with the access's first statement), or
+    // to track what it sent.
+
+    /// Begins the transaction of one access. The default runs
+    /// `START TRANSACTION [ISOLATION LEVEL …][, READ ONLY]`.
+    func beginTransaction(_ transaction: TransactionOptions) throws
+    /// Commits the open transaction. The default runs `COMMIT`.
+    ///
+    /// Caveat: when the connection is lost after the commit was sent, throw a
+    /// `connection` error: the core tells the caller that the outcome is unknown.
+    func commitTransaction() throws
+    /// Rolls the open transaction back. The default runs `ROLLBACK`.
+    func rollbackTransaction() throws
+    /// Marks a savepoint inside the open transaction. The default runs `SAVEPOINT name`.
+    ///
+    /// Names are made by the core from ASCII letters, digits and `_`: they need no quoting.
+    func createSavepoint(named name: String) throws
+    /// Forgets a savepoint, keeping its work. The default runs `RELEASE SAVEPOINT name`.
+    func releaseSavepoint(named name: String) throws
+    /// Undoes the work since a savepoint, which stays marked. The default runs `ROLLBACK TO SAVEPOINT name`.
+    func rollbackToSavepoint(named name: String) throws
+
     /// Whether a transaction is open on this connection.
     var isInTransaction: Bool { get }
     /// Whether the connection can still be used; false once it is broken.
@@ -86,6 +114,52 @@ public protocol DriverStatement: AnyObject, RowSource {
     /// a backend that buffers whole results should fetch row by row instead, so
     /// memory stays flat. The default does nothing.
     func prepareForStreaming() throws
+}
+
+/// The transaction an access begins: whether it may write, and its isolation level.
+public struct TransactionOptions: Sendable, Hashable, CustomStringConvertible {
+    /// A read or a write.
+    public var kind: TransactionKind
+    /// The level the caller chose, or nil for the engine's default for this kind.
+    public var isolation: IsolationLevel?
+
+    /// Creates the options of one transaction.
+    public init(_ kind: TransactionKind, isolation: IsolationLevel? = nil) {
+        self.kind = kind
+        self.isolation = isolation
+    }
+
+    /// Whether the transaction may not write: true for a read.
+    public var isReadOnly: Bool { kind == .read }
+
+    /// Standard SQL: `START TRANSACTION`, then the isolation level and `READ ONLY`
+    /// when they apply, separated by a comma.
+    public var standardSQL: String {
+        var modes: [String] = []
+        if let isolation { modes.append("ISOLATION LEVEL " + isolation.rawValue) }
+        if isReadOnly { modes.append("READ ONLY") }
+        return modes.isEmpty ? "START TRANSACTION" : "START TRANSACTION " + modes.joined(separator: ", ")
+    }
+
+    /// `BEGIN read`, `BEGIN write, SERIALIZABLE`: how logs name it.
+    public var description: String {
+        "BEGIN " + (kind == .read ? "read" : "write") + (isolation.map { ", " + $0.rawValue } ?? "")
+    }
+}
+
+extension DriverConnection {
+    /// Runs ``TransactionOptions/standardSQL``.
+    public func beginTransaction(_ transaction: TransactionOptions) throws { try execute(script: transaction.standardSQL) }
+    /// Runs `COMMIT`.
+    public func commitTransaction() throws { try execute(script: "COMMIT") }
+    /// Runs `ROLLBACK`.
+    public func rollbackTransaction() throws { try execute(script: "ROLLBACK") }
+    /// Runs `SAVEPOINT name`.
+    public func createSavepoint(named name: String) throws { try execute(script: "SAVEPOINT " + name) }
+    /// Runs `RELEASE SAVEPOINT name`.
+    public func releaseSavepoint(named name: String) throws { try execute(script: "RELEASE SAVEPOINT " + name) }
+    /// Runs `ROLLBACK TO SAVEPOINT name`.
+    public func rollbackToSavepoint(named name: String) throws { try execute(script: "ROLLBACK TO SAVEPOINT " + name) }
 }
 
 extension DriverConnection {

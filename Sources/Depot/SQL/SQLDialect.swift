@@ -18,9 +18,6 @@ public protocol SQLDialect: Sendable {
     var maxBoundValues: Int { get }
     /// What this engine (or this store of it) can and cannot do.
     var capabilities: Capabilities { get }
-    /// The statement that starts a transaction of the given kind, at the given
-    /// isolation level when the caller chose one.
-    func beginTransaction(_ kind: TransactionKind, isolation: IsolationLevel?) -> String
     /// How many rows one INSERT of a batch holds (further limited by ``maxBoundValues``).
     /// 1 means one reused single-row statement, best where a statement costs no round trip.
     var batchInsertRows: Int { get }

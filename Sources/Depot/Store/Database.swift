@@ -98,16 +98,22 @@ public final class Database {
             }
             try checkCancellation()
         }
-        try runScript(dialect.beginTransaction(kind, isolation: isolation))
+        let transaction = TransactionOptions(kind, isolation: isolation)
+        let driver = connection.driver
+        try control(transaction.description) { try driver.beginTransaction(transaction) }
         do {
             bodyStarted = true
             let result = try body(self)
             closeCursors()
             try checkCancellation()
-            if kind == .write, tracksCommitPosition, let replicated = connection.driver as? any ReplicatedConnection {
-                commitPosition = try runScript("COMMIT") { try replicated.commitReturningPosition() }
-            } else {
-                try runScript("COMMIT")
+            do {
+                if kind == .write, tracksCommitPosition, let replicated = driver as? any ReplicatedConnection {
+                    commitPosition = try control("COMMIT") { try replicated.commitReturningPosition() }
+                } else {
+                    try control("COMMIT") { try driver.commitTransaction() }
+                }
+            } catch let error as DatabaseError where error.kind == .connection && kind == .write {
+                throw error.lostDuringCommit()
             }
             if kind == .write { didCommit() }
             return result
@@ -133,7 +139,12 @@ public final class Database {
     /// if it cannot, the connection is marked broken and never reused.
     private func rollback() {
         if connection.driver.isInTransaction {
-            try? connection.driver.execute(script: "ROLLBACK")
+            do {
+                log?.script("ROLLBACK")
+                try connection.driver.rollbackTransaction()
+            } catch {
+                connection.markBroken()
+            }
         }
         if connection.driver.isInTransaction || !connection.driver.isUsable {
             connection.markBroken()
@@ -156,15 +167,17 @@ public final class Database {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
         let name = "depot_savepoint_\(savepointDepth)"
-        try runScript("SAVEPOINT \(name)")
+        let driver = connection.driver
+        try control("SAVEPOINT " + name) { try driver.createSavepoint(named: name) }
         do {
             let result = try body(self)
-            try runScript("RELEASE SAVEPOINT \(name)")
+            try control("RELEASE SAVEPOINT " + name) { try driver.releaseSavepoint(named: name) }
             return result
         } catch {
             do {
-                try connection.driver.execute(script: "ROLLBACK TO SAVEPOINT \(name)")
-                try connection.driver.execute(script: "RELEASE SAVEPOINT \(name)")
+                log?.script("ROLLBACK TO SAVEPOINT " + name)
+                try driver.rollbackToSavepoint(named: name)
+                try driver.releaseSavepoint(named: name)
                 if let failed = failedAtDepth, failed >= savepointDepth { failedAtDepth = nil }
             } catch {
                 connection.markBroken()
@@ -220,13 +233,14 @@ public final class Database {
     }
 
     func runScript(_ text: String) throws {
-        try runScript(text) { try connection.driver.execute(script: text) }
+        try control(text) { try connection.driver.execute(script: text) }
     }
 
-    /// Runs a script through `body` (the driver's own way of running it), logged,
-    /// with an engine failure noted and the script named in the error.
+    /// Runs a script or a transaction control call through `body` (the
+    /// driver's own way of running it), logged, with an engine failure noted
+    /// and `text` (the script, or how the log names the call) in the error.
     @inline(__always)
-    func runScript<T>(_ text: String, _ body: () throws -> T) throws -> T {
+    func control<T>(_ text: String, _ body: () throws -> T) throws -> T {
         try checkUsable()
         log?.script(text)
         do {

@@ -80,6 +80,12 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
     public var sql: String?
     /// The bound values, only when the store is configured to show them.
     public var boundValues: [Value]?
+    /// Whether the transaction may have committed although the access failed:
+    /// the connection was lost after `COMMIT` was sent, before its answer came.
+    ///
+    /// Every other failed write is rolled back. Such a write needs checking
+    /// (or an idempotent retry) before it is tried again.
+    public var commitOutcomeUnknown = false
 
     /// Creates an error. Backends use this to report engine failures.
     public init(
@@ -137,6 +143,15 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
 
 extension DatabaseError {
     static func misuse(_ message: String) -> DatabaseError { DatabaseError(.misuse, message) }
+
+    /// A `connection` error from COMMIT, said as what it means: the outcome is unknown.
+    func lostDuringCommit() -> DatabaseError {
+        guard kind == .connection, !commitOutcomeUnknown else { return self }
+        var copy = self
+        copy.commitOutcomeUnknown = true
+        copy.message = "the connection was lost after COMMIT was sent, so the transaction may or may not have committed: " + message
+        return copy
+    }
 }
 
 /// Renders a coding path as `items[2].dueDate`.
