@@ -166,6 +166,16 @@ public struct RemindersModel: Sendable {
         }
     }
 
+    /// The first list, or a new list titled `title` when there is none, decided
+    /// in one write: processes adding to an empty database at once agree on one list.
+    public func firstList(creatingIfNone title: String = "Reminders") async throws -> RemindersList {
+        let title = try Self.validTitle(title)
+        return try await store.write(logger: logger) { db in
+            if let first = try db.fetchOne(RemindersList.order { [$0.position.ascending(), $0.id.ascending()] }.limit(1)) { return first }
+            return try db.insert(RemindersList(title: title, color: 0x4A99_EFFF, position: 0))
+        }
+    }
+
     /// Two lists never share a title (ignoring A–Z case): a title names one list.
     static func requireUnusedTitle(_ db: Database, _ title: String, except id: Int64?) throws {
         let folded = foldedASCII(title)

@@ -143,8 +143,7 @@ struct Add: AsyncParsableCommand {
 
     /// The first list, or a new "Reminders" list when there is none.
     func defaultList(_ model: RemindersModel) async throws -> String {
-        if let first = try await model.lists().first?.list.id { return String(first) }
-        return String(try await model.createList(title: "Reminders").id ?? 0)
+        String(try await model.firstList(creatingIfNone: "Reminders").id ?? 0)
     }
 }
 

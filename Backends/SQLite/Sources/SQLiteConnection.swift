@@ -32,18 +32,40 @@ final class SQLiteConnection: DriverConnection {
             // name that matches no column as the text 'name', and answer silently.
             let dqs = depot_sqlite_disable_double_quoted_strings(handle)
             guard dqs == SQLITE_OK else { throw SQLiteError.make(dqs, handle, sql: nil) }
-            // Foreign keys are off by default in SQLite, per connection: turn them on for every one.
-            try execute(script: "PRAGMA foreign_keys = ON")
-            if role == .writer, !isMemory, mode == .readWrite {
-                try execute(script: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
-            }
-            if role == .reader {
-                try executeOnce("PRAGMA query_only = ON")
-                queryOnly = true
+            try Self.waitingWhileBusy(configuration.busyTimeout) {
+                // Foreign keys are off by default in SQLite, per connection: turn them on for every one.
+                try executeOnce("PRAGMA foreign_keys = ON")
+                if role == .writer, !isMemory, mode == .readWrite {
+                    try executeOnce("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+                }
+                if role == .reader {
+                    try executeOnce("PRAGMA query_only = ON")
+                    queryOnly = true
+                }
             }
         } catch let error as DatabaseError {
             sqlite3_close_v2(handle)
             throw DatabaseError(.connection, "cannot open SQLite database at \(path): \(error.message)", engineCode: error.engineCode)
+        }
+    }
+
+    /// Runs `body` again while it fails with `SQLITE_BUSY`, until `timeout` has passed.
+    ///
+    /// Opening waits on a lock as any statement does. The busy timeout alone does
+    /// not cover it: while another connection sets up a new file (switches it to
+    /// WAL, or builds its WAL index), SQLite answers `SQLITE_BUSY` at once
+    /// without calling the busy handler, so processes that open one new file
+    /// together would fail.
+    static func waitingWhileBusy(_ timeout: Duration, _ body: () throws -> Void) throws {
+        let deadline = ContinuousClock.now + timeout
+        var pause = Duration.milliseconds(1)
+        while true {
+            do {
+                return try body()
+            } catch let error as DatabaseError where error.kind == .busy && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) / 1e18 + Double(pause.components.seconds))
+                pause = min(pause * 2, .milliseconds(50))
+            }
         }
     }
 
