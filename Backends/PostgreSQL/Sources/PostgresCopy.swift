@@ -82,6 +82,12 @@ final class PostgresCopyWriter: BulkInsertWriter {
 
     private var quotedTable: String { quote(table) }
 
+    /// The COPY it runs: binary until a value needs text.
+    var sql: String {
+        if case .text = state { return copySQL(binary: false) }
+        return copySQL(binary: true)
+    }
+
     private func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
     private func copySQL(binary: Bool) -> String {

@@ -187,6 +187,9 @@ public protocol BulkInsertingConnection: DriverConnection {
 
 /// Receives the rows of one bulk insert.
 public protocol BulkInsertWriter: AnyObject {
+    /// The statement the insert runs (`COPY "t" ("a", "b") FROM STDIN`), for the
+    /// log line, span and metric the core records of it.
+    var sql: String { get }
     /// Adds a row: one value per column, in order.
     func append(_ values: [Value]) throws
     /// Sends what is left and waits for the engine's verdict.

@@ -21,21 +21,23 @@ struct AccessTracing: Sendable {
         return (AccessTracing(tracer: tracer, context: span.context, system: system), span)
     }
 
-    /// Runs a statement in a span of its own.
-    func statement<T>(_ text: String, _ body: () throws -> T) rethrows -> T {
+    /// Starts a statement's span, a child of the access's.
+    func startStatement(_ text: String) -> any Span {
         let operation = Self.operation(text)
         let span = tracer.startSpan(operation, context: context, ofKind: .client)
         span.attributes["db.system.name"] = system
         span.attributes["db.operation.name"] = operation
         span.attributes["db.query.text"] = text
-        defer { span.end() }
-        do {
-            return try body()
-        } catch {
+        return span
+    }
+
+    /// Ends a statement's span, marked as an error when it failed.
+    static func end(_ span: any Span, error: (any Error)?) {
+        if let error {
             span.recordError(error)
             span.setStatus(SpanStatus(code: .error))
-            throw error
         }
+        span.end()
     }
 
     /// The statement's first word, upper-cased: `SELECT`, `INSERT`, `WITH`...

@@ -12,6 +12,9 @@ struct BatchInsert<T: Record> {
     var full: (statement: any DriverStatement, cached: Bool, text: String)?
     /// The engine's bulk path (PostgreSQL's COPY), when it has one.
     var bulk: (any BulkInsertWriter)?
+    /// The bulk insert's log line, metric and span; its rows.
+    var bulkRecord = StatementRecord()
+    var bulkRows = 0
 
     /// The connection's bulk path, looked up once per batch.
     let bulking: (any BulkInsertingConnection)?
@@ -50,11 +53,18 @@ struct BatchInsert<T: Record> {
                 try finishBulk()
                 names = row.names
                 try db.checkUsable()
-                bulk = try connection.beginBulkInsert(table: T.tableName, columns: names)
+                let writer = try connection.beginBulkInsert(table: T.tableName, columns: names)
+                bulk = writer
+                bulkRecord = StatementRecord(db, text: writer.sql)
+                bulkRows = 0
             }
             try bulk?.append(row.values)
+            bulkRows += 1
         } catch let error as DatabaseError {
-            bulk?.cancel()
+            if let writer = bulk {
+                writer.cancel()
+                bulkRecord.end(db, text: writer.sql, values: [], changes: nil, error: error)
+            }
             bulk = nil
             if error.isEngineFailure { db.noteEngineFailure() }
             throw error
@@ -67,12 +77,11 @@ struct BatchInsert<T: Record> {
         do {
             try db.checkCancellation()
             try writer.finish()
-        } catch let error as DatabaseError {
-            writer.cancel()
-            if error.isEngineFailure { db.noteEngineFailure() }
-            throw error
+            bulkRecord.end(db, text: writer.sql, values: [], changes: bulkRows, error: nil)
         } catch {
             writer.cancel()
+            bulkRecord.end(db, text: writer.sql, values: [], changes: nil, error: error)
+            if let error = error as? DatabaseError, error.isEngineFailure { db.noteEngineFailure() }
             throw error
         }
     }
@@ -100,22 +109,25 @@ struct BatchInsert<T: Record> {
             full = (statement, cached, text)
         }
         guard let full else { return }
+        // Cancellation takes a lock to read: every 256 statements is prompt enough.
+        statementsRun &+= 1
+        if statementsRun & 255 == 1 { try db.checkCancellation() }
+        let run = try StatementRun(db, reusing: full.statement, text: full.text, values: pending)
         do {
-            // Cancellation takes a lock to read: every 256 statements is prompt enough.
-            statementsRun &+= 1
-            if statementsRun & 255 == 1 { try db.checkCancellation() }
-            try full.statement.bind(pending)
             while try full.statement.step() {}
+        } catch {
             full.statement.reset()
-        } catch let error as DatabaseError {
-            full.statement.reset()
-            if error.isEngineFailure { db.noteEngineFailure() }
-            throw error.with(sql: full.text, values: db.configuration.showsBoundValues ? pending : nil)
+            throw run.finish(db, failure: error)
         }
+        try run.finish(db)
+        full.statement.reset()
     }
 
     mutating func release() {
-        bulk?.cancel()
+        if let writer = bulk {
+            writer.cancel()
+            bulkRecord.end(db, text: writer.sql, values: [], changes: nil, error: CancellationError())
+        }
         bulk = nil
         guard let full else { return }
         full.statement.reset()

@@ -74,18 +74,7 @@ extension Database {
     public func cursor<T: Decodable>(_ type: T.Type, _ sql: SQL) throws -> Cursor<T> {
         try checkUsable()
         let (text, values) = try sql.rendered(for: dialect)
-        let (statement, cached) = try prepare(text)
-        connection.markBusy(statement)
-        let cursor = Cursor<T>(database: self, statement: statement, cached: cached, sql: text,
-                               values: configuration.showsBoundValues ? values : nil)
-        do {
-            try statement.bind(values)
-            try statement.prepareForStreaming()
-        } catch let error as DatabaseError {
-            cursor.close()
-            if error.isEngineFailure { noteEngineFailure() }
-            throw error.with(sql: text, values: configuration.showsBoundValues ? values : nil)
-        }
+        let cursor = Cursor<T>(database: self, run: try StatementRun(self, text: text, values: values, streaming: true))
         openCursors.removeAll { $0.cursor == nil }
         openCursors.append(WeakCursor(cursor: cursor))
         return cursor
@@ -104,52 +93,47 @@ struct WeakCursor {
 /// Rows of a query, decoded one at a time. See ``Database/cursor(_:_:)``.
 public final class Cursor<Element: Decodable>: ClosableCursor {
     private weak var database: Database?
-    private var statement: (any DriverStatement)?
-    private let cached: Bool
-    private let sql: String
-    private let values: [Value]?
+    private var run: StatementRun?
     private var plan: DecodePlan?
     private var rowsRead = 0
 
-    init(database: Database, statement: any DriverStatement, cached: Bool, sql: String, values: [Value]?) {
+    init(database: Database, run: StatementRun) {
         self.database = database
-        self.statement = statement
-        self.cached = cached
-        self.sql = sql
-        self.values = values
+        self.run = run
     }
+
+    /// A cursor dropped before its last row ends its statement's run.
+    deinit { close() }
 
     /// The next row, decoded; nil when there are no more.
     public func next() throws -> Element? {
-        guard let statement, let database else {
-            throw DatabaseError.misuse("this cursor is closed: it was used after the access that opened it ended").with(sql: sql, values: nil)
+        guard let run, let database else {
+            throw DatabaseError.misuse("this cursor is closed: it was used after the access that opened it ended")
         }
+        let statement = run.statement
         do {
             // Cancellation takes a lock to read: every 256 rows is prompt enough.
             if rowsRead & 255 == 0 { try database.checkUsable() } else if !database.isOpen { try database.checkUsable() }
             rowsRead &+= 1
             guard try statement.step() else {
-                close()
+                self.run = nil
+                try run.finish(database)
                 return nil
             }
             let plan = self.plan ?? database.plan(for: statement, Element.self)
             self.plan = plan
             return try RowDecoder.decode(Element.self, from: statement, plan: plan)
-        } catch let error as DatabaseError {
-            close()
-            if error.isEngineFailure { database.noteEngineFailure() }
-            throw error.with(sql: sql, values: values)
-        } catch let error as DecodingError {
-            close()
-            throw DatabaseError(decoding: error, sql: sql, values: values)
+        } catch {
+            guard self.run != nil else { throw error }
+            self.run = nil
+            throw run.finish(database, failure: error)
         }
     }
 
     /// Releases the statement early. Called for you when the rows run out, on error, and when the access ends.
     public func close() {
-        guard let statement else { return }
-        statement.reset()
-        if cached { database?.connection.markFree(statement) }
-        self.statement = nil
+        guard let run else { return }
+        self.run = nil
+        if let database { run.finishQuietly(database) } else { run.statement.reset() }
     }
 }

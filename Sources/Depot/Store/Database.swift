@@ -229,7 +229,15 @@ public final class Database {
         }
         // A script (a migration) may change anything.
         connection.keyGenerators.removeAll()
-        try runScript(text)
+        // Logged, timed and traced as one statement.
+        let record = StatementRecord(self, text: text)
+        do {
+            try control(text) { try connection.driver.execute(script: text) }
+        } catch {
+            record.end(self, text: text, values: [], changes: nil, error: error)
+            throw error
+        }
+        record.end(self, text: text, values: [], changes: nil, error: nil)
     }
 
     func runScript(_ text: String) throws {
@@ -276,67 +284,6 @@ public final class Database {
     /// The decode plan for this statement's columns and a type, made once per connection.
     func plan(for statement: any DriverStatement, _ type: Any.Type) -> DecodePlan {
         connection.plan(columns: statement.columns, type: type, options: coding.decoding)
-    }
-
-    /// Prepares (or reuses) the statement for `sql`, binds its values and gives it to `body`.
-    func withStatement<T>(_ sql: SQL, _ body: (any DriverStatement, _ text: String) throws -> T) throws -> T {
-        try checkUsable()
-        let (text, values) = try sql.rendered(for: dialect)
-        return try withStatement(text: text, values: values, body)
-    }
-
-    /// Prepares (or reuses) the statement for rendered text, binds the values and gives it to `body`.
-    func withStatement<T>(text: String, values: [Value], _ body: (any DriverStatement, _ text: String) throws -> T) throws -> T {
-        guard let readRecorder else { return try runStatement(text: text, values: values, body) }
-        let result = try runStatement(text: text, values: values, body)
-        // After the statement is done with: the engine may run another to tell.
-        do {
-            readRecorder.record(try connection.readTracking?.tablesRead(bySQL: text, values: values) ?? nil)
-        } catch let error as DatabaseError {
-            throw error.with(sql: text, values: nil)
-        }
-        return result
-    }
-
-    private func runStatement<T>(text: String, values: [Value], _ body: (any DriverStatement, _ text: String) throws -> T) throws -> T {
-        try checkUsable()
-        let (statement, cached) = try prepare(text)
-        connection.markBusy(statement)
-        defer {
-            statement.reset()
-            if cached { connection.markFree(statement) }
-        }
-        do {
-            try statement.bind(values)
-            if let tracing {
-                return try tracing.statement(text) { try observed(statement, text, values, body) }
-            }
-            return try observed(statement, text, values, body)
-        } catch let error as DatabaseError {
-            if error.isEngineFailure { noteEngineFailure() }
-            throw error.with(sql: text, values: configuration.showsBoundValues ? values : nil)
-        } catch let error as DecodingError {
-            throw DatabaseError(decoding: error, sql: text, values: configuration.showsBoundValues ? values : nil)
-        }
-    }
-
-    /// Runs a statement's body, logging it and timing it when the access does.
-    private func observed<T>(_ statement: any DriverStatement, _ text: String, _ values: [Value],
-                             _ body: (any DriverStatement, _ text: String) throws -> T) throws -> T {
-        guard log != nil || statementTimer != nil else { return try body(statement, text) }
-        let start = ContinuousClock.now
-        do {
-            let result = try body(statement, text)
-            let duration = ContinuousClock.now - start
-            statementTimer?.recordNanoseconds(duration.saturatingNanoseconds)
-            log?.statement(text, values: values, duration: duration, changes: statement.changes, error: nil)
-            return result
-        } catch {
-            let duration = ContinuousClock.now - start
-            statementTimer?.recordNanoseconds(duration.saturatingNanoseconds)
-            log?.statement(text, values: values, duration: duration, changes: nil, error: error)
-            throw error
-        }
     }
 
     func prepare(_ text: String) throws -> (any DriverStatement, cached: Bool) {

@@ -1,0 +1,162 @@
+import Foundation
+import Tracing
+
+/// One run of one statement: the single path every statement of an access
+/// takes, whether it is read whole (`fetchAll`, records, the query builder),
+/// row by row (`cursor`, `forEach`, `rows`), or bound again and again (batch
+/// inserts).
+///
+/// Starting a run checks that the access is usable, prepares the statement (or
+/// reuses the connection's cached one), marks it busy, binds its values, and
+/// starts its clock and span. Finishing it logs it, records its duration, ends
+/// its span, resets and frees the statement, and, inside an observation's read,
+/// records the tables it read. A failure is noted (an engine failure leaves the
+/// transaction failed) and named with the SQL, and the values when the store
+/// shows them.
+struct StatementRun {
+    let statement: any DriverStatement
+    let text: String
+    private(set) var values: [Value]
+    /// Whether the statement is the connection's cached one, to be marked free when done.
+    private let cached: Bool
+    /// Whether the run owns the statement: resets and frees it when it finishes.
+    private let ownsStatement: Bool
+    private var record = StatementRecord()
+
+    /// Prepares (or reuses) the statement for `text`, binds `values`, and starts the run.
+    init(_ db: Database, text: String, values: [Value], streaming: Bool = false) throws {
+        try db.checkUsable()
+        let (statement, cached) = try db.prepare(text)
+        db.connection.markBusy(statement)
+        self.statement = statement
+        self.cached = cached
+        self.ownsStatement = true
+        self.text = text
+        self.values = values
+        do {
+            try begin(db, streaming: streaming)
+        } catch {
+            throw finish(db, failure: error)
+        }
+    }
+
+    /// Runs a statement the caller prepared and keeps (a batch insert's full-size
+    /// statement): the run binds it and records this execution, and leaves it
+    /// prepared and busy for the caller.
+    init(_ db: Database, reusing statement: any DriverStatement, text: String, values: [Value]) throws {
+        self.statement = statement
+        self.cached = false
+        self.ownsStatement = false
+        self.text = text
+        self.values = values
+        do {
+            try begin(db, streaming: false)
+        } catch {
+            throw finish(db, failure: error)
+        }
+    }
+
+    private mutating func begin(_ db: Database, streaming: Bool) throws {
+        record = StatementRecord(db, text: text)
+        try statement.bind(values)
+        if streaming { try statement.prepareForStreaming() }
+    }
+
+    /// Ends a run whose statement did all it was asked: logged, timed, traced;
+    /// the statement reset and freed; the tables it read recorded for an observation.
+    func finish(_ db: Database) throws {
+        record.end(db, text: text, values: values, changes: statement.changes, error: nil)
+        release(db)
+        guard let recorder = db.readRecorder else { return }
+        do {
+            recorder.record(try db.connection.readTracking?.tablesRead(bySQL: text, values: values) ?? nil)
+        } catch let error as DatabaseError {
+            throw error.with(sql: text, values: nil)
+        }
+    }
+
+    /// Ends a run that failed: logged, timed and traced as failed, the statement
+    /// reset and freed. Returns the error to throw, named with the SQL.
+    func finish(_ db: Database, failure error: any Error) -> any Error {
+        let shown = db.configuration.showsBoundValues ? values : nil
+        let named: any Error
+        switch error {
+        case let error as DatabaseError:
+            if error.isEngineFailure { db.noteEngineFailure() }
+            named = error.with(sql: text, values: shown)
+        case let error as DecodingError:
+            named = DatabaseError(decoding: error, sql: text, values: shown)
+        default:
+            named = error
+        }
+        record.end(db, text: text, values: values, changes: nil, error: named)
+        release(db)
+        return named
+    }
+
+    /// Ends a run that stopped early without failing (a cursor closed before its
+    /// last row): as ``finish(_:)``, but a failure to tell the tables read makes
+    /// an observation depend on every table instead of throwing.
+    func finishQuietly(_ db: Database) {
+        do {
+            try finish(db)
+        } catch {
+            db.readRecorder?.record(nil)
+        }
+    }
+
+    private func release(_ db: Database) {
+        guard ownsStatement else { return }
+        statement.reset()
+        if cached { db.connection.markFree(statement) }
+    }
+}
+
+/// What is recorded of every statement, and of every bulk insert: a log line,
+/// a duration metric and a span.
+struct StatementRecord {
+    private var start: ContinuousClock.Instant?
+    private var span: (any Span)?
+
+    /// Records nothing.
+    init() {}
+
+    /// Starts the clock when the access logs or times statements, and the span when it traces.
+    init(_ db: Database, text: String) {
+        if db.log != nil || db.statementTimer != nil { start = .now }
+        span = db.tracing?.startStatement(text)
+    }
+
+    /// Logs the statement, records its duration and ends its span.
+    func end(_ db: Database, text: String, values: [Value], changes: Int?, error: (any Error)?) {
+        if let start {
+            let duration = ContinuousClock.now - start
+            db.statementTimer?.recordNanoseconds(duration.saturatingNanoseconds)
+            db.log?.statement(text, values: values, duration: duration, changes: changes, error: error)
+        }
+        if let span { AccessTracing.end(span, error: error) }
+    }
+}
+
+extension Database {
+    /// Prepares (or reuses) the statement for `sql`, binds its values and gives it to `body`.
+    func withStatement<T>(_ sql: SQL, _ body: (any DriverStatement, _ text: String) throws -> T) throws -> T {
+        try checkUsable()
+        let (text, values) = try sql.rendered(for: dialect)
+        return try withStatement(text: text, values: values, body)
+    }
+
+    /// Runs one statement through ``StatementRun``: `body` steps through its rows.
+    func withStatement<T>(text: String, values: [Value], streaming: Bool = false,
+                          _ body: (any DriverStatement, _ text: String) throws -> T) throws -> T {
+        let run = try StatementRun(self, text: text, values: values, streaming: streaming)
+        let result: T
+        do {
+            result = try body(run.statement, text)
+        } catch {
+            throw run.finish(self, failure: error)
+        }
+        try run.finish(self)
+        return result
+    }
+}
