@@ -64,6 +64,42 @@ public enum RemindersSchema {
                 }
             }
         }
+        migrator.register("6 keys never reused") { db in
+            // A deleted list's id must not come back as a new list's (a link, a
+            // sync peer or a person may still hold it). PostgreSQL's identity
+            // columns never go back; SQLite's INTEGER PRIMARY KEY takes the
+            // largest key plus one, so it gives a deleted last row's key again.
+            // AUTOINCREMENT changes only how SQLite picks the next key, not how
+            // the table is stored: the same documented schema edit as migration 5,
+            // with sqlite_sequence (which AUTOINCREMENT keeps) made first and
+            // started at the largest key each table holds.
+            guard !db.isPostgres else { return }
+            let tables = ["remindersLists", "reminders", "tags"]
+            try db.execute(script: """
+                CREATE TABLE "depot_make_sequence" ("id" INTEGER PRIMARY KEY AUTOINCREMENT);
+                DROP TABLE "depot_make_sequence"
+                """)
+            let version = try db.fetchOne(Int.self, "PRAGMA schema_version") ?? 0
+            try db.execute(script: """
+                PRAGMA writable_schema = ON;
+                UPDATE sqlite_schema SET sql = replace(sql, '"id" INTEGER PRIMARY KEY,', '"id" INTEGER PRIMARY KEY AUTOINCREMENT,')
+                  WHERE type = 'table' AND name IN ('remindersLists', 'reminders', 'tags');
+                PRAGMA writable_schema = OFF;
+                PRAGMA schema_version = \(unsafeRaw: String(version + 1))
+                """)
+            for table in tables {
+                let definition = try db.fetchOne(String.self, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = \(table)") ?? ""
+                guard definition.contains("AUTOINCREMENT") else {
+                    throw RemindersError.invalidInput("the \(table) table is not the one this migration knows; it was left unchanged")
+                }
+                // Never below a key given before, when the migration runs again.
+                let largest = try db.fetchOne(Int64.self, """
+                    SELECT max(coalesce((SELECT max("id") FROM \(ident: table)), 0), coalesce((SELECT max(seq) FROM sqlite_sequence WHERE name = \(table)), 0))
+                    """) ?? 0
+                try db.execute("DELETE FROM sqlite_sequence WHERE name = \(table)")
+                try db.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (\(table), \(largest))")
+            }
+        }
         return migrator
     }
 

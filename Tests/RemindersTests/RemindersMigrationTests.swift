@@ -25,4 +25,23 @@ import Testing
                           ["NULL", "TEXT '2026-03-02 09:30:00.000001'"]])
         await store.close()
     }
+
+    @Test func aDeletedListsIDIsNeverANewListsOnEitherEngineEvenAfterTheMigrationRunsAgain() async throws {
+        let store = Store.sqliteInMemory()
+        try await RemindersSchema.migrate(store)
+        let model = RemindersModel(store: store)
+        let first = try await model.createList(title: "One")
+        let last = try await model.createList(title: "Two")
+        try await model.deleteList("Two")
+        #expect(try await model.createList(title: "Three").id ?? 0 > last.id ?? 0)
+        // As if the store had only the first five migrations: the sixth runs again and keeps the sequence.
+        try await store.write { db in
+            try db.execute("DELETE FROM \(ident: "depotMigrations") WHERE \(ident: "name") = \("6 keys never reused")")
+        }
+        try await RemindersSchema.migrate(store)
+        try await model.deleteList("Three")
+        let four = try await model.createList(title: "Four")
+        #expect(four.id ?? 0 > (last.id ?? 0) + 1, "ids given: \(first.id ?? 0), \(last.id ?? 0), then \(four.id ?? 0)")
+        await store.close()
+    }
 }

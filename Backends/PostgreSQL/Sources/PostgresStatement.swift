@@ -297,8 +297,18 @@ final class PostgresStatement: DriverStatement {
             let error = PostgresError.make(result, connection.handle, sql: sql, showsValues: connection.showsValues)
             PQclear(result)
             state = .done
+            forgetPlanIfStale(error)
             throw error
         }
+    }
+
+    /// After "cached plan must not change result type" (SQLSTATE 0A000: another
+    /// session changed a table this statement reads), the statement is prepared
+    /// anew at its next run, so only the access that met the change fails.
+    private func forgetPlanIfStale(_ error: DatabaseError) {
+        guard error.engineCode == "0A000" else { return }
+        prepared.removeAll()
+        lastPrepared = nil
     }
 
     /// Sends BEGIN, the PREPARE when the statement needs one, and the execution
@@ -355,7 +365,9 @@ final class PostgresStatement: DriverStatement {
         // The first failure explains the rest, which the server skipped.
         for result in results where PQresultStatus(result) != PGRES_COMMAND_OK {
             PQclear(last)
-            throw PostgresError.make(result, handle, sql: sql, showsValues: connection.showsValues)
+            let error = PostgresError.make(result, handle, sql: sql, showsValues: connection.showsValues)
+            forgetPlanIfStale(error)
+            throw error
         }
         if !isPrepared { notePrepared(name) }
         return last

@@ -399,12 +399,9 @@ enum ValueDecoding {
     }
 
     static func url(_ value: Value, _ ctx: ColumnContext) throws -> URL {
-        // What reads as a String reads as a URL: a UUID or a Decimal is text on SQLite.
-        let s: String
-        switch value {
-        case .text, .json, .uuid, .decimal, .date: s = try string(value, ctx)
-        default: throw mismatch(URL.self, value, ctx)
-        }
+        // Only text: a URL is its text, unchanged. A number, a UUID, a date or a
+        // JSON value would come back changed (`-0.970` as `-0.97`, JSON null as `null`).
+        guard case .text(let s) = value else { throw mismatch(URL.self, value, ctx) }
         // Foundation percent-encodes what a URL cannot hold ("a b" becomes "a%20b"):
         // a URL is stored as its absoluteString, so anything else is not one.
         guard let url = URL(string: s), url.absoluteString == s else {

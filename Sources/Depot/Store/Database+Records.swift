@@ -45,6 +45,15 @@ extension Database {
         let all = try encode(record)
         let key = try primaryKeyColumns(T.self, in: all.names)
         let columns = Self.droppingNilKeys(all, T.self)
+        guard columns.names.count == all.names.count else {
+            // A key left out is generated: the row is new, there is nothing it
+            // could conflict with, so it is an insert (and `DEFAULT VALUES`, all
+            // SQLite allows for a record of nil keys alone, takes no ON CONFLICT).
+            let sql = insertSQL(T.self, columns.names, returning: true)
+            let stored = try fetchReturned(T.self, sql, columns.values, action: "upsert")
+            try advanceKeyGenerators(T.self, past: columns)
+            return stored
+        }
         var sql = insertSQL(T.self, columns.names)
         sql += " ON CONFLICT (" + key.map { dialect.quote(identifier: $0) }.joined(separator: ", ") + ")"
         let updated = columns.names.filter { !key.contains($0) }
@@ -228,6 +237,17 @@ extension Database {
         try withStatement(text: text, values: values) { statement, _ in
             guard try statement.step() else {
                 throw DatabaseError(.other, "\(action) returned no row", table: T.tableName)
+            }
+            // A primary key is never NULL. SQLite lets a non-integer key of an
+            // ordinary table hold one (its legacy, documented); PostgreSQL refuses
+            // it. Refuse it everywhere, as the engine's failure it is: the
+            // transaction (or savepoint) that stored it can only roll back.
+            for key in T.primaryKey {
+                if let index = statement.columns.index(of: key), statement.isNull(at: index) {
+                    noteEngineFailure()
+                    throw DatabaseError(.notNull, "the primary key column \"\(key)\" of \(T.tableName) would be NULL: give the record a key, or let the engine generate it (an integer key)",
+                                        table: T.tableName, column: key)
+                }
             }
             let result = try RowDecoder.decode(type, from: statement, plan: plan(for: statement, type))
             while try statement.step() {}

@@ -200,22 +200,33 @@ public final class Database {
         }
     }
 
-    /// Schema facts the connection keeps (which columns have key generators) may
-    /// change with DDL: forget them after a statement that may change the schema.
+    /// Schema facts the connection keeps (which columns have key generators,
+    /// its prepared statements, whose result types may change) may change with
+    /// DDL: forget them after a statement that may change the schema.
     func forgetSchemaFacts(after text: String) {
-        guard !connection.keyGenerators.isEmpty, Self.mayChangeSchema(text) else { return }
-        connection.keyGenerators.removeAll()
+        guard Self.mayChangeSchema(text) else { return }
+        connection.forgetSchemaFacts()
     }
 
     /// Whether SQL starts with CREATE, DROP or ALTER (any case, after blanks), read
-    /// as bytes: this runs before every `execute`.
+    /// as bytes without allocating: this runs after every `execute`.
     static func mayChangeSchema(_ text: String) -> Bool {
-        var bytes = text.utf8.drop { $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }.prefix(6).makeIterator()
-        var word: [UInt8] = []
-        word.reserveCapacity(6)
-        while let byte = bytes.next() { word.append(byte | 0x20) } // ASCII lowercase; other bytes cannot match
-        return word.starts(with: Array("create".utf8)) || word.starts(with: Array("drop".utf8)) || word.starts(with: Array("alter".utf8))
+        var utf8 = text.utf8.drop { $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }.makeIterator()
+        guard let first = utf8.next() else { return false }
+        let word: [UInt8]
+        switch first | 0x20 { // ASCII lowercase; other bytes cannot match
+        case UInt8(ascii: "c"): word = Self.create
+        case UInt8(ascii: "d"): word = Self.drop
+        case UInt8(ascii: "a"): word = Self.alter
+        default: return false
+        }
+        for expected in word.dropFirst() {
+            guard let byte = utf8.next(), byte | 0x20 == expected else { return false }
+        }
+        return true
     }
+
+    private static let create = Array("create".utf8), drop = Array("drop".utf8), alter = Array("alter".utf8)
 
     /// Runs several statements separated by semicolons, for migrations and schema scripts.
     ///
@@ -228,7 +239,7 @@ public final class Database {
             throw DatabaseError.misuse("a script cannot bind values; run statements that bind one at a time with execute(_:)").with(sql: text, values: nil)
         }
         // A script (a migration) may change anything.
-        connection.keyGenerators.removeAll()
+        connection.forgetSchemaFacts()
         // Logged, timed and traced as one statement.
         let record = StatementRecord(self, text: text)
         do {

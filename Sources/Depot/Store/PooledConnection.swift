@@ -106,6 +106,13 @@ final class PooledConnection: @unchecked Sendable {
         return plan
     }
 
+    /// Forgets what DDL may have changed: key generators, and the prepared
+    /// statements (PostgreSQL refuses to run a cached plan whose result types changed).
+    func forgetSchemaFacts() {
+        keyGenerators.removeAll()
+        statements.removeAll(keepingCapacity: true)
+    }
+
     func markBusy(_ statement: any DriverStatement) { busyStatements.insert(ObjectIdentifier(statement)) }
     func markFree(_ statement: any DriverStatement) { busyStatements.remove(ObjectIdentifier(statement)) }
 

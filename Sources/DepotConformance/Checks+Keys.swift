@@ -1,0 +1,104 @@
+import Depot
+import Foundation
+
+/// Keys mean the same on every engine: a generated key is never given twice,
+/// a nil key is generated or refused, and a URL reads back as stored.
+enum KeyChecks {
+    struct Counted: Record, Equatable {
+        static var tableName: String { "counted" }
+        var id: Int64?
+        var name: String
+    }
+
+    struct OnlyKey: Record, Equatable {
+        static var tableName: String { "only_key" }
+        var id: Int64?
+    }
+
+    struct TextKeyed: Record, Equatable {
+        static var tableName: String { "text_keyed" }
+        var id: String?
+        var name: String
+    }
+
+    struct Link: Decodable {
+        var link: URL
+    }
+
+    static let all: [ConformanceCheck] = [
+        ConformanceCheck("records: a generated key is never given twice, even after every row is deleted") { context in
+            let store = try await context.makeStore()
+            let (before, after) = try await store.write { db -> ([Int64], [Int64]) in
+                try createTable(db, "counted", [("id", .autoIncrementingPrimaryKey, ""), ("name", .text, "NOT NULL")])
+                let before = try (0..<3).map { try db.insert(Counted(id: nil, name: "first \($0)")).id ?? -1 }
+                try db.execute("DELETE FROM \(ident: "counted")")
+                let after = try (0..<2).map { try db.insert(Counted(id: nil, name: "second \($0)")).id ?? -1 }
+                return (before, after)
+            }
+            let largest = before.max() ?? 0
+            try expect(after.allSatisfy { $0 > largest }, "keys after deleting every row: \(after), given before: \(before)")
+            // And across accesses: the largest row deleted alone.
+            let again = try await store.write { db -> Int64 in
+                try db.execute("DELETE FROM \(ident: "counted") WHERE \(ident: "id") = \(after.max() ?? 0)")
+                return try db.insert(Counted(id: nil, name: "third")).id ?? -1
+            }
+            try expect(again > (after.max() ?? 0), "a key after deleting the largest row: \(again), given before: \(after)")
+        },
+        ConformanceCheck("records: upsert of a record whose only column is a nil key inserts a new row") { context in
+            let store = try await context.makeStore()
+            let (first, second, count) = try await store.write { db in
+                try createTable(db, "only_key", [("id", .autoIncrementingPrimaryKey, "")])
+                let first = try db.upsert(OnlyKey(id: nil))
+                let second = try db.upsert(OnlyKey(id: nil))
+                let count = try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "only_key")") ?? -1
+                return (first, second, count)
+            }
+            try expect(first.id != nil && second.id != nil && first.id != second.id, "two upserts of a nil key gave \(first.id as Any) and \(second.id as Any)")
+            try expectEqual(count, 2, "rows after two upserts of a nil key")
+            let again = try await store.write { db in try db.upsert(OnlyKey(id: first.id)) }
+            try expectEqual(again, first, "an upsert of an existing key-only row")
+        },
+        ConformanceCheck("records: a nil key the engine cannot generate is a notNull error, and nothing is stored") { context in
+            let store = try await context.makeStore()
+            try await store.write { db in try createTable(db, "text_keyed", [("id", .text, "PRIMARY KEY"), ("name", .text, "NOT NULL")]) }
+            for (name, write) in [("insert", { @Sendable (db: Database) throws in _ = try db.insert(TextKeyed(id: nil, name: "x")) }),
+                                  ("upsert", { @Sendable (db: Database) throws in _ = try db.upsert(TextKeyed(id: nil, name: "x")) })] {
+                let error = try await expectError(.notNull, "\(name) of a nil text key") {
+                    try await store.write { db in try write(db) }
+                }
+                try expect(error.column == "id" || error.message.contains("id"), "the error names the key column: \(error)")
+                let kept = try await store.write { db -> Int in
+                    try? db.savepoint { db in try write(db) }
+                    return try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "text_keyed")") ?? -1
+                }
+                try expectEqual(kept, 0, "rows stored by a failed \(name) in a savepoint")
+            }
+        },
+        ConformanceCheck("values: a URL reads back as the exact text stored, or is a decoding error, never changed text") { context in
+            let store = try await context.makeStore()
+            let url = try await store.read { db in try db.fetchOne(Link.self, "SELECT \("https://example.com/a%20b?q=1#f") AS \(ident: "link")")?.link }
+            try expectEqual(url?.absoluteString, "https://example.com/a%20b?q=1#f", "a URL read from text")
+            let stored: [(String, ColumnType, String)] = [("a decimal", .decimal, "-0.970"), ("a UUID", .uuid, "0a1b2c3d-0000-4000-8000-000000000001"),
+                                                          ("JSON", .json, "null")]
+            for (what, type, literal) in stored {
+                let outcome = try await store.write { db -> Result<URL?, DatabaseError> in
+                    try db.execute("DROP TABLE IF EXISTS \(ident: "links")")
+                    try createTable(db, "links", [("id", .integer, "PRIMARY KEY"), ("link", type, "")])
+                    try db.execute("INSERT INTO \(ident: "links") VALUES (1, CAST(\(literal) AS \(type: type)))")
+                    do {
+                        return .success(try db.savepoint { db in try db.fetchOne(Link.self, "SELECT \(ident: "link") FROM \(ident: "links")")?.link })
+                    } catch let error as DatabaseError {
+                        return .failure(error)
+                    }
+                }
+                switch outcome {
+                case .success(let url):
+                    try expectEqual(url?.absoluteString, literal, "a URL read from \(what) stored as text")
+                case .failure(let error):
+                    try expectEqual(error.kind, .decoding, "reading a URL from \(what): \(error)")
+                    try expectEqual(error.column, "link", "the column named by the error")
+                }
+            }
+        },
+    ]
+}
