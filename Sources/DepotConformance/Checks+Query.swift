@@ -311,7 +311,7 @@ enum QueryChecks {
             let words = ["a", "A", "b", "B", "a", "é", "É"]
             try await store.write { db in
                 // A case-insensitive column where the engine has one.
-                let collation = db.engineName == "SQLite" ? "COLLATE NOCASE" : ""
+                let collation = db.dialect.caseFoldingCollation.map { "COLLATE " + db.dialect.quote(identifier: $0) } ?? ""
                 try DepotConformance.createTable(db, "words", [("id", .integer, "PRIMARY KEY"), ("word", .text, "NOT NULL \(collation)")])
                 try db.insert(contentsOf: words.enumerated().map { Word(id: Int64($0.offset + 1), word: $0.element) })
             }

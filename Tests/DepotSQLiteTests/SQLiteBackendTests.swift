@@ -121,11 +121,9 @@ import Testing
     @Test func aFileThatIsNotADatabaseOrCannotBeCreatedIsAConnectionError() throws {
         let path = try temporaryDatabasePath("not-a-database.txt")
         try Data(String(repeating: "hello, not sqlite ", count: 100).utf8).write(to: URL(fileURLWithPath: path))
-        #expect(throws: DatabaseError.self) { try Store.sqlite(at: path) }
-        do { _ = try Store.sqlite(at: path) } catch let error as DatabaseError {
-            #expect(error.kind == .connection)
-            #expect(error.message.contains("not-a-database.txt"))
-        } catch {}
+        let error = #expect(throws: DatabaseError.self) { try Store.sqlite(at: path) }
+        #expect(error?.kind == .connection)
+        #expect(error?.message.contains("not-a-database.txt") == true, "\(String(describing: error))")
         let missing = "/nonexistent-\(UUID().uuidString)/db.sqlite"
         #expect(throws: DatabaseError.self) { try Store.sqlite(at: missing) }
     }

@@ -13,16 +13,21 @@ public enum PostgresTestServer {
     /// In CI a missing server must fail the tests, never skip them.
     public static let isCI = environment["CI"] == "true"
 
-    public static let configuration: PostgresConfiguration? = {
+    /// The server named by the environment; a malformed `DEPOT_POSTGRES_URL` is
+    /// the error that says what is wrong, never "no server" (which would skip the tests).
+    public static let named: Result<PostgresConfiguration, DatabaseError>? = {
         if let url = environment["DEPOT_POSTGRES_URL"], !url.isEmpty {
-            return try? PostgresConfiguration(url: url)
+            return Result { try PostgresConfiguration(url: url) }.mapError { $0 as? DatabaseError ?? DatabaseError(.misuse, "\($0)") }
         }
         guard let host = environment["POSTGRES_HOST"], !host.isEmpty else { return nil }
-        return PostgresConfiguration(
+        return .success(PostgresConfiguration(
             host: host, port: Int(environment["POSTGRES_PORT"] ?? "") ?? 5432,
             user: environment["POSTGRES_USER"] ?? "depot", password: environment["POSTGRES_PASSWORD"],
-            database: environment["POSTGRES_DB"] ?? "depot")
+            database: environment["POSTGRES_DB"] ?? "depot"))
     }()
+
+    /// The server named by the environment, when its name is well formed.
+    public static var configuration: PostgresConfiguration? { try? named?.get() }
 
     /// The server as a URL, password included, for tools that take one.
     public static var url: String? {
@@ -40,9 +45,10 @@ public enum PostgresTestServer {
 
     /// Whether the PostgreSQL tests run: always in CI (where a missing server fails them),
     /// elsewhere when a server is named.
-    public static let shouldRun = configuration != nil || isCI
+    public static let shouldRun = named != nil || isCI
 
     public static func requireConfiguration() throws -> PostgresConfiguration {
+        if let named { return try named.get() }
         guard let configuration else {
             throw DatabaseError(.connection, "no PostgreSQL server for the tests: set DEPOT_POSTGRES_URL or POSTGRES_HOST (scripts/test starts one)")
         }

@@ -39,6 +39,11 @@ public struct SQLiteDialect: SQLDialect {
 
 }
 
+extension SQLiteDialect {
+    /// `NOCASE`: folds A–Z.
+    public var caseFoldingCollation: String? { "NOCASE" }
+}
+
 extension SQLiteDialect: QueryDialect {
     /// `x COLLATE BINARY`, also for equality: a column declared `COLLATE NOCASE`
     /// would otherwise compare case-insensitively.

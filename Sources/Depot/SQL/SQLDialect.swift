@@ -42,6 +42,12 @@ public protocol SQLDialect: Sendable {
     /// `BEGIN IMMEDIATE`). ``Migrator`` takes it so that migrators racing on one
     /// database (several processes starting at once) apply each migration once.
     func migrationLock(key: Int64) -> SQL?
+
+    /// A built-in collation that compares text ignoring letter case (SQLite's
+    /// `NOCASE`), for DDL that wants one; nil when the engine has none built in.
+    /// Depot's queries compare by code point whatever a column's collation:
+    /// the conformance suite declares columns with it to prove that.
+    var caseFoldingCollation: String? { get }
 }
 
 extension SQLDialect {
@@ -53,6 +59,9 @@ extension SQLDialect {
 
     /// None: write transactions already exclude each other.
     public func migrationLock(key: Int64) -> SQL? { nil }
+
+    /// None.
+    public var caseFoldingCollation: String? { nil }
 }
 
 extension SQLDialect {
