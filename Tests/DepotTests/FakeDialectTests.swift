@@ -23,6 +23,35 @@ import Testing
         #expect(values == [.integer(1), .text("two")])
     }
 
+    @Columns
+    struct Task: Record {
+        static let tableName = "tasks"
+        var id: Int64
+        var title: String
+        var rank: Int?
+        var done: Bool
+    }
+
+    @Test func theBuilderSpellsEveryEngineSpecificPartThroughTheDialect() async throws {
+        let (store, log) = store()
+        _ = try await store.read { db in
+            try db.fetchAll(Task.where { $0.title.contains("50%", caseInsensitive: true) && $0.rank.isDistinct(from: 3) && $0.id.in([]) }
+                .order { [$0.rank.ascending(nulls: .first), $0.title.descending()] })
+        }
+        _ = try await store.read { db in
+            try db.fetchOne(Task.all.select { Aggregates.count(where: $0.done) })
+        }
+        let sql = log.all.joined(separator: "\n")
+        #expect(sql.contains("MATCHES(LOWER_AZ([title]), :p1, :p2)"), "\(sql)")
+        #expect(sql.contains("NOT [rank] <=> :p3"), "\(sql)")
+        #expect(sql.contains("1=0"), "\(sql)")
+        #expect(sql.contains("ORDER BY ([rank] IS NULL) DESC, [rank] ASC, (BYTES([title]) IS NULL) ASC, BYTES([title]) DESC"), "\(sql)")
+        #expect(sql.contains("count(CASE WHEN [done] THEN 1 END)"), "\(sql)")
+        for standard in ["FILTER", "DISTINCT FROM", "NULLS", "TRUE", "FALSE", " LIKE ", "ESCAPE"] {
+            #expect(!sql.contains(standard), "the renderer wrote \(standard) itself: \(sql)")
+        }
+    }
+
     @Test func writesRunInsideTheDialectsTransaction() async throws {
         let (store, log) = store()
         try await store.write { db in try db.execute("DELETE FROM \(ident: "notes") WHERE \(ident: "id") = \(7)") }

@@ -14,6 +14,27 @@ struct OddDialect: SQLDialect {
     var batchInsertRows: Int { 3 }
 }
 
+/// The query builder's meanings, spelled oddly: without FILTER, IS DISTINCT
+/// FROM, NULLS FIRST/LAST, TRUE/FALSE or LIKE ... ESCAPE, as an engine that has
+/// none of them would (MariaDB lacks most).
+extension OddDialect: QueryDialect {
+    func binaryCollated(_ text: String, ordering: Bool) -> String { "BYTES(\(text))" }
+    func asciiLowercased(_ text: String) -> String { "LOWER_AZ(\(text))" }
+    func position(of needle: String, in text: String) -> String { "FIND(\(needle), \(text))" }
+    func suffix(of text: String, count: String) -> String { "TAIL(\(text), \(count))" }
+    func offsetWithoutLimit(_ offset: String) -> String { "SKIP \(offset)" }
+    func integerSum(_ expression: String) -> String { "EXACT_SUM(\(expression))" }
+    func average(_ expression: String) -> String { "MEAN(\(expression))" }
+    func booleanExtreme(_ expression: String, max: Bool) -> String { (max ? "ANY_TRUE(" : "ALL_TRUE(") + expression + ")" }
+    func booleanLiteral(_ value: Bool) -> String { value ? "1=1" : "1=0" }
+    func isNotDistinct(_ lhs: String, _ rhs: String, negated: Bool) -> String { (negated ? "NOT " : "") + "\(lhs) <=> \(rhs)" }
+    func like(_ subject: String, pattern: String, escape: String) -> String { "MATCHES(\(subject), \(pattern), \(escape))" }
+    var hasAggregateFilter: Bool { false }
+    func ordering(_ expression: String, descending: Bool, nullsFirst: Bool) -> String {
+        "(\(expression) IS NULL) \(nullsFirst ? "DESC" : "ASC"), \(expression) \(descending ? "DESC" : "ASC")"
+    }
+}
+
 /// What the fake engine was asked to do, shared by its connections.
 final class FakeLog: @unchecked Sendable {
     private let lock = NSLock()

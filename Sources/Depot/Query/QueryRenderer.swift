@@ -91,6 +91,13 @@ final class QueryRenderer {
         return text.cut(from: mark)
     }
 
+    /// A text operand compared or ordered by code point, rendered apart.
+    func renderedBinary(_ node: QueryNode, ordering: Bool) throws -> String {
+        let mark = text.mark
+        try renderBinary(node, ordering: ordering)
+        return text.cut(from: mark)
+    }
+
     /// Renders a text operand compared or ordered by code point.
     func renderBinary(_ node: QueryNode, ordering: Bool) throws {
         guard node.type == .text else { return try render(node) }
@@ -109,7 +116,7 @@ final class QueryRenderer {
                 throw DatabaseError(encoding: error, table: nil)
             }
         case .constant(let truth):
-            text += truth ? "TRUE" : "FALSE"
+            text += dialect.booleanLiteral(truth)
         case .compare(let lhs, let op, let rhs):
             text += "("
             try renderBinary(lhs, ordering: op.isOrdering)
@@ -121,14 +128,12 @@ final class QueryRenderer {
             try render(operand)
             text += negated ? " IS NOT NULL)" : " IS NULL)"
         case .isNotDistinct(let lhs, let rhs, let negated):
-            text += "("
-            try renderBinary(lhs, ordering: false)
-            text += negated ? " IS DISTINCT FROM " : " IS NOT DISTINCT FROM "
-            try renderBinary(rhs, ordering: false)
-            text += ")"
+            let left = try renderedBinary(lhs, ordering: false)
+            let right = try renderedBinary(rhs, ordering: false)
+            text += "(" + dialect.isNotDistinct(left, right, negated: negated) + ")"
         case .inList(let operand, let list, let negated):
             guard !list.isEmpty else {
-                text += negated ? "TRUE" : "FALSE"
+                text += dialect.booleanLiteral(negated)
                 return
             }
             text += "("
@@ -141,7 +146,7 @@ final class QueryRenderer {
             text += "))"
         case .and(let parts), .or(let parts):
             guard !parts.isEmpty else {
-                if case .and = node.kind { text += "TRUE" } else { text += "FALSE" }
+                if case .and = node.kind { text += dialect.booleanLiteral(true) } else { text += dialect.booleanLiteral(false) }
                 return
             }
             let separator: String
@@ -210,11 +215,9 @@ final class QueryRenderer {
             case .prefix: pattern += "%"
             case .suffix: pattern = "%" + pattern
             }
-            text += "(" + dialect.asciiLowercased(subject) + " LIKE "
-            bind(.text(pattern))
-            text += " ESCAPE "
-            bind(.text("\\"))
-            text += ")"
+            let patternPlaceholder = bindingPlaceholder(.text(pattern))
+            let escapePlaceholder = bindingPlaceholder(.text("\\"))
+            text += "(" + dialect.like(dialect.asciiLowercased(subject), pattern: patternPlaceholder, escape: escapePlaceholder) + ")"
             return
         }
         switch match {
@@ -241,7 +244,7 @@ final class QueryRenderer {
     }
 
     private func renderAggregate(_ aggregate: QueryNode.Aggregate, _ operand: QueryNode?, filter: QueryNode?, type: QueryType?) throws {
-        let argument: String
+        var argument: String
         if let operand {
             if aggregate == .min || aggregate == .max, operand.type == .text {
                 argument = dialect.binaryCollated(try rendered(operand), ordering: true)
@@ -250,6 +253,12 @@ final class QueryRenderer {
             }
         } else {
             argument = "*"
+        }
+        var filter = filter
+        if let condition = filter, !dialect.hasAggregateFilter {
+            // The same meaning without FILTER: the rows it leaves out become NULLs, which aggregates skip.
+            argument = "CASE WHEN " + (try rendered(condition)) + " THEN " + (argument == "*" ? "1" : argument) + " END"
+            filter = nil
         }
         switch aggregate {
         case .count: text += "count(\(argument))"
@@ -267,9 +276,8 @@ final class QueryRenderer {
     }
 
     func renderOrdering(_ ordering: QueryOrdering) throws {
-        try renderBinary(ordering.node, ordering: true)
-        text += ordering.descending ? " DESC" : " ASC"
-        text += ordering.nulls == .first ? " NULLS FIRST" : " NULLS LAST"
+        let expression = try renderedBinary(ordering.node, ordering: true)
+        text += dialect.ordering(expression, descending: ordering.descending, nullsFirst: ordering.nulls == .first)
     }
 
     func renderWhere(_ filters: [QueryNode]) throws {

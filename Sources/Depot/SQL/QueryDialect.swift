@@ -30,4 +30,50 @@ public protocol QueryDialect: SQLDialect {
     /// The smallest (`max` false: true only when every value is) or largest
     /// (`max` true: true when any value is) of Boolean values: NULL when there are none.
     func booleanExtreme(_ expression: String, max: Bool) -> String
+
+    // Standard SQL that not every engine spells the standard way. Each has a
+    // default that writes the standard form (right for SQLite and PostgreSQL);
+    // an engine without it writes another with the same meaning.
+
+    /// A Boolean constant. The default: `TRUE`, `FALSE`.
+    func booleanLiteral(_ value: Bool) -> String
+    /// Whether `lhs` and `rhs` are equal, a NULL equal to a NULL (never unknown);
+    /// `negated`: not so. The default: `lhs IS [NOT] DISTINCT FROM rhs`.
+    func isNotDistinct(_ lhs: String, _ rhs: String, negated: Bool) -> String
+    /// Whether `subject` matches the LIKE `pattern`, in which `escape` (one
+    /// character) makes the next `%`, `_` or itself literal; matched case-sensitively
+    /// for A–Z (the builder lowers both sides where it folds case). The default:
+    /// `subject LIKE pattern ESCAPE escape`.
+    func like(_ subject: String, pattern: String, escape: String) -> String
+    /// Whether an aggregate may take `FILTER (WHERE …)`. The default is true;
+    /// where it is false, the builder gives the aggregate `CASE WHEN condition
+    /// THEN argument END` (`1` for `*`), which means the same, since aggregates
+    /// leave NULLs out.
+    var hasAggregateFilter: Bool { get }
+    /// An ORDER BY term: `expression` ascending or descending, its NULLs first
+    /// or last whatever the direction. The default: `expression ASC|DESC NULLS FIRST|LAST`.
+    func ordering(_ expression: String, descending: Bool, nullsFirst: Bool) -> String
+}
+
+extension QueryDialect {
+    /// `TRUE`, `FALSE`.
+    public func booleanLiteral(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
+
+    /// `lhs IS [NOT] DISTINCT FROM rhs`.
+    public func isNotDistinct(_ lhs: String, _ rhs: String, negated: Bool) -> String {
+        lhs + (negated ? " IS DISTINCT FROM " : " IS NOT DISTINCT FROM ") + rhs
+    }
+
+    /// `subject LIKE pattern ESCAPE escape`.
+    public func like(_ subject: String, pattern: String, escape: String) -> String {
+        subject + " LIKE " + pattern + " ESCAPE " + escape
+    }
+
+    /// True: `FILTER (WHERE …)`.
+    public var hasAggregateFilter: Bool { true }
+
+    /// `expression ASC|DESC NULLS FIRST|LAST`.
+    public func ordering(_ expression: String, descending: Bool, nullsFirst: Bool) -> String {
+        expression + (descending ? " DESC" : " ASC") + (nullsFirst ? " NULLS FIRST" : " NULLS LAST")
+    }
 }
