@@ -1,4 +1,4 @@
-import Depot
+@_spi(Driver) import Depot
 import Foundation
 
 /// Change observation: one meaning on every engine.

@@ -8,10 +8,13 @@ public typealias StoreFactory = @Sendable (Store.Configuration) async throws -> 
 public struct ConformanceCheck: Sendable, CustomStringConvertible {
     /// A unique name that says what the check pins, such as `constraints: unique violation is .unique`.
     public let name: String
+    /// The capability the check needs, if any: a store without it skips the check.
+    public let requirement: Capabilities.Requirement?
     let body: @Sendable (ConformanceContext) async throws -> Void
 
-    init(_ name: String, _ body: @escaping @Sendable (ConformanceContext) async throws -> Void) {
+    init(_ name: String, requires requirement: Capabilities.Requirement? = nil, _ body: @escaping @Sendable (ConformanceContext) async throws -> Void) {
         self.name = name
+        self.requirement = requirement
         self.body = body
     }
 
@@ -21,8 +24,17 @@ public struct ConformanceCheck: Sendable, CustomStringConvertible {
     ///
     /// - Throws: a ``ConformanceFailure`` that says what differed from the contract;
     ///   an unexpected error is reported as a failure too.
+    ///
+    /// A check whose ``requirement`` the store's dialect does not meet throws
+    /// ``ConformanceSkipped`` without running: report it as skipped, never as passed.
     public func run(using makeStore: @escaping StoreFactory) async throws {
         let context = ConformanceContext(makeStore: makeStore)
+        if let requirement {
+            let probe = try await context.makeStore()
+            let capabilities = probe.dialect.capabilities
+            await context.closeAll()
+            guard requirement.isMet(by: capabilities) else { throw ConformanceSkipped(check: name, capability: requirement.name) }
+        }
         do {
             try await body(context)
             await context.closeAll()
@@ -44,14 +56,25 @@ public struct ConformanceFailure: Error, CustomStringConvertible, Sendable {
     public var description: String { message }
 }
 
+/// A check that did not run: the store lacks the capability it needs.
+public struct ConformanceSkipped: Error, CustomStringConvertible, Sendable {
+    /// The check's name.
+    public let check: String
+    /// The capability the store declared missing.
+    public let capability: String
+    public var description: String { "\(check): skipped, the store declares no \(capability)" }
+}
+
 /// The outcome of one check, for runners that report rather than throw.
 public struct ConformanceResult: Sendable {
     /// The check's name.
     public let name: String
-    /// Nil when the check passed; what differed when it failed.
+    /// Nil when the check passed or was skipped; what differed when it failed.
     public let failure: String?
-    /// Whether the check passed.
-    public var passed: Bool { failure == nil }
+    /// The missing capability, when the check was skipped.
+    public var skippedFor: String? = nil
+    /// Whether the check ran and passed.
+    public var passed: Bool { failure == nil && skippedFor == nil }
 }
 
 /// The shared conformance suite: every check a backend must pass.
@@ -67,8 +90,10 @@ public struct ConformanceResult: Sendable {
 /// }
 /// ```
 ///
-/// Checks never skip: where engines truly differ, a check reads the store's
-/// ``Capabilities`` and pins the documented behaviour for each.
+/// Where engines truly differ, a check reads the store's ``Capabilities`` and
+/// pins the documented behaviour for each. A check that needs a capability a
+/// store declares missing (``ConformanceCheck/requirement``) is skipped by
+/// capability, never by engine name, and reported as skipped with the capability.
 public enum ConformanceSuite {
     /// Every check, in a stable order.
     public static let checks: [ConformanceCheck] =
@@ -89,6 +114,8 @@ public enum ConformanceSuite {
             do {
                 try await check.run(using: makeStore)
                 result = ConformanceResult(name: check.name, failure: nil)
+            } catch let skipped as ConformanceSkipped {
+                result = ConformanceResult(name: check.name, failure: nil, skippedFor: skipped.capability)
             } catch {
                 result = ConformanceResult(name: check.name, failure: "\(error)")
             }

@@ -1,4 +1,4 @@
-import Depot
+@_spi(Driver) import Depot
 import Foundation
 
 /// A record with one column, for round trips of a single type.

@@ -169,12 +169,16 @@ print("Depot conformance: \(checks.count) checks against \(runner.name)")
 for note in notes { print("  \(note)") }
 var passed = 0
 var failed = 0
+var skipped: [(String, String)] = []
 for check in checks {
     let started = Date()
     do {
         try await check.run(using: { try await runner.makeStore($0) })
         passed += 1
         print("PASS  \(check.name)  (\(Int(Date().timeIntervalSince(started) * 1000)) ms)")
+    } catch let skip as ConformanceSkipped {
+        skipped.append((check.name, skip.capability))
+        print("SKIP  \(check.name)  (the store declares no \(skip.capability))")
     } catch {
         failed += 1
         let reason = "\(error)".replacingOccurrences(of: "\(check.name): ", with: "")
@@ -182,5 +186,9 @@ for check in checks {
     }
     await runner.cleanUp()
 }
-print("\(passed) passed, \(failed) failed")
+if !skipped.isEmpty {
+    print("Skipped for a capability the store declares missing:")
+    for (name, capability) in skipped { print("  \(capability): \(name)") }
+}
+print("\(passed) passed, \(failed) failed" + (skipped.isEmpty ? "" : ", \(skipped.count) skipped"))
 exit(failed == 0 ? 0 : 1)

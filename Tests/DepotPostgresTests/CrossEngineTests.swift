@@ -1,4 +1,4 @@
-import Depot
+@_spi(Driver) import Depot
 import DepotPostgres
 import DepotSQLite
 import Foundation

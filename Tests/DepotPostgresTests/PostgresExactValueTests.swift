@@ -1,4 +1,4 @@
-import Depot
+@_spi(Driver) import Depot
 @testable import DepotPostgres
 import Foundation
 import Testing

@@ -1,4 +1,4 @@
-import Depot
+@_spi(Driver) import Depot
 import Foundation
 import Testing
 import TestSupport

@@ -1,4 +1,4 @@
-@testable import Depot
+@_spi(Driver) @testable import Depot
 import Foundation
 import PropertyBased
 import Testing

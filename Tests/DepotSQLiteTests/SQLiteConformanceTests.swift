@@ -1,4 +1,4 @@
-import Depot
+@_spi(Driver) import Depot
 import DepotConformance
 import DepotSQLite
 import Foundation
@@ -56,5 +56,44 @@ struct SQLiteConformance {
         #expect(areas == ["round trip", "decoding", "errors", "strategies", "sql", "constraints", "records",
                           "transactions", "migrations", "concurrency", "streaming", "values", "mapping", "query", "logging", "metrics", "tracing", "observation", "replicas", "statement paths"])
         #expect(Set(Self.checks).count == Self.checks.count, "check names are unique")
+    }
+}
+
+/// A check that needs a capability the store declares missing is skipped and
+/// reported with the capability, never run and never counted as passed.
+@Suite struct ConformanceSkipTests {
+    /// SQLite's dialect, declaring that schema changes commit at once.
+    struct NoTransactionalDDL: SQLDialect {
+        let base: any SQLDialect
+        var engineName: String { base.engineName }
+        func placeholder(_ index: Int) -> String { base.placeholder(index) }
+        func typeName(_ type: ColumnType) -> String { base.typeName(type) }
+        var maxBoundValues: Int { base.maxBoundValues }
+        var batchInsertRows: Int { base.batchInsertRows }
+        var capabilities: Capabilities {
+            var capabilities = base.capabilities
+            capabilities.transactionalSchemaChanges = false
+            return capabilities
+        }
+    }
+
+    struct Driver: DatabaseDriver {
+        let base: any DatabaseDriver
+        var dialect: any SQLDialect { NoTransactionalDDL(base: base.dialect) }
+        var poolLayout: PoolLayout { base.poolLayout }
+        func openConnection(_ role: ConnectionRole) throws -> any DriverConnection { try base.openConnection(role) }
+    }
+
+    @Test func aCheckNeedingAMissingCapabilityIsReportedSkippedWithTheCapability() async throws {
+        let name = "migrations: a failing migration rolls back whole and names itself"
+        let check = try #require(ConformanceSuite.check(named: name))
+        #expect(check.requirement?.name == "transactionalSchemaChanges")
+        let factory: StoreFactory = { _ in Store(driver: Driver(base: Store.sqliteInMemory().driver)) }
+        let skipped = await #expect(throws: ConformanceSkipped.self) { try await check.run(using: factory) }
+        #expect(skipped?.capability == "transactionalSchemaChanges")
+        #expect(ConformanceSuite.checks.filter { $0.requirement != nil }.map(\.name) == [name], "the checks that declare a capability")
+        // A check without a requirement runs on that store.
+        let plain = try #require(ConformanceSuite.check(named: "transactions: a write commits when its closure returns"))
+        try await plain.run(using: factory)
     }
 }

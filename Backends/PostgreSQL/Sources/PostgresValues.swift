@@ -1,5 +1,5 @@
 import CLibPQ
-import Depot
+@_spi(Driver) import Depot
 import Foundation
 
 /// PostgreSQL type OIDs Depot reads and writes.

@@ -1,5 +1,5 @@
 import CSQLite
-import Depot
+@_spi(Driver) import Depot
 import Foundation
 
 /// A compiled SQLite statement, read in place: values come straight from

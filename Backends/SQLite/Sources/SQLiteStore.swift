@@ -14,6 +14,19 @@ public struct SQLiteConfiguration: Sendable {
 
     /// The default settings.
     public init() {}
+
+    /// Settings with the store's own and, optionally, SQLite's.
+    ///
+    /// ```swift
+    /// var settings = Store.Configuration()
+    /// settings.accessTimeout = .seconds(5)
+    /// let store = try Store.sqlite(at: path, SQLiteConfiguration(store: settings))
+    /// ```
+    public init(store: Store.Configuration, busyTimeout: Duration = .seconds(5), maxReaders: Int = 4) {
+        self.store = store
+        self.busyTimeout = busyTimeout
+        self.maxReaders = maxReaders
+    }
 }
 
 extension Store {

@@ -24,7 +24,7 @@ extension Store {
 
 extension Store {
     /// How many observations of this store are being iterated.
-    package var liveObservationCount: Int { observers.count }
+    @_spi(Driver) public var liveObservationCount: Int { observers.count }
 }
 
 extension Database {

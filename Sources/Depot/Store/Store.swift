@@ -117,7 +117,7 @@ public final class Store: Sendable {
     /// What the store measures, when it measures.
     let metrics: StoreMetrics?
     /// The driver, for another store on the same database (the conformance suite's).
-    package let driver: any DatabaseDriver
+    @_spi(Driver) public let driver: any DatabaseDriver
     /// The live observations, and what tells them about commits.
     let observers: ObservationCenter
     let changeMonitor: ChangeMonitor

@@ -17,12 +17,12 @@ import Foundation
 /// fraction digits (past the sixth they must be zeros: nothing is rounded away),
 /// and `Z`, `+HH`, `+HHMM` or `+HH:MM` offsets. A time without an offset is UTC,
 /// as SQLite's `CURRENT_TIMESTAMP` writes it. Years run from 0001 to 9999.
-package enum ISO8601 {
+@_spi(Driver) public enum ISO8601 {
     /// Microseconds between 1970-01-01 and 2001-01-01.
     static let referenceOffsetMicros: Int64 = 978_307_200_000_000
     /// The first and last instants a four-digit year can name, in microseconds since 1970.
-    package static let minMicros: Int64 = -62_135_596_800_000_000 // 0001-01-01T00:00:00Z
-    package static let maxMicros: Int64 = 253_402_300_799_999_999 // 9999-12-31T23:59:59.999999Z
+    public static let minMicros: Int64 = -62_135_596_800_000_000 // 0001-01-01T00:00:00Z
+    public static let maxMicros: Int64 = 253_402_300_799_999_999 // 9999-12-31T23:59:59.999999Z
 
     /// The date's microseconds since 1970-01-01 UTC, rounded to the nearest
     /// microsecond; nil when the date is outside the years 0001...9999 (or not finite).
@@ -30,7 +30,7 @@ package enum ISO8601 {
     /// The whole seconds and the fraction are scaled apart: `t * 1_000_000` in one
     /// multiplication would round by up to a quarter of a microsecond a century
     /// from 2001, enough to land on the wrong one.
-    package static func microseconds(_ date: Date) -> Int64? {
+    public static func microseconds(_ date: Date) -> Int64? {
         let seconds = date.timeIntervalSinceReferenceDate
         guard seconds.isFinite, abs(seconds) < 1.0e12 else { return nil }
         let whole = seconds.rounded(.down)
@@ -42,7 +42,7 @@ package enum ISO8601 {
     }
 
     /// Seconds since 1970 as a `Double`, nearest to the given microseconds.
-    package static func secondsSince1970(microseconds: Int64) -> Double {
+    public static func secondsSince1970(microseconds: Int64) -> Double {
         var seconds = microseconds / 1_000_000
         var fraction = microseconds % 1_000_000
         if fraction < 0 { fraction += 1_000_000; seconds -= 1 }
@@ -51,7 +51,7 @@ package enum ISO8601 {
 
     /// The microsecond nearest to seconds since 1970, scaled without a rounding
     /// multiply; nil outside the years 0001...9999.
-    package static func microseconds(secondsSince1970 seconds: Double) -> Int64? {
+    public static func microseconds(secondsSince1970 seconds: Double) -> Int64? {
         guard seconds.isFinite, abs(seconds) < 1.0e12 else { return nil }
         let whole = seconds.rounded(.down)
         guard let wholeSeconds = Int64(exactly: whole), let fraction = Int64(exactly: ((seconds - whole) * 1_000_000).rounded()) else { return nil }
@@ -60,7 +60,7 @@ package enum ISO8601 {
     }
 
     /// The date nearest to the given microseconds after 1970-01-01 UTC.
-    package static func date(microseconds: Int64) -> Date {
+    public static func date(microseconds: Int64) -> Date {
         let relative = microseconds - referenceOffsetMicros
         var seconds = relative / 1_000_000
         var fraction = relative % 1_000_000
@@ -76,7 +76,7 @@ package enum ISO8601 {
     /// 2001 it holds every microsecond, further away only some (near year 9999,
     /// one in thirty), and `9999-12-31 23:59:59.999999` would become year 10000.
     /// Such a value is refused rather than read as a neighbouring instant.
-    package static func exactDate(microseconds: Int64) -> Date? {
+    public static func exactDate(microseconds: Int64) -> Date? {
         guard microseconds >= minMicros, microseconds <= maxMicros else { return nil }
         let date = date(microseconds: microseconds)
         return self.microseconds(date) == microseconds ? date : nil
@@ -84,18 +84,18 @@ package enum ISO8601 {
 
     /// Formats a date; nil when it is outside the years 0001...9999, which no
     /// four-digit year can name (never a clamped, different date).
-    package static func format(_ date: Date) -> String? {
+    public static func format(_ date: Date) -> String? {
         microseconds(date).map(format(microseconds:))
     }
 
-    package static func format(microseconds micros: Int64) -> String {
+    public static func format(microseconds micros: Int64) -> String {
         withFormatted(microseconds: micros) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Formats into a stack buffer and hands the 19 to 26 bytes to `body`: no allocation.
     ///
     /// `micros` must be within ``minMicros``...``maxMicros``.
-    package static func withFormatted<R>(microseconds micros: Int64, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    public static func withFormatted<R>(microseconds micros: Int64, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         var seconds = micros / 1_000_000
         var fraction = micros % 1_000_000
         if fraction < 0 { fraction += 1_000_000; seconds -= 1 }
@@ -134,12 +134,12 @@ package enum ISO8601 {
     ///
     /// Caveat: a valid text whose microsecond a `Date` cannot hold exactly (see
     /// ``exactDate(microseconds:)``) is nil as well.
-    package static func parse(_ text: String) -> Date? {
+    public static func parse(_ text: String) -> Date? {
         var text = text
         return text.withUTF8 { parse(bytes: $0) }.flatMap(exactDate(microseconds:))
     }
 
-    package static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
         if let micros = parseWritten(bytes) { return micros }
         return parseAny(bytes)
     }
@@ -148,7 +148,7 @@ package enum ISO8601 {
     /// read at fixed positions: most stored dates, so it goes first. Nil for any
     /// other text, which ``parseAny(_:)`` then reads (or refuses) with the same result.
     @inline(__always)
-    package static func parseWritten(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+    public static func parseWritten(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
         let n = bytes.count
         guard n == 19 || (n >= 23 && n <= 26), let p = bytes.baseAddress,
               p[4] == 45, p[7] == 45, p[10] == 32, p[13] == 58, p[16] == 58, n == 19 || p[19] == 46 else { return nil }
@@ -178,7 +178,7 @@ package enum ISO8601 {
     }
 
     /// Every accepted form, read character by character.
-    package static func parseAny(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+    public static func parseAny(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
         var i = 0
         let n = bytes.count
         func digits(_ count: Int) -> Int64? {

@@ -143,9 +143,32 @@ public struct Capabilities: Sendable, Hashable {
     /// string holding it is refused with an `encoding` error (never cut short).
     public var textCanHoldNUL: Bool
 
+    /// Schema changes (CREATE, ALTER, DROP) roll back with their transaction.
+    /// True on SQLite and PostgreSQL. Where false (MariaDB commits DDL at
+    /// once), a failed migration may leave part of its schema changes behind,
+    /// and the conformance checks that need the rollback are skipped and listed.
+    public var transactionalSchemaChanges: Bool
+
     /// Creates a capability set.
-    public init(concurrentReadsDuringWrite: Bool, textCanHoldNUL: Bool = true) {
+    public init(concurrentReadsDuringWrite: Bool, textCanHoldNUL: Bool = true, transactionalSchemaChanges: Bool = true) {
         self.concurrentReadsDuringWrite = concurrentReadsDuringWrite
         self.textCanHoldNUL = textCanHoldNUL
+        self.transactionalSchemaChanges = transactionalSchemaChanges
+    }
+
+    /// A capability by name, for conformance checks that need it.
+    public struct Requirement: Sendable, CustomStringConvertible {
+        /// The capability's name, as reports show it.
+        public let name: String
+        let isMet: @Sendable (Capabilities) -> Bool
+
+        /// ``Capabilities/transactionalSchemaChanges``.
+        public static let transactionalSchemaChanges = Requirement(name: "transactionalSchemaChanges") { $0.transactionalSchemaChanges }
+        /// ``Capabilities/concurrentReadsDuringWrite``.
+        public static let concurrentReadsDuringWrite = Requirement(name: "concurrentReadsDuringWrite") { $0.concurrentReadsDuringWrite }
+
+        /// Whether a store with these capabilities meets the requirement.
+        public func isMet(by capabilities: Capabilities) -> Bool { isMet(capabilities) }
+        public var description: String { name }
     }
 }
