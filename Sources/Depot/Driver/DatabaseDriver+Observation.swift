@@ -37,8 +37,10 @@ public enum ObservedChange: Sendable, Hashable {
 /// as PostgreSQL's LISTEN/NOTIFY.
 public protocol ChangeListeningDriver: DatabaseDriver {
     /// Starts listening on a connection of its own; `onChange` runs on the
-    /// listener's thread for each notification, and with `.unknown` after a
-    /// reconnect (once it listens again). Failures to connect are retried.
+    /// listener's thread for each notification, and with `.unknown` each time
+    /// it starts listening: after its first connect (the core waits for that
+    /// before an observation's first read) and after every reconnect. Failures
+    /// to connect are retried.
     func startChangeListener(_ onChange: @escaping @Sendable (ObservedChange) -> Void) -> any ChangeListener
 }
 

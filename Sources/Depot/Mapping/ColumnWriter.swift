@@ -150,8 +150,13 @@ extension ColumnMapped {
 /// The ``ColumnNames`` of each type, made once per connection (whose store has
 /// one key strategy): nil for a type without a generated mapping, so the
 /// conformance lookup happens once per type, not once per record.
-final class ColumnNamesCache {
+final class ColumnNamesCache: ConnectionCache {
     private var names: [ObjectIdentifier: ColumnNames?] = [:]
+
+    init() {}
+
+    /// Names come from types, not from the schema: nothing to forget.
+    func schemaMayHaveChanged() {}
 
     func names(for type: Any.Type, keyStrategy: KeyStrategy) -> ColumnNames? {
         if let cached = names[ObjectIdentifier(type)] { return cached }

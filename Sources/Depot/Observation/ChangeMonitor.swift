@@ -38,10 +38,13 @@ final class ChangeMonitor: @unchecked Sendable {
 
     /// Stops for good: the store is closing.
     func stop() {
-        lock.withLock {
+        let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
             stopped = true
             stopLocked()
+            defer { waiters.removeAll() }
+            return Array(waiters.values)
         }
+        woken.forEach { $0.resume() }
     }
 
     private func start(_ store: Store) {
@@ -50,6 +53,8 @@ final class ChangeMonitor: @unchecked Sendable {
             heardOnce = false
             gaveUp = false
             listener = listening.startChangeListener { [weak self] change in
+                // `.unknown` comes with every (re)connect: the listener listens now.
+                if change == .unknown { self?.markHearing() }
                 // The first connect's "may have missed changes" matters only to an
                 // observation that stopped waiting for it and read first.
                 if change == .unknown, let self, self.lock.withLock({
@@ -65,7 +70,7 @@ final class ChangeMonitor: @unchecked Sendable {
                     guard let store else { return }
                     if let counter = try? await store.externalChangeCounter() {
                         if let last, counter != last { observers.notify(.unknown) }
-                        if last == nil { self?.lock.withLock { self?.hearing = true } }
+                        if last == nil { self?.markHearing() }
                         last = counter
                     }
                     try? await Task.sleep(for: Self.pollInterval)
@@ -78,15 +83,51 @@ final class ChangeMonitor: @unchecked Sendable {
 
     /// Waits until commits from elsewhere are heard, so that an observation's
     /// first read misses none; gives up after `limit` (the listener keeps
-    /// trying, and refreshes every observation once it hears).
+    /// trying, and refreshes every observation once it hears). Woken by the
+    /// listener's first report or the poll's first reading; nothing polls here.
     func waitUntilHearing(limit: Duration = .seconds(5)) async {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline, !Task.isCancelled {
-            let ready = lock.withLock { hearing || stopped || (listener?.isListening ?? false) }
-            if ready { return }
-            try? await Task.sleep(for: .milliseconds(2))
+        let id = lock.withLock { () -> UInt64 in
+            nextWaiter += 1
+            return nextWaiter
         }
-        lock.withLock { gaveUp = true }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: limit)
+            guard let self else { return }
+            let waiter = self.lock.withLock { () -> CheckedContinuation<Void, Never>? in
+                guard let waiter = self.waiters.removeValue(forKey: id) else { return nil }
+                self.gaveUp = true
+                return waiter
+            }
+            waiter?.resume()
+        }
+        defer { timer.cancel() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = lock.withLock { () -> Bool in
+                    if hearing || stopped || Task.isCancelled || (listener?.isListening ?? false) { return true }
+                    waiters[id] = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = lock.withLock { waiters.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+    }
+
+    /// Observations waiting to hear, by id.
+    private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    private var nextWaiter: UInt64 = 0
+
+    /// Commits from elsewhere are heard now: wakes the waiting observations.
+    private func markHearing() {
+        let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            hearing = true
+            defer { waiters.removeAll() }
+            return Array(waiters.values)
+        }
+        woken.forEach { $0.resume() }
     }
 
     private func stopLocked() {

@@ -183,21 +183,22 @@ extension Database {
 
     /// The connection's renderer that writes no text, reused by every cached query shape.
     private func valuesRenderer() throws -> QueryRenderer {
-        if let renderer = connection.valuesRenderer { return renderer }
+        if let renderer = queryCache.valuesRenderer { return renderer }
         let renderer = try queryRenderer(valuesOnly: true)
-        connection.valuesRenderer = renderer
+        queryCache.valuesRenderer = renderer
         return renderer
     }
 
     func mappedColumnNames<T: ColumnMapped>(_ type: T.Type) -> [String] {
-        (connection.columnNames.names(for: type, keyStrategy: coding.keyStrategy) ?? ColumnNames(type: type, keyStrategy: coding.keyStrategy)).columns
+        (columnNames.names(for: type, keyStrategy: coding.keyStrategy) ?? ColumnNames(type: type, keyStrategy: coding.keyStrategy)).columns
     }
 
     /// The SELECT of a record query: the mapping's columns in order, so rows decode by position.
     @usableFromInline
     func renderSelect<T>(_ query: Query<T>) throws -> (String, [Value]) {
         let key = QueryShapeKey(query, operation: 1)
-        if let key, let text = connection.renderedQueries[key] {
+        if let key, let cached = queryCache.rendered[key], cached.matches(query) {
+            let text = cached.sql
             // The SQL of this shape is known: only collect the values, with
             // the connection's values-only renderer (no subquery reaches it).
             let renderer = try valuesRenderer()
@@ -209,15 +210,15 @@ extension Database {
         }
         let rendered = try renderSelectText(query)
         if let key {
-            if connection.renderedQueries.count >= 512 { connection.renderedQueries.removeAll(keepingCapacity: true) }
-            connection.renderedQueries[key] = rendered.0
+            if queryCache.rendered.count >= 512 { queryCache.rendered.removeAll(keepingCapacity: true) }
+            queryCache.rendered[key] = RenderedShape(query, sql: rendered.0)
         }
         return rendered
     }
 
     private func renderSelectText<T>(_ query: Query<T>) throws -> (String, [Value]) {
         let renderer = try queryRenderer(rootTable: T.tableName)
-        if let prefix = connection.selectPrefixes[ObjectIdentifier(T.self)] {
+        if let prefix = queryCache.selectPrefixes[ObjectIdentifier(T.self)] {
             renderer.text += prefix
         } else {
             renderer.text += "SELECT "
@@ -227,7 +228,7 @@ extension Database {
             }
             renderer.text += " FROM "
             renderer.identifier(T.tableName)
-            connection.selectPrefixes[ObjectIdentifier(T.self)] = renderer.text.string
+            queryCache.selectPrefixes[ObjectIdentifier(T.self)] = renderer.text.string
         }
         try renderer.renderWhere(query.filters)
         try renderOrder(renderer, query.orderings, tieBreak: T.primaryKey.map { QueryNode.columnNamed($0) })

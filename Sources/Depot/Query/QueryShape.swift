@@ -2,11 +2,10 @@
 /// render the same SQL, so a connection renders each shape once and afterwards
 /// only collects the values to bind.
 ///
-/// The key is the record type, a 64-bit hash of the structure and the number
-/// of nodes. Each step of the hash is a bijection of its state, so two shapes
-/// of one length that differ in one token never collide; others collide with a
-/// chance near one in 2^64 per pair of the at most 512 shapes a connection
-/// keeps. Queries holding a subquery are not cached.
+/// The key finds a cached shape by the record type, a 64-bit hash of the
+/// structure and the number of nodes; the cached ``RenderedShape`` then
+/// compares its structure with the query's, node for node, so two shapes are
+/// the same only when they are. Queries holding a subquery are not cached.
 struct QueryShapeKey: Hashable {
     let type: ObjectIdentifier
     let hash: UInt64
@@ -29,12 +28,83 @@ struct QueryShapeKey: Hashable {
         nodes = hasher.nodes
     }
 
-    static func == (a: Self, b: Self) -> Bool {
-        a.hash == b.hash && a.nodes == b.nodes && a.type == b.type
-    }
-
     func hash(into hasher: inout Hasher) {
         hasher.combine(hash)
+    }
+}
+
+/// The SQL rendered for one shape, with the shape it was rendered for.
+struct RenderedShape {
+    let filters: [QueryNode]
+    let orderings: [QueryOrdering]
+    let hasLimit: Bool
+    let hasOffset: Bool
+    let sql: String
+
+    init<T>(_ query: Query<T>, sql: String) {
+        filters = query.filters
+        orderings = query.orderings
+        hasLimit = query.limitCount != nil
+        hasOffset = query.offsetCount != nil
+        self.sql = sql
+    }
+
+    /// Whether `query` has exactly this shape (its values aside).
+    func matches<T>(_ query: Query<T>) -> Bool {
+        guard hasLimit == (query.limitCount != nil), hasOffset == (query.offsetCount != nil),
+              filters.count == query.filters.count, orderings.count == query.orderings.count else { return false }
+        for (a, b) in zip(filters, query.filters) where !a.hasSameShape(as: b) { return false }
+        for (a, b) in zip(orderings, query.orderings) {
+            guard a.descending == b.descending, a.nulls == b.nulls, a.node.hasSameShape(as: b.node) else { return false }
+        }
+        return true
+    }
+}
+
+extension QueryNode {
+    /// Whether two nodes render the same SQL: the same structure, columns,
+    /// operators and types, whatever their bound values.
+    func hasSameShape(as other: QueryNode) -> Bool {
+        guard type == other.type else { return false }
+        switch (kind, other.kind) {
+        case (.column(let a), .column(let b)):
+            return a == b
+        case (.value, .value):
+            return true
+        case (.constant(let a), .constant(let b)):
+            return a == b
+        case (.compare(let l1, let op1, let r1), .compare(let l2, let op2, let r2)):
+            return op1 == op2 && l1.hasSameShape(as: l2) && r1.hasSameShape(as: r2)
+        case (.isNull(let a, let n1), .isNull(let b, let n2)):
+            return n1 == n2 && a.hasSameShape(as: b)
+        case (.isNotDistinct(let l1, let r1, let n1), .isNotDistinct(let l2, let r2, let n2)):
+            return n1 == n2 && l1.hasSameShape(as: l2) && r1.hasSameShape(as: r2)
+        case (.inList(let a, let list1, let n1), .inList(let b, let list2, let n2)):
+            return n1 == n2 && list1.count == list2.count && a.hasSameShape(as: b)
+                && zip(list1, list2).allSatisfy { $0.hasSameShape(as: $1) }
+        case (.and(let p1), .and(let p2)), (.or(let p1), .or(let p2)):
+            return p1.count == p2.count && zip(p1, p2).allSatisfy { $0.hasSameShape(as: $1) }
+        case (.not(let a), .not(let b)), (.length(let a), .length(let b)), (.folded(let a), .folded(let b)):
+            return a.hasSameShape(as: b)
+        case (.textMatch(let a, let m1, let needle1, let c1), .textMatch(let b, let m2, let needle2, let c2)):
+            // The needle is bound; only whether it is empty changes the SQL.
+            return m1 == m2 && c1 == c2 && needle1.isEmpty == needle2.isEmpty && a.hasSameShape(as: b)
+        case (.aggregate(let g1, let o1, let f1), .aggregate(let g2, let o2, let f2)):
+            return g1 == g2 && Self.sameShape(o1, o2) && Self.sameShape(f1, f2)
+        case (.exists(let t1, let f1, let n1), .exists(let t2, let f2, let n2)):
+            return t1 == t2 && n1 == n2 && f1.count == f2.count && zip(f1, f2).allSatisfy { $0.hasSameShape(as: $1) }
+        default:
+            // Subqueries are never cached; different kinds differ.
+            return false
+        }
+    }
+
+    private static func sameShape(_ a: QueryNode?, _ b: QueryNode?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case (let a?, let b?): a.hasSameShape(as: b)
+        default: false
+        }
     }
 }
 

@@ -67,7 +67,7 @@ extension Database {
     /// Runs a batch insert whose rows `next` writes, one per call, until it says there are no more.
     @usableFromInline
     func insertBatch<T: Record & ColumnMapped>(_ type: T.Type, _ next: (inout ColumnWriter) throws -> Bool) throws {
-        let names = connection.columnNames.names(for: type, keyStrategy: coding.keyStrategy) ?? ColumnNames(type: type, keyStrategy: coding.keyStrategy)
+        let names = columnNames.names(for: type, keyStrategy: coding.keyStrategy) ?? ColumnNames(type: type, keyStrategy: coding.keyStrategy)
         var writer = ColumnWriter(names: names, options: coding.encoding, usesGeneratedMapping: coding.encoding.usesGeneratedMapping)
         try savepoint { db in
             var batch = BatchInsert<T>(db: db)
@@ -148,12 +148,12 @@ extension Database {
     @usableFromInline
     func findStatement<T: Record>(_ type: T.Type, id: some Encodable & Sendable) throws -> (String, [Value]) {
         let text: String
-        if let cached = connection.findSQL[ObjectIdentifier(type)] {
+        if let cached = recordCache.findSQL[ObjectIdentifier(type)] {
             text = cached
         } else {
             let key = try singleKey(type)
             text = try SQL("SELECT * FROM \(ident: T.tableName) WHERE \(ident: key) = \(Value.null)").rendered(for: dialect).text
-            connection.findSQL[ObjectIdentifier(type)] = text
+            recordCache.findSQL[ObjectIdentifier(type)] = text
         }
         return (text, [try encodeKey(id, T.self)])
     }

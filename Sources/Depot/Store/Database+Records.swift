@@ -163,7 +163,7 @@ extension Database {
     private func encode<T: Record>(_ record: T, deduplicating: Bool = true) throws -> EncodedColumns {
         try Self.encoding(T.self) {
             try EncodedColumns.encode(record, options: coding.encoding, keyStrategy: coding.keyStrategy, deduplicating: deduplicating,
-                                      names: connection.columnNames)
+                                      names: columnNames)
         }
     }
 
@@ -204,14 +204,14 @@ extension Database {
     /// would read every name on every insert.
     func insertSQL<T: Record>(_ type: T.Type, _ names: [String], rows: Int = 1, returning: Bool = false) -> String {
         let id = ObjectIdentifier(type)
-        if let cached = connection.insertSQL[id]?.first(where: { $0.rows == rows && $0.returning == returning && $0.names == names }) {
+        if let cached = recordCache.insertSQL[id]?.first(where: { $0.rows == rows && $0.returning == returning && $0.names == names }) {
             return cached.text
         }
         let text = renderInsert(type, names, rows: rows) + (returning ? " RETURNING *" : "")
-        var entries = connection.insertSQL[id] ?? []
+        var entries = recordCache.insertSQL[id] ?? []
         if entries.count >= 8 { entries.removeFirst() }
         entries.append((names, rows, returning, text))
-        connection.insertSQL[id] = entries
+        recordCache.insertSQL[id] = entries
         return text
     }
 
@@ -325,10 +325,10 @@ extension Database {
     /// Whether a column has a key generator to advance, asked of the engine once per
     /// connection and column. Schema changes through this connection forget the answers.
     func hasKeyGenerator(table: String, column: String) throws -> Bool {
-        let key = PooledConnection.ColumnKey(table: table, column: column)
-        if let known = connection.keyGenerators[key] { return known }
+        let key = RecordCache.ColumnKey(table: table, column: column)
+        if let known = recordCache.keyGenerators[key] { return known }
         let has = try dialect.hasKeyGenerator(table: table, column: column).map { try fetchOne(Bool.self, $0) ?? false } ?? false
-        connection.keyGenerators[key] = has
+        recordCache.keyGenerators[key] = has
         return has
     }
 }

@@ -48,6 +48,12 @@ public final class Database {
     var notifiedTables: Set<String> = []
     /// Whether a write asks its connection where its commit ends in the log.
     var tracksCommitPosition = false
+    /// The record operations' cache on this connection.
+    private(set) lazy var recordCache = connection.cache(RecordCache.self)
+    /// The query builder's cache on this connection.
+    private(set) lazy var queryCache = connection.cache(QueryCache.self)
+    /// Column names of generated mappings under the store's key strategy.
+    private(set) lazy var columnNames = connection.cache(ColumnNamesCache.self)
     /// Where the write's commit ends in the log, once committed (when tracked).
     private(set) var commitPosition: CommitPosition?
     /// What a read's server must have applied before the read begins, and how long to wait for it.

@@ -14,31 +14,8 @@ final class PooledConnection: @unchecked Sendable {
     private var busyStatements: Set<ObjectIdentifier> = []
     private let statementCacheLimit = 512
     private var plans: [PlanKey: DecodePlan] = [:]
-    /// Column names of generated mappings under the store's key strategy.
-    let columnNames = ColumnNamesCache()
-    /// Whether each column has a key generator to advance after explicit keys.
-    /// Forgotten when this connection changes the schema.
-    var keyGenerators: [ColumnKey: Bool] = [:]
-
-    struct ColumnKey: Hashable {
-        let table: String
-        let column: String
-    }
-
-    /// The rendered SELECT of `find(_:id:)`, by record type.
-    var findSQL: [ObjectIdentifier: String] = [:]
-
-    /// The SQL of each query shape the builder rendered on this connection.
-    var renderedQueries: [QueryShapeKey: String] = [:]
-
-    /// The renderer that collects a cached query shape's values.
-    var valuesRenderer: QueryRenderer?
-
-    /// The start of a query builder's SELECT (`SELECT "a", "b" FROM "t"`), by record type.
-    var selectPrefixes: [ObjectIdentifier: String] = [:]
-
-    /// Rendered INSERT statements, by record type, columns, row count and RETURNING.
-    var insertSQL: [ObjectIdentifier: [(names: [String], rows: Int, returning: Bool, text: String)]] = [:]
+    /// The caches the layers above keep on this connection, by type.
+    private var caches: [ObjectIdentifier: any ConnectionCache] = [:]
 
     private struct PlanKey: Hashable {
         let columns: ObjectIdentifier
@@ -106,11 +83,21 @@ final class PooledConnection: @unchecked Sendable {
         return plan
     }
 
-    /// Forgets what DDL may have changed: key generators, and the prepared
-    /// statements (PostgreSQL refuses to run a cached plan whose result types changed).
+    /// The cache of type `C` on this connection, made on first use. Each layer
+    /// (records, the query builder) defines and fills its own.
+    func cache<C: ConnectionCache>(_ type: C.Type) -> C {
+        if let cache = caches[ObjectIdentifier(type)] as? C { return cache }
+        let cache = C()
+        caches[ObjectIdentifier(type)] = cache
+        return cache
+    }
+
+    /// Forgets what DDL may have changed: the prepared statements (PostgreSQL
+    /// refuses to run a cached plan whose result types changed) and what each
+    /// layer's cache says it must.
     func forgetSchemaFacts() {
-        keyGenerators.removeAll()
         statements.removeAll(keepingCapacity: true)
+        for cache in caches.values { cache.schemaMayHaveChanged() }
     }
 
     func markBusy(_ statement: any DriverStatement) { busyStatements.insert(ObjectIdentifier(statement)) }
@@ -132,8 +119,17 @@ final class PooledConnection: @unchecked Sendable {
     func close() {
         statements.removeAll()
         plans.removeAll()
+        caches.removeAll()
         connection.close()
     }
+}
+
+/// What a layer keeps on each connection (rendered SQL, schema facts), owned by
+/// the layer that uses it and dropped with the connection.
+protocol ConnectionCache: AnyObject {
+    init()
+    /// Forgets what a schema change (DDL on this connection) may have made wrong.
+    func schemaMayHaveChanged()
 }
 
 /// Carries a value across the continuation: it is handed over, never shared.

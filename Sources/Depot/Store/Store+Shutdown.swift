@@ -14,17 +14,10 @@ extension Store {
     /// is not interrupted; it fails at its next statement.
     public func shutdown(gracePeriod: Duration) async {
         gate.close()
-        let deadline = ContinuousClock.now + gracePeriod
-        while gate.inFlight > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        if gate.inFlight > 0 {
+        if await !gate.waitUntilEmpty(for: gracePeriod) {
             gate.interruptAll()
             // Interrupted statements end within a round trip; Swift code in a closure may take longer.
-            let patience = ContinuousClock.now + .seconds(30)
-            while gate.inFlight > 0, ContinuousClock.now < patience {
-                try? await Task.sleep(for: .milliseconds(5))
-            }
+            _ = await gate.waitUntilEmpty(for: .seconds(30))
         }
         await close()
     }
@@ -52,10 +45,45 @@ final class AccessGate: @unchecked Sendable {
     }
 
     func leave(_ id: UInt64) {
-        lock.withLock {
+        let woken = lock.withLock { () -> [CheckedContinuation<Bool, Never>] in
             count -= 1
             running[id] = nil
+            guard count == 0 else { return [] }
+            defer { waiters.removeAll() }
+            return Array(waiters.values)
         }
+        for waiter in woken { waiter.resume(returning: true) }
+    }
+
+    /// Shutdowns waiting for the last access to leave, by id.
+    private var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+    private var nextWaiter: UInt64 = 0
+
+    /// Waits until no access is in flight (true), or until `limit` has passed
+    /// (false). Woken by the last access to leave; nothing polls.
+    func waitUntilEmpty(for limit: Duration) async -> Bool {
+        let id = lock.withLock { () -> UInt64 in
+            nextWaiter += 1
+            return nextWaiter
+        }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: limit)
+            self?.resumeWaiter(id, with: false)
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            let emptyNow = lock.withLock { () -> Bool in
+                if count == 0 { return true }
+                waiters[id] = continuation
+                return false
+            }
+            if emptyNow { continuation.resume(returning: true) }
+        }
+    }
+
+    private func resumeWaiter(_ id: UInt64, with value: Bool) {
+        let waiter = lock.withLock { waiters.removeValue(forKey: id) }
+        waiter?.resume(returning: value)
     }
 
     /// The access now runs on `connection`: interruptible until ``detach(_:)``.

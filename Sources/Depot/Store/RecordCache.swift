@@ -1,0 +1,22 @@
+/// What the record operations keep on each connection: the SQL they render
+/// once per record type, and which columns have key generators.
+final class RecordCache: ConnectionCache {
+    /// Rendered INSERT statements, by record type, columns, row count and RETURNING.
+    var insertSQL: [ObjectIdentifier: [(names: [String], rows: Int, returning: Bool, text: String)]] = [:]
+    /// The rendered SELECT of `find(_:id:)`, by record type.
+    var findSQL: [ObjectIdentifier: String] = [:]
+    /// Whether each column has a key generator to advance after explicit keys.
+    var keyGenerators: [ColumnKey: Bool] = [:]
+
+    struct ColumnKey: Hashable {
+        let table: String
+        let column: String
+    }
+
+    init() {}
+
+    /// A schema change may add or drop a column's generator.
+    func schemaMayHaveChanged() {
+        keyGenerators.removeAll()
+    }
+}
