@@ -195,7 +195,12 @@ struct Detail: AsyncParsableCommand {
     func run() async throws {
         try await running {
             let model = try await options.model()
-            try options.show(try await model.reminder(id), model)
+            let detail = try await model.reminder(id)
+            try options.show(detail, model)
+            if !options.json, Output.cell(detail.reminder.title, maxWidth: Output.maxCellWidth) != Output.safe(detail.reminder.title) {
+                // The row cut the title: here it is whole.
+                print(Output.styled("    title: ", .dim) + Output.safe(detail.reminder.title))
+            }
         }
     }
 }
@@ -348,7 +353,7 @@ extension GlobalOptions {
             Output.reminders([detail], timeZone: model.timeZone, now: model.now(), showList: true)
             // The notes in full, under the row, as the app shows them in a reminder's details.
             for line in detail.reminder.notes.split(separator: "\n", omittingEmptySubsequences: false) where !detail.reminder.notes.isEmpty {
-                print(Output.styled("    " + line.trimmingCharacters(in: .newlines), .dim))
+                print(Output.styled("    " + Output.safe(line.trimmingCharacters(in: .newlines)), .dim))
             }
         }
     }

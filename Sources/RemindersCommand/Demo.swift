@@ -1,5 +1,6 @@
 import ArgumentParser
 import Depot
+import DepotPostgres
 import Foundation
 import Reminders
 
@@ -17,7 +18,7 @@ struct Demo: AsyncParsableCommand {
 
     func run() async throws {
         try await running {
-            var location = options.database
+            var location = options.database ?? DatabaseLocation.fromEnvironment
             if location == nil {
                 let path = URL(fileURLWithPath: DatabaseLocation.defaultPath).deletingLastPathComponent().appendingPathComponent("demo.sqlite").path
                 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
@@ -29,7 +30,7 @@ struct Demo: AsyncParsableCommand {
             let existing = try await model.lists().count
             if existing > 0 {
                 guard replace else {
-                    throw RemindersError.invalidInput("\(DatabaseLocation.resolve(location)) already holds \(existing) list\(existing == 1 ? "" : "s"); pass --replace to delete them, or name another database")
+                    throw RemindersError.invalidInput("\(PostgresLocation.redacted(DatabaseLocation.resolve(location))) already holds \(existing) list\(existing == 1 ? "" : "s"); pass --replace to delete them, or name another database")
                 }
                 try await model.store.write { db in
                     try db.execute("DELETE FROM \"remindersLists\"")
@@ -50,11 +51,9 @@ struct Demo: AsyncParsableCommand {
 }
 
 enum PostgresLocation {
-    /// A location to print: a URL's password is replaced by ***.
+    /// A location to print: a URL's password is replaced by *** (the library's redacted form).
     static func redacted(_ location: String) -> String {
-        guard var components = URLComponents(string: location), components.password != nil else { return location }
-        components.password = "***"
-        return components.string ?? location
+        PostgresConfiguration.redact(location)
     }
 }
 

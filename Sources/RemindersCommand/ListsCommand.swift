@@ -34,7 +34,7 @@ struct ListsCommand: AsyncParsableCommand {
             try await running {
                 let model = try await options.model()
                 let list = try await model.createList(title: title, color: try color.map(ColorInput.parse) ?? 0x4A99_EFFF)
-                options.json ? try Output.json(list) : print("Created list \"\(list.title)\" (id \(list.id ?? 0)).")
+                options.json ? try Output.json(list) : print("Created list \"\(Output.safe(list.title))\" (id \(list.id ?? 0)).")
             }
         }
     }
@@ -49,7 +49,7 @@ struct ListsCommand: AsyncParsableCommand {
             try await running {
                 let model = try await options.model()
                 let renamed = try await model.renameList(list, to: title)
-                options.json ? try Output.json(renamed) : print("Renamed to \"\(renamed.title)\".")
+                options.json ? try Output.json(renamed) : print("Renamed to \"\(Output.safe(renamed.title))\".")
             }
         }
     }
@@ -64,7 +64,7 @@ struct ListsCommand: AsyncParsableCommand {
             try await running {
                 let model = try await options.model()
                 let recolored = try await model.recolorList(list, to: try ColorInput.parse(color))
-                options.json ? try Output.json(recolored) : print("\"\(recolored.title)\" is now \(Output.hex(recolored.color)).")
+                options.json ? try Output.json(recolored) : print("\"\(Output.safe(recolored.title))\" is now \(Output.hex(recolored.color)).")
             }
         }
     }
@@ -98,7 +98,7 @@ struct ListsCommand: AsyncParsableCommand {
                 let count = try await model.reminderCount(inList: list)
                 try Confirmation.require("Delete the list \"\(list)\" and its \(Confirmation.reminders(count))?", yes: yes)
                 try await model.deleteList(list)
-                options.json ? try Output.json(["deleted": list]) : print("Deleted list \"\(list)\" and its reminders.")
+                options.json ? try Output.json(["deleted": list]) : print("Deleted list \"\(Output.safe(list))\" and its reminders.")
             }
         }
     }

@@ -29,14 +29,22 @@ enum Output {
 
     static func hex(_ color: Int64) -> String { String(format: "#%08llX", color) }
 
+    /// Whether errors are printed whole (`--verbose`): with the SQL and the engine's detail.
+    static let verbose = CommandLine.arguments.contains("--verbose")
+
+    /// One line on stderr: what went wrong, without SQL (the library's whole error with `--verbose`).
     static func error(_ error: any Error) {
         let message: String
         switch error {
         case let error as RemindersError: message = error.description
-        case let error as DatabaseError: message = error.description
+        case let error as DatabaseError where verbose: message = error.description
+        case let error as DatabaseError:
+            message = "\(error.kind.rawValue) error" + (error.engineCode.map { " [\($0)]" } ?? "") + ": " + error.message
+                + (error.column.map { " (column \($0))" } ?? "")
         default: message = "\(error)"
         }
-        FileHandle.standardError.write(Data("reminders: \(message)\n".utf8))
+        let line = message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        FileHandle.standardError.write(Data("reminders: \(safe(line))\n".utf8))
     }
 
     static func json<T: Encodable>(_ value: T) throws {
@@ -47,22 +55,104 @@ enum Output {
     }
 
     static func heading(_ text: String, color: Int64?) {
-        print((color.map(swatch) ?? "") + styled(text, .bold))
+        print((color.map(swatch) ?? "") + styled(cell(text, maxWidth: maxCellWidth), .bold))
+    }
+
+    /// The widest a cell may be drawn: the terminal's width (less room for the
+    /// other columns), or 120 columns when the output is not a terminal. The
+    /// full text is in `detail` and `--json`.
+    static let maxCellWidth: Int = {
+        var size = winsize()
+        if isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
+            return max(20, Int(size.ws_col) - 40)
+        }
+        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 {
+            return max(20, columns - 40)
+        }
+        return 120
+    }()
+
+    /// Text as a table cell: on one line, with nothing a terminal would obey,
+    /// at most `maxWidth` columns wide (cut with an ellipsis). Linear in what
+    /// is drawn: a 1 MB title costs no more than its first `maxWidth` columns.
+    ///
+    /// Newlines and tabs become spaces; other control characters, escape
+    /// sequences' ESC and the invisible characters that reorder a line
+    /// (bidirectional overrides and isolates) are shown as `\u{…}`.
+    static func cell(_ text: String, maxWidth: Int) -> String {
+        var result = ""
+        var width = 0
+        for character in text {
+            let piece = visible(character)
+            let pieceWidth = displayWidth(piece)
+            if width + pieceWidth > maxWidth {
+                // Room for the ellipsis: drop what no longer fits before it.
+                while width + 1 > maxWidth, let last = result.popLast() { width -= displayWidth(last) }
+                return result + "…"
+            }
+            result += piece
+            width += pieceWidth
+        }
+        return result
+    }
+
+    /// Text of any length, made safe for a terminal as a cell is, and not cut.
+    /// Works on Unicode scalars, without grapheme breaking: a megabyte of notes
+    /// costs one pass.
+    static func safe(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { isUnsafe($0) }) else { return text }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count + 64)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n", "\r", "\t": bytes.append(0x20)
+            case _ where isUnsafe(scalar): bytes.append(contentsOf: ("\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}").utf8)
+            default: bytes.append(contentsOf: scalar.utf8)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A character as it may reach a terminal.
+    private static func visible(_ character: Character) -> String {
+        if character == "\n" || character == "\r\n" || character == "\r" || character == "\t" { return " " }
+        guard character.unicodeScalars.contains(where: isUnsafe) else { return String(character) }
+        return character.unicodeScalars.map { isUnsafe($0) ? "\\u{" + String($0.value, radix: 16, uppercase: true) + "}" : String($0) }.joined()
+    }
+
+    /// C0 and C1 controls, DEL, and the bidirectional formatting characters.
+    private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
     }
 
     /// Columns padded to their widest cell, measured in terminal columns: a wide
-    /// (CJK) character or an emoji takes two, a combining mark none, and colour
-    /// escapes are added after measuring.
-    static func table(_ rows: [[(String, Style?)]]) {
+    /// (CJK) character or an emoji takes two, a combining mark none; colour
+    /// escapes take none. Every cell is made safe and cut to the terminal first.
+    static func table(_ rows: [[(String, Style?)]], leading: [String] = []) {
         guard let columns = rows.map(\.count).max() else { return }
+        var cells = rows.map { row in row.map { (text: cell($0.0, maxWidth: maxCellWidth), style: $0.1) } }
+        // What leads a row's first cell (a list's colour swatch) is Depot's own, already safe.
+        for (index, lead) in leading.enumerated() where index < cells.count && !cells[index].isEmpty {
+            cells[index][0].text = lead + cells[index][0].text
+        }
+        let measured = cells.map { row in row.map { displayWidth($0.text) } }
         var widths = Array(repeating: 0, count: columns)
-        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], displayWidth(cell.0)) } }
-        for row in rows {
-            let line = row.enumerated().map { i, cell in
-                let padding = i == row.count - 1 ? "" : String(repeating: " ", count: widths[i] - displayWidth(cell.0))
-                return styled(cell.0, cell.1) + padding
-            }.joined(separator: "  ")
-            print(line.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression))
+        for row in measured { for (i, width) in row.enumerated() { widths[i] = max(widths[i], width) } }
+        for (row, rowWidths) in zip(cells, measured) {
+            var line = ""
+            var pending = 0
+            for (i, cell) in row.enumerated() {
+                // Padding is written only before something visible, so no line ends in spaces.
+                if !cell.text.isEmpty {
+                    line += String(repeating: " ", count: pending) + styled(cell.text, cell.style)
+                    pending = 0
+                }
+                pending += (i == row.count - 1 ? 0 : widths[i] - rowWidths[i] + 2)
+            }
+            print(line)
         }
     }
 
@@ -79,13 +169,25 @@ enum Output {
         if !home.tags.isEmpty {
             print("")
             heading("Tags", color: nil)
-            print(home.tags.map { "#\($0.tag.title) (\($0.reminderCount))" }.joined(separator: "  "))
+            print(home.tags.map { "#" + cell($0.tag.title, maxWidth: maxCellWidth) + " (\($0.reminderCount))" }.joined(separator: "  "))
         }
     }
 
-    /// How many terminal columns the text takes.
+    /// How many terminal columns the text takes; Depot's own colour escapes
+    /// (`ESC [ … m`, the only escapes a cell holds once made safe) take none.
     static func displayWidth(_ text: String) -> Int {
-        text.reduce(0) { $0 + displayWidth($1) }
+        var width = 0
+        var inEscape = false
+        for character in text {
+            if inEscape {
+                if character == "m" { inEscape = false }
+            } else if character == "\u{1B}" {
+                inEscape = true
+            } else {
+                width += displayWidth(character)
+            }
+        }
+        return width
     }
 
     /// Two for an emoji or an East Asian wide character, none for a control or
@@ -108,10 +210,10 @@ enum Output {
     ]
 
     static func lists(_ lists: [ListSummary]) {
+        // The swatch's escapes take no column; its dot and space take two on every row.
         table(lists.map { summary in
-            [(swatch(summary.list.color) + summary.list.title, nil), ("\(summary.incompleteCount)", nil),
-             ("id \(summary.list.id ?? 0)", .dim)]
-        })
+            [(summary.list.title, nil), ("\(summary.incompleteCount)", nil), ("id \(summary.list.id ?? 0)", .dim)]
+        }, leading: lists.map { swatch($0.list.color) })
     }
 
     static func reminders(_ details: [ReminderDetail], timeZone: TimeZone, now: Date, showList: Bool) {
@@ -153,22 +255,64 @@ enum Output {
 /// Due dates as people type them, in the command's time zone.
 enum DateInput {
     /// The forms `parse` reads, for the error that lists them.
-    static let forms = "today, tomorrow, yesterday, a weekday (friday: the next one), next friday, in 3 days, in 2 weeks, none, "
+    static let forms = "today, tomorrow, yesterday, a weekday (friday: the next one), next friday (next week's), in 3 days, in 2 weeks, "
+        + "any of these with a time (tomorrow 9am, friday 17:00, in 3 days 5:30pm), a time alone (9am: today), none, "
         + "2026-12-24 (9:00), 2026-12-24 17:00, 2026-12-24T17:00, or ISO-8601 with Z or an offset (2026-12-24T17:00:00+01:00)"
+
+    /// A time of day as people type it: `17:00`, `9am`, `5:30pm`, `12am` (midnight); nil otherwise.
+    static func timeOfDay(_ word: String) -> (hour: Int, minute: Int)? {
+        var text = word
+        var meridiem: String?
+        for suffix in ["am", "pm"] where text.hasSuffix(suffix) {
+            meridiem = suffix
+            text = String(text.dropLast(2))
+        }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.count <= 2 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+              var hour = Int(parts[0]) else { return nil }
+        let minute = parts.count == 2 ? Int(parts[1]) ?? -1 : 0
+        guard (0...59).contains(minute) else { return nil }
+        if let meridiem {
+            guard (1...12).contains(hour) else { return nil }
+            hour = hour % 12 + (meridiem == "pm" ? 12 : 0)
+        } else {
+            guard parts.count == 2, (0...23).contains(hour) else { return nil }
+        }
+        return (hour, minute)
+    }
 
     static let weekdays = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
 
     /// A due date as people type it, at 9:00 in `timeZone` unless a time is given; nil for `none`.
+    /// A date outside the years 0001 to 9999 (which Depot stores) is refused.
     static func parse(_ text: String, timeZone: TimeZone, now: Date) throws -> Date? {
+        guard let date = try parseAnyYear(text, timeZone: timeZone, now: now) else { return nil }
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC") ?? timeZone
+        let components = utc.dateComponents([.era, .year], from: date)
+        guard components.era == 1, let year = components.year, (1...9999).contains(year) else {
+            throw RemindersError.invalidInput("cannot read the date \"\(text)\": the year must be from 0001 to 9999")
+        }
+        return date
+    }
+
+    private static func parseAnyYear(_ text: String, timeZone: TimeZone, now: Date) throws -> Date? {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let today = calendar.startOfDay(for: now)
+        var words = text.lowercased().split(whereSeparator: \.isWhitespace).map(String.init)
+        // A time after a day (tomorrow 9am), or alone (today at that time).
+        var time = (hour: 9, minute: 0)
+        if let last = words.last, let typed = timeOfDay(last), words.count == 1 || !words[words.count - 2].contains("-") {
+            time = typed
+            words.removeLast()
+            if words.isEmpty { words = ["today"] }
+        }
         func nineOClock(daysFromToday days: Int) throws -> Date {
             guard let day = calendar.date(byAdding: .day, value: days, to: today),
-                  let time = calendar.date(byAdding: .hour, value: 9, to: day) else { throw invalid(text) }
-            return time
+                  let at = calendar.date(bySettingHour: time.hour, minute: time.minute, second: 0, of: day) else { throw invalid(text) }
+            return at
         }
-        let words = text.lowercased().split(whereSeparator: \.isWhitespace).map(String.init)
         switch words {
         case [], ["none"]: return nil
         case ["today"]: return try nineOClock(daysFromToday: 0)
@@ -176,11 +320,15 @@ enum DateInput {
         case ["yesterday"]: return try nineOClock(daysFromToday: -1)
         case ["next", "week"]: return try nineOClock(daysFromToday: 7)
         case _ where words.count <= 2 && (words.count == 1 || words[0] == "next") && weekdays.contains(words[words.count - 1]):
-            // The next day with that name, never today.
             guard let wanted = weekdays.firstIndex(of: words[words.count - 1]) else { throw invalid(text) }
             let current = calendar.component(.weekday, from: today) - 1
-            let ahead = (wanted - current + 6) % 7 + 1
-            return try nineOClock(daysFromToday: ahead)
+            if words.count == 1 {
+                // The next day with that name, never today.
+                return try nineOClock(daysFromToday: (wanted - current + 6) % 7 + 1)
+            }
+            // Next week's: that day of this week (weeks start on Monday), plus seven.
+            let mondayBased = { (day: Int) in (day + 6) % 7 }
+            return try nineOClock(daysFromToday: mondayBased(wanted) - mondayBased(current) + 7)
         case _ where words.count == 3 && words[0] == "in":
             guard let count = Int(words[1]), (0...3650).contains(count) else { throw invalid(text) }
             switch words[2] {
@@ -200,6 +348,9 @@ enum DateInput {
         let parts = scanner.split(separator: " ")
         let dateParts = parts.first?.split(separator: "-").compactMap { Int($0) } ?? []
         if parts.count <= 2, dateParts.count == 3, parts.first?.count == 10 {
+            guard (1...9999).contains(dateParts[0]) else {
+                throw RemindersError.invalidInput("cannot read the date \"\(text)\": the year must be from 0001 to 9999")
+            }
             var components = DateComponents(year: dateParts[0], month: dateParts[1], day: dateParts[2], hour: 9, minute: 0)
             if parts.count == 2 {
                 let time = parts[1].split(separator: ":").compactMap { Int($0) }

@@ -14,6 +14,13 @@ struct RemindersCommand: AsyncParsableCommand {
             The database is an SQLite file at \(DatabaseLocation.defaultPath) unless --database \
             or REMINDERS_DATABASE names another file or a postgres:// URL. It is created, with its \
             migrations, on first use.
+
+            Every subcommand takes these, before or after its name:
+              --database PATH|URL   an SQLite file or a postgres://user:password@host:port/db URL
+              --time-zone ZONE      the zone whose days 'today' and 'overdue' mean (default: this machine's)
+              --json                JSON instead of a table
+              --verbose             errors whole, with the SQL and the engine's detail
+            'reminders help SUBCOMMAND' shows a subcommand's own options.
             """,
         version: "reminders 0.9 (Depot)",
         subcommands: [
@@ -28,7 +35,7 @@ struct RemindersCommand: AsyncParsableCommand {
     /// and an unknown first word named as an unknown subcommand.
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        let names = Set(configuration.subcommands.map { $0._commandName })
+        let names = Set(configuration.subcommands.map { $0._commandName } + ["help"])
         switch GlobalArguments.reorder(arguments, subcommands: names) {
         case .arguments(let reordered):
             await main(reordered)
@@ -48,7 +55,7 @@ enum GlobalArguments {
 
     /// Options that take a value, and flags, that every subcommand accepts.
     static let valued: Set<String> = ["--database", "--time-zone"]
-    static let flags: Set<String> = ["--json"]
+    static let flags: Set<String> = ["--json", "--verbose"]
 
     static func reorder(_ arguments: [String], subcommands: Set<String>) -> Outcome {
         var leading: [String] = []
@@ -92,6 +99,9 @@ struct GlobalOptions: ParsableArguments {
 
     @Flag(name: .long, help: "Print JSON instead of a table.")
     var json = false
+
+    @Flag(name: .long, help: "Print errors whole, with the SQL and the engine's detail.")
+    var verbose = false
 
     /// The model over the chosen database, migrated.
     func model() async throws -> RemindersModel {
@@ -169,8 +179,13 @@ enum DatabaseLocation {
         return base + "/depot-reminders/reminders.sqlite"
     }
 
+    /// `REMINDERS_DATABASE`, when set and not empty.
+    static var fromEnvironment: String? {
+        ProcessInfo.processInfo.environment["REMINDERS_DATABASE"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     static func resolve(_ option: String?) -> String {
-        option ?? ProcessInfo.processInfo.environment["REMINDERS_DATABASE"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultPath
+        option ?? fromEnvironment ?? defaultPath
     }
 
     static func open(_ option: String?) async throws -> Store {

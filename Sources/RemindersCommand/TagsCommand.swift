@@ -34,8 +34,8 @@ struct TagsCommand: AsyncParsableCommand {
                 let model = try await options.model()
                 let picker = try await model.tagPicker()
                 if options.json { return try Output.json(picker) }
-                print(Output.styled("Most used", .bold) + "  " + picker.mostUsed.map { "#" + $0.title }.joined(separator: "  "))
-                print(Output.styled("Others", .bold) + "     " + picker.others.map { "#" + $0.title }.joined(separator: "  "))
+                print(Output.styled("Most used", .bold) + "  " + picker.mostUsed.map { "#" + Output.safe($0.title) }.joined(separator: "  "))
+                print(Output.styled("Others", .bold) + "     " + picker.others.map { "#" + Output.safe($0.title) }.joined(separator: "  "))
             }
         }
     }
@@ -50,7 +50,7 @@ struct TagsCommand: AsyncParsableCommand {
             try await running {
                 let model = try await options.model()
                 let renamed = try await model.renameTag(tag, to: title)
-                options.json ? try Output.json(renamed) : print("Renamed #\(tag.hasPrefix("#") ? String(tag.dropFirst()) : tag) to #\(renamed.title).")
+                options.json ? try Output.json(renamed) : print("Renamed #\(Output.safe(tag.hasPrefix("#") ? String(tag.dropFirst()) : tag)) to #\(Output.safe(renamed.title)).")
             }
         }
     }
@@ -68,7 +68,7 @@ struct TagsCommand: AsyncParsableCommand {
                 let carrying = try await model.tagsInUse().first { $0.tag.id == found.id }?.reminderCount ?? 0
                 try Confirmation.require("Delete #\(found.title), which \(Confirmation.reminders(carrying)) carry? (The reminders stay.)", yes: yes)
                 let untagged = try await model.deleteTag(tag)
-                options.json ? try Output.json(["untagged": untagged]) : print("Deleted #\(found.title); \(Confirmation.reminders(untagged)) lost it.")
+                options.json ? try Output.json(["untagged": untagged]) : print("Deleted #\(Output.safe(found.title)); \(Confirmation.reminders(untagged)) lost it.")
             }
         }
     }

@@ -84,12 +84,21 @@ struct Watch: AsyncParsableCommand {
         }
     }
 
-    /// Runs `stop` on SIGINT or SIGTERM, so the stores close and SQLite tidies its files.
+    /// Runs `stop` on the first SIGINT or SIGTERM, so the stores close and
+    /// SQLite tidies its files; whatever the command is doing then (a long
+    /// drawing, a wait for an unreachable server), the process ends within half
+    /// a second, with the shell's status for the signal (130, 143).
     private static func stopOnSignals(_ stop: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
         [SIGINT, SIGTERM].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler(handler: stop)
+            source.setEventHandler {
+                stop()
+                DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) {
+                    fflush(nil)
+                    _exit(128 + number)
+                }
+            }
             source.resume()
             return source
         }

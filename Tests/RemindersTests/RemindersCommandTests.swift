@@ -78,7 +78,9 @@ import TestSupport
 
     @Test(arguments: [
         (["add", "x", "--list", "Nowhere"], "reminders: no list named \"Nowhere\"\n"),
-        (["add", "x", "--due", "someday"], "reminders: cannot read the date \"someday\"; accepted: today, tomorrow, yesterday, a weekday (friday: the next one), next friday, in 3 days, in 2 weeks, none, 2026-12-24 (9:00), 2026-12-24 17:00, 2026-12-24T17:00, or ISO-8601 with Z or an offset (2026-12-24T17:00:00+01:00)\n"),
+        (["add", "x", "--due", "someday"], "reminders: cannot read the date \"someday\"; accepted: today, tomorrow, yesterday, a weekday (friday: the next one), next friday (next week's), in 3 days, in 2 weeks, any of these with a time (tomorrow 9am, friday 17:00, in 3 days 5:30pm), a time alone (9am: today), none, 2026-12-24 (9:00), 2026-12-24 17:00, 2026-12-24T17:00, or ISO-8601 with Z or an offset (2026-12-24T17:00:00+01:00)\n"),
+        (["add", "x", "--due", "0000-01-01"], "reminders: cannot read the date \"0000-01-01\": the year must be from 0001 to 9999\n"),
+        (["add", "x", "--due", "13pm"], "reminders: cannot read the date \"13pm\"; accepted: today, tomorrow, yesterday, a weekday (friday: the next one), next friday (next week's), in 3 days, in 2 weeks, any of these with a time (tomorrow 9am, friday 17:00, in 3 days 5:30pm), a time alone (9am: today), none, 2026-12-24 (9:00), 2026-12-24 17:00, 2026-12-24T17:00, or ISO-8601 with Z or an offset (2026-12-24T17:00:00+01:00)\n"),
         (["complete", "404"], "reminders: no reminder with id 404\n"),
         (["lists", "add", "x", "--color", "blue"], "reminders: a colour is RRGGBB or RRGGBBAA hex, such as 4A99EF (got \"blue\")\n"),
         (["stats", "--time-zone", "Mars/Olympus"], "reminders: unknown time zone \"Mars/Olympus\" (try UTC or Europe/Paris)\n"),
@@ -125,6 +127,23 @@ import TestSupport
         let search = try run(["search", "TRAVEL", "--database", url, "--json"])
         #expect(search.status == 0)
         #expect(search.stdout.contains("\"completedCount\" : 1"))
+
+        // Everything printed, on every path here and on error paths, holds no password.
+        let password = try #require(URLComponents(string: url)?.password)
+        var wrongPassword = try #require(URLComponents(string: url))
+        wrongPassword.password = "wrong-\(password)"
+        var environment = self.environment
+        environment["REMINDERS_DATABASE"] = url
+        let outcomes = [demo, refused, search,
+                        try run(["demo"], environment: environment),
+                        try run(["stats", "--database", try #require(wrongPassword.string)]),
+                        try run(["show", "Nowhere", "--database", url]),
+                        try run(["add", "x", "--due", "0000-01-01", "--database", url]),
+                        try run(["stats", "--database", url.replacingOccurrences(of: "search_path", with: "no_such_setting")])]
+        for (index, outcome) in outcomes.enumerated() {
+            #expect(!(outcome.stdout + outcome.stderr).contains(password), "run \(index) printed the password: \(outcome.stdout.suffix(300)) \(outcome.stderr)")
+        }
+        #expect(outcomes[3].status == 1 && outcomes[3].stderr.contains("pass --replace"), "REMINDERS_DATABASE reaches demo: \(outcomes[3].stderr)")
     }
 }
 
@@ -194,9 +213,18 @@ extension RemindersCommandTests {
         }
         let weekday = calendar.component(.weekday, from: today)   // 1 is Sunday
         let untilFriday = (6 - weekday + 7) % 7 == 0 ? 7 : (6 - weekday + 7) % 7
+        // Next week's Friday: this week's (weeks start on Monday) plus seven days.
+        let mondayBased = (weekday + 5) % 7
+        let untilNextFriday = 4 - mondayBased + 7
+        func at(_ days: Int, _ hour: Int, _ minute: Int) -> String {
+            let day = calendar.date(byAdding: .day, value: days, to: today) ?? today
+            return ISO8601DateFormatter().string(from: calendar.date(bySettingHour: hour, minute: minute, second: 0, of: day) ?? day)
+        }
         let cases: [(String, String)] = [
             ("today", nine(0)), ("tomorrow", nine(1)), ("yesterday", nine(-1)), ("in 3 days", nine(3)), ("in 2 weeks", nine(14)),
-            ("friday", nine(untilFriday)), ("next Friday", nine(untilFriday)),
+            ("friday", nine(untilFriday)), ("next Friday", nine(untilNextFriday)),
+            ("tomorrow 5:30pm", at(1, 17, 30)), ("friday 17:00", at(untilFriday, 17, 0)), ("in 3 days 17:00", at(3, 17, 0)),
+            ("9am", nine(0)), ("12am", at(0, 0, 0)), ("tomorrow 12pm", at(1, 12, 0)),
             ("2026-12-01 17:00", "2026-12-01T17:00:00Z"), ("2026-12-01", "2026-12-01T09:00:00Z"),
             ("2026-12-01T17:00:00+01:00", "2026-12-01T16:00:00Z"), ("2026-12-01T17:00Z", "2026-12-01T17:00:00Z"),
         ]

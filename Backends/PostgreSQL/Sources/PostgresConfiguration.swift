@@ -238,8 +238,12 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
 
     /// A URL with its password replaced by `***`, found by its place in the text
     /// (after the user's `:` and before the last `@`), so that a URL too broken to
-    /// parse is redacted as well.
-    static func redact(_ url: String) -> String {
+    /// parse is redacted as well. Show a database URL only through this.
+    ///
+    /// ```swift
+    /// PostgresConfiguration.redact("postgres://app:s3cret@db/app")  // "postgres://app:***@db/app"
+    /// ```
+    public static func redact(_ url: String) -> String {
         var text = url
         let authorityStart = text.range(of: "://")?.upperBound ?? text.startIndex
         if let at = text[authorityStart...].lastIndex(of: "@"),

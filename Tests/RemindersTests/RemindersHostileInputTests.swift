@@ -1,0 +1,107 @@
+import Depot
+import DepotSQLite
+import Foundation
+import Reminders
+import Testing
+import TestSupport
+
+/// Titles and notes anyone with write access could plant: huge, with escape
+/// sequences, control characters, newlines, right-to-left overrides and
+/// combining marks. Every listing draws them quickly, safely and on one line.
+@Suite(.serialized) struct RemindersHostileInputTests {
+    let commands = RemindersCommandTests()
+
+    /// 1 MB of text with everything a terminal would obey in it.
+    static let hostileTitle: String = {
+        let piece = "Pay \u{1B}[31mred\u{1B}[0m bill\nline two\r\u{07}\u{7F}\u{9B}2J \u{202E}txet dessergorp\u{202C} e\u{301}\u{301} 👩‍👩‍👧 漢字 "
+        return String(repeating: piece, count: 1_000_000 / piece.utf8.count + 1)
+    }()
+
+    /// A database holding a list and a reminder with hostile text, made through the model.
+    func hostileDatabase() async throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("depot-hostile-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("hostile.sqlite").path
+        let store = try Store.sqlite(at: path)
+        let model = RemindersModel(store: store)
+        try await model.migrate()
+        _ = try await model.createList(title: "Inbox \u{1B}]0;owned\u{07}\nsecond line")
+        _ = try await model.addReminder(ReminderDraft(title: Self.hostileTitle, notes: Self.hostileTitle, tags: ["tag\u{1B}[2J"]), to: "1")
+        await store.close()
+        return path
+    }
+
+    /// No byte a terminal would obey: no C0 control but the newline, no DEL, no
+    /// C1 control, no bidirectional override (the output is not a terminal, so no colour either).
+    static func unsafeCharacters(in text: String) -> [String] {
+        text.unicodeScalars.filter { scalar in
+            switch scalar.value {
+            case 0x0A: false
+            case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069: true
+            default: false
+            }
+        }.prefix(5).map { String(format: "U+%04X", $0.value) }
+    }
+
+    @Test(arguments: [["view", "all"], ["show", "1"], ["lists"], ["stats"], ["tagged", "tag\u{1B}[2J"], ["search", "bill"], ["detail", "1"]])
+    func everyListingOfAMegabyteTitleDrawsQuicklyAndSafely(arguments: [String]) async throws {
+        let path = try await hostileDatabase()
+        let started = ContinuousClock.now
+        let outcome = try commands.run(arguments + ["--database", path])
+        let elapsed = ContinuousClock.now - started
+        #expect(outcome.status == 0, "\(outcome.stderr.prefix(300))")
+        // A bound that holds by a wide margin in a debug build (it took minutes when drawing was quadratic).
+        #expect(elapsed < .seconds(1), "\(arguments) took \(elapsed)")
+        #expect(Self.unsafeCharacters(in: outcome.stdout + outcome.stderr).isEmpty,
+                "\(arguments) printed \(Self.unsafeCharacters(in: outcome.stdout + outcome.stderr))")
+        if arguments != ["detail", "1"] {
+            // Listings cut long cells; only `detail` and --json show the whole text.
+            #expect(outcome.stdout.utf8.count < 20_000, "\(arguments) printed \(outcome.stdout.utf8.count) bytes")
+        }
+    }
+
+    @Test func jsonKeepsTheWholeTitleEscapedAsJSON() async throws {
+        let path = try await hostileDatabase()
+        let outcome = try commands.run(["view", "all", "--json", "--database", path])
+        #expect(outcome.status == 0)
+        let decoded = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [[String: Any]]
+        let title = (decoded?.first?["reminder"] as? [String: Any])?["title"] as? String ?? ""
+        let expected = Self.hostileTitle.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Compared apart from #expect, which would print a megabyte on failure.
+        let same = title.unicodeScalars.elementsEqual(expected.unicodeScalars)
+        #expect(same, "the title in JSON has \(title.unicodeScalars.count) scalars, stored \(expected.unicodeScalars.count)")
+    }
+
+    @Test func watchStopsWithinASecondOfSIGINTWhileDrawingAMegabyteTitle() async throws {
+        let path = try await hostileDatabase()
+        let process = Process()
+        process.executableURL = try commands.binary()
+        process.arguments = ["watch", "all", "--database", path]
+        process.environment = commands.environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        let drawn = DrawnSignal()
+        output.fileHandleForReading.readabilityHandler = { handle in
+            if String(decoding: handle.availableData, as: UTF8.self).contains("---") { drawn.set() }
+        }
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let waitStart = ContinuousClock.now
+        while !drawn.isSet, ContinuousClock.now - waitStart < .seconds(20) { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(drawn.isSet, "watch drew nothing")
+        kill(process.processIdentifier, SIGINT)
+        let stopStart = ContinuousClock.now
+        while process.isRunning, ContinuousClock.now - stopStart < .seconds(10) { try await Task.sleep(for: .milliseconds(10)) }
+        let stopped = ContinuousClock.now - stopStart
+        output.fileHandleForReading.readabilityHandler = nil
+        #expect(!process.isRunning && stopped < .seconds(1), "watch ended \(stopped) after SIGINT")
+    }
+}
+
+private final class DrawnSignal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
