@@ -68,6 +68,24 @@ enum LoggingChecks {
             try expect(shownLogs.records.contains { "\($0.metadata["db.values"] ?? "")".contains("shown value") },
                        "with showsBoundValues the values are logged")
         },
+        ConformanceCheck("logging: rows changed is what a statement changed: 0 for a query on every engine") { context in
+            let logs = CapturedLogs()
+            var configuration = Store.Configuration()
+            configuration.logger = logs.logger(level: .debug)
+            let store = try await context.makeStore(configuration)
+            try await store.write { db in
+                try createTable(db, "events", [("id", .integer, "PRIMARY KEY"), ("name", .text, "NOT NULL")])
+                try db.execute("INSERT INTO \(ident: "events") VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+                _ = try db.fetchAll(String.self, "SELECT \(ident: "name") FROM \(ident: "events")")
+                try db.execute("UPDATE \(ident: "events") SET \(ident: "name") = 'z' WHERE \(ident: "id") < 3")
+            }
+            let changed = logs.records.filter { $0.message == "statement" }.map { record in
+                ("\(record.metadata["db.statement"] ?? "")".prefix(6).uppercased(), "\(record.metadata["db.rows_changed"] ?? "")")
+            }
+            try expectEqual(changed.filter { $0.0 == "INSERT" }.map(\.1), ["3"], "rows changed by the INSERT")
+            try expectEqual(changed.filter { $0.0 == "SELECT" }.map(\.1), ["0"], "rows changed by the SELECT after it")
+            try expectEqual(changed.filter { $0.0 == "UPDATE" }.map(\.1), ["2"], "rows changed by the UPDATE")
+        },
         ConformanceCheck("logging: slow statements at warning; above debug nothing else; a per-access logger replaces the store's") { context in
             let logs = CapturedLogs()
             var configuration = Store.Configuration()

@@ -85,7 +85,16 @@ enum QueryChecks {
             try await expectIDs(store, Note.where { $0.rank.isNotNull() }, [1, 3, 4, 6, 7, 8], "rank IS NOT NULL")
             try await expectIDs(store, Note.where { $0.rank.isNotDistinct(from: nil) }, [2, 5], "rank IS NOT DISTINCT FROM NULL")
             try await expectIDs(store, Note.where { $0.rank.isDistinct(from: 2) }, [2, 3, 4, 5, 7, 8], "rank IS DISTINCT FROM 2")
-            try await expectIDs(store, Note.where { $0.rank.eq(nil) }, [], "rank = NULL matches nothing")
+        },
+        ConformanceCheck("query: eq(nil) is IS NULL and neq(nil) is IS NOT NULL, never a comparison that matches nothing") { context in
+            let store = try await notes(context)
+            let (isNil, isNull, notNil, notNull) = try await store.read { db in
+                (try db.fetchAll(Note.where { $0.rank.eq(nil) }).map(\.id), try db.fetchAll(Note.where { $0.rank.isNull() }).map(\.id),
+                 try db.fetchAll(Note.where { $0.rank.neq(nil) }).map(\.id), try db.fetchAll(Note.where { $0.rank.isNotNull() }).map(\.id))
+            }
+            try expect(!isNil.isEmpty && !notNil.isEmpty, "the fixture has NULL and non-NULL ranks")
+            try expectEqual(isNil, isNull, "eq(nil)")
+            try expectEqual(notNil, notNull, "neq(nil)")
         },
         ConformanceCheck("query: booleans are predicates, and NOT of unknown stays unknown") { context in
             let store = try await notes(context)

@@ -16,8 +16,9 @@ public enum ReminderScreen: Sendable, Equatable {
 /// Every order puts open reminders first, then follows `sort`, and ends with
 /// the id, so ties always come out the same on every engine:
 /// - due date: undated reminders last when ascending (first when descending);
-/// - priority: reminders without a priority last when ascending (first when
-///   descending); within one priority, flagged before unflagged;
+/// - priority: reminders without a priority last in either direction (as in
+///   the Reminders app: high first means high, medium, low, then none);
+///   within one priority, flagged before unflagged;
 /// - title: ignoring letter case (A–Z);
 /// - creation date;
 /// - manual: the order the user arranged (positions within a list).
@@ -81,9 +82,10 @@ extension RemindersModel {
             case .dueDate:
                 terms.append(up ? reminder.dueDate.ascending(nulls: .last) : reminder.dueDate.descending(nulls: .first))
             case .priority:
-                // "No priority" goes last ascending: order by whether it is none first.
+                // "No priority" goes last in either direction, as in the Reminders app:
+                // order by whether it is none first, always ascending.
                 let none = reminder.priority.eq(.none)
-                terms += [up ? none.ascending() : none.descending(),
+                terms += [none.ascending(),
                           up ? reminder.priority.ascending() : reminder.priority.descending(),
                           reminder.isFlagged.descending()]
             case .title:

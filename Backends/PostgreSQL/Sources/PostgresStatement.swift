@@ -291,7 +291,7 @@ final class PostgresStatement: DriverStatement {
         case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
             guard let result else { throw PostgresError.connection(connection.handle, "no result") }
             readColumns(result)
-            changes = Int(String(cString: PQcmdTuples(result))) ?? 0
+            changes = Self.changes(of: result)
             state = .buffered(result: result, row: -1, rows: PQntuples(result))
         default:
             let error = PostgresError.make(result, connection.handle, sql: sql, showsValues: connection.showsValues)
@@ -300,6 +300,13 @@ final class PostgresStatement: DriverStatement {
             forgetPlanIfStale(error)
             throw error
         }
+    }
+
+    /// The rows the command changed: the count its tag carries, but 0 for a
+    /// query, whose tag counts the rows it returned (`SELECT 3`).
+    static func changes(of result: OpaquePointer) -> Int {
+        if let tag = PQcmdStatus(result), strncmp(tag, "SELECT", 6) == 0 { return 0 }
+        return Int(String(cString: PQcmdTuples(result))) ?? 0
     }
 
     /// After "cached plan must not change result type" (SQLSTATE 0A000: another
@@ -393,7 +400,7 @@ final class PostgresStatement: DriverStatement {
             return true
         case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
             // The end of the rows; libpq then returns NULL.
-            changes = Int(String(cString: PQcmdTuples(result))) ?? 0
+            changes = Self.changes(of: result)
             PQclear(result)
             return try nextStreamedRow()
         default:

@@ -111,7 +111,8 @@ final class SQLiteStatement: DriverStatement {
             if !checkedColumns { refreshColumns() }
             return true
         case SQLITE_DONE:
-            changes = Int(sqlite3_changes64(connection.handle))
+            // sqlite3_changes64 keeps the last INSERT, UPDATE or DELETE's count: a query changed nothing.
+            changes = sqlite3_stmt_readonly(handle) != 0 ? 0 : Int(sqlite3_changes64(connection.handle))
             return false
         default:
             let error = SQLiteError.make(code, connection.handle, sql: sql)

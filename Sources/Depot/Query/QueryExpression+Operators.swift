@@ -12,6 +12,19 @@ public typealias QueryPredicate = QueryExpression<Bool>
 // MARK: Equality and membership: every value type
 
 extension QueryExpression where Value: QueryValue {
+    /// Unavailable: `==` would compare in Swift. Write `.eq(_:)`.
+    @available(*, unavailable, message: "in a query, write .eq(value), as in $0.title.eq(\"Milk\") (eq(nil) is IS NULL)")
+    public static func == (lhs: Self, rhs: Value) -> QueryPredicate { lhs.eq(rhs) }
+    /// Unavailable: `!=` would compare in Swift. Write `.neq(_:)`.
+    @available(*, unavailable, message: "in a query, write .neq(value), as in $0.title.neq(\"Milk\") (neq(nil) is IS NOT NULL)")
+    public static func != (lhs: Self, rhs: Value) -> QueryPredicate { lhs.neq(rhs) }
+    /// Unavailable: `==` would compare in Swift. Write `.eq(_:)`.
+    @available(*, unavailable, message: "in a query, write .eq(other), as in $0.listID.eq(list.id)")
+    public static func == (lhs: Self, rhs: Self) -> QueryPredicate { lhs.eq(rhs) }
+    /// Unavailable: `!=` would compare in Swift. Write `.neq(_:)`.
+    @available(*, unavailable, message: "in a query, write .neq(other), as in $0.listID.neq(list.id)")
+    public static func != (lhs: Self, rhs: Self) -> QueryPredicate { lhs.neq(rhs) }
+
     /// `self = value`: true, false, or NULL (unknown) when either side is NULL.
     public func eq(_ value: Value) -> QueryPredicate { compare(.equal, .value(value)) }
     /// `self <> value`: NULL when either side is NULL, so it does not find NULLs.
@@ -93,6 +106,11 @@ extension QueryExpression where Value: QueryOptional {
     public func `in`<T>(_ selection: Selection<T, Value.Wrapped>) -> QueryPredicate {
         QueryPredicate(.inSubquery(node, QueryNode.Subquery { try $0.renderSubquery(selection) }, negated: false), type: .bool)
     }
+
+    /// `self = value`; `eq(nil)` is `self IS NULL`, never the `= NULL` that matches nothing.
+    public func eq(_ value: Value) -> QueryPredicate { value.isNone ? isNull() : compare(.equal, .value(value)) }
+    /// `self <> value` (not NULL rows only); `neq(nil)` is `self IS NOT NULL`.
+    public func neq(_ value: Value) -> QueryPredicate { value.isNone ? isNotNull() : compare(.notEqual, .value(value)) }
 
     /// `self IS NULL`.
     public func isNull() -> QueryPredicate { QueryPredicate(.isNull(node, negated: false), type: .bool) }

@@ -59,6 +59,13 @@ public protocol QueryBool: QueryValue {}
 public protocol QueryOptional: QueryValue {
     /// The wrapped type.
     associatedtype Wrapped: QueryValue
+    /// Whether the value is nil, which a query compares with `IS NULL`.
+    var isNone: Bool { get }
+}
+
+extension QueryOptional {
+    /// False: a type that only calls itself optional is never nil.
+    public var isNone: Bool { false }
 }
 
 extension Int: QueryComparable { public static var queryType: QueryType { .integer } }
@@ -85,7 +92,10 @@ extension Optional: QueryValue where Wrapped: QueryValue {
     /// The wrapped type's kind.
     public static var queryType: QueryType { Wrapped.queryType }
 }
-extension Optional: QueryOptional where Wrapped: QueryValue {}
+extension Optional: QueryOptional where Wrapped: QueryValue {
+    /// Whether this is `nil`.
+    public var isNone: Bool { self == nil }
+}
 extension Optional: QueryComparable where Wrapped: QueryComparable {}
 extension Optional: QueryText where Wrapped: QueryText {}
 extension Optional: QueryBool where Wrapped: QueryBool {}
