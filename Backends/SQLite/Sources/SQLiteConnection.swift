@@ -111,17 +111,33 @@ final class SQLiteConnection: DriverConnection {
             try executeOnce(wanted ? "PRAGMA query_only = ON" : "PRAGMA query_only = OFF")
             queryOnly = wanted
         }
-        try runControl(wanted ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE")
+        try runControl(wanted ? .beginDeferred : .beginImmediate)
     }
 
-    func commitTransaction() throws { try runControl("COMMIT") }
-    func rollbackTransaction() throws { try runControl("ROLLBACK") }
+    func commitTransaction() throws { try runControl(.commit) }
+    func rollbackTransaction() throws { try runControl(.rollback) }
     func createSavepoint(named name: String) throws { try runControl("SAVEPOINT " + name) }
     func releaseSavepoint(named name: String) throws { try runControl("RELEASE SAVEPOINT " + name) }
     func rollbackToSavepoint(named name: String) throws { try runControl("ROLLBACK TO SAVEPOINT " + name) }
 
-    /// Transaction control statements, which this connection writes itself,
-    /// compiled once and kept: compiling one costs more than running it.
+    /// The statements every access runs, by their place in ``frequentControl``.
+    private enum Frequent: Int, CaseIterable {
+        case beginDeferred, beginImmediate, commit, rollback
+        var sql: String { ["BEGIN DEFERRED", "BEGIN IMMEDIATE", "COMMIT", "ROLLBACK"][rawValue] }
+    }
+
+    /// Every access's BEGIN and COMMIT, compiled once and found without hashing.
+    private var frequentControl: [OpaquePointer?] = Array(repeating: nil, count: Frequent.allCases.count)
+
+    private func runControl(_ frequent: Frequent) throws {
+        if let statement = frequentControl[frequent.rawValue] { return try step(control: statement) }
+        let statement = try compileControl(frequent.sql)
+        frequentControl[frequent.rawValue] = statement
+        try step(control: statement)
+    }
+
+    /// Savepoint statements, which this connection writes itself, compiled once
+    /// and kept: compiling one costs more than running it.
     private var controlStatements: [String: OpaquePointer] = [:]
 
     /// Runs one transaction control statement, compiled on first use.
@@ -130,14 +146,22 @@ final class SQLiteConnection: DriverConnection {
         if let compiled = controlStatements[sql] {
             statement = compiled
         } else {
-            var compiled: OpaquePointer?
-            let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &compiled, nil)
-            guard code == SQLITE_OK, let compiled else {
-                throw SQLiteError.make(sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
-            }
-            controlStatements[sql] = compiled
-            statement = compiled
+            statement = try compileControl(sql)
+            controlStatements[sql] = statement
         }
+        try step(control: statement)
+    }
+
+    private func compileControl(_ sql: String) throws -> OpaquePointer {
+        var compiled: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &compiled, nil)
+        guard code == SQLITE_OK, let compiled else {
+            throw SQLiteError.make(sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+        }
+        return compiled
+    }
+
+    private func step(control statement: OpaquePointer) throws {
         let code = sqlite3_step(statement)
         sqlite3_reset(statement)
         guard code == SQLITE_DONE else {
@@ -166,6 +190,8 @@ final class SQLiteConnection: DriverConnection {
         dataVersion = nil
         controlStatements.values.forEach { sqlite3_finalize($0) }
         controlStatements.removeAll()
+        frequentControl.forEach { sqlite3_finalize($0) }
+        frequentControl = Array(repeating: nil, count: Frequent.allCases.count)
         // close_v2 defers the close until cached statements are finalized.
         sqlite3_close_v2(handle)
     }

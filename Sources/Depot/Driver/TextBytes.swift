@@ -1,7 +1,7 @@
 // Helpers the backends share with the core, for reading engine text fast.
 
 /// Whether every byte is ASCII, eight bytes at a time.
-@_spi(Driver) @inlinable
+@_spi(Driver) @inlinable @inline(__always)
 public func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     guard let base = bytes.baseAddress else { return true }
     let count = bytes.count

@@ -9,11 +9,12 @@ struct BatchInsert<T: Record> {
     var pendingRows = 0
     var rowsPerStatement = 1
     var statementsRun = 0
-    var full: (statement: any DriverStatement, cached: Bool, text: String)?
+    /// The full-size statement, prepared once for the batch.
+    var full: StatementRun?
     /// The engine's bulk path (PostgreSQL's COPY), when it has one.
     var bulk: (any BulkInsertWriter)?
     /// The bulk insert's log line, metric and span; its rows.
-    var bulkRecord = StatementRecord()
+    var bulkRecord: StatementRecord?
     var bulkRows = 0
 
     /// The connection's bulk path, looked up once per batch.
@@ -55,7 +56,7 @@ struct BatchInsert<T: Record> {
                 try db.checkUsable()
                 let writer = try connection.beginBulkInsert(table: T.tableName, columns: names)
                 bulk = writer
-                bulkRecord = StatementRecord(db, text: writer.sql)
+                bulkRecord = StatementRecord.start(db, text: writer.sql)
                 bulkRows = 0
             }
             try bulk?.append(row.values)
@@ -63,7 +64,7 @@ struct BatchInsert<T: Record> {
         } catch let error as DatabaseError {
             if let writer = bulk {
                 writer.cancel()
-                bulkRecord.end(db, text: writer.sql, values: [], changes: nil, error: error)
+                bulkRecord?.end(db, text: writer.sql, values: [], changes: nil, error: error)
             }
             bulk = nil
             if error.isEngineFailure { db.noteEngineFailure() }
@@ -77,10 +78,10 @@ struct BatchInsert<T: Record> {
         do {
             try db.checkCancellation()
             try writer.finish()
-            bulkRecord.end(db, text: writer.sql, values: [], changes: bulkRows, error: nil)
+            bulkRecord?.end(db, text: writer.sql, values: [], changes: bulkRows, error: nil)
         } catch {
             writer.cancel()
-            bulkRecord.end(db, text: writer.sql, values: [], changes: nil, error: error)
+            bulkRecord?.end(db, text: writer.sql, values: [], changes: nil, error: error)
             if let error = error as? DatabaseError, error.isEngineFailure { db.noteEngineFailure() }
             throw error
         }
@@ -102,36 +103,21 @@ struct BatchInsert<T: Record> {
             return
         }
         if full == nil {
-            try db.checkUsable()
-            let text = db.insertSQL(T.self, names, rows: rowsPerStatement)
-            let (statement, cached) = try db.prepare(text)
-            db.connection.markBusy(statement)
-            full = (statement, cached, text)
+            full = try StatementRun(db, preparing: db.insertSQL(T.self, names, rows: rowsPerStatement))
         }
-        guard let full else { return }
         // Cancellation takes a lock to read: every 256 statements is prompt enough.
         statementsRun &+= 1
         if statementsRun & 255 == 1 { try db.checkCancellation() }
-        let run = try StatementRun(db, reusing: full.statement, text: full.text, values: pending)
-        do {
-            while try full.statement.step() {}
-        } catch {
-            full.statement.reset()
-            throw run.finish(db, failure: error)
-        }
-        try run.finish(db)
-        full.statement.reset()
+        try full?.runAgain(db, values: pending)
     }
 
     mutating func release() {
         if let writer = bulk {
             writer.cancel()
-            bulkRecord.end(db, text: writer.sql, values: [], changes: nil, error: CancellationError())
+            bulkRecord?.end(db, text: writer.sql, values: [], changes: nil, error: CancellationError())
         }
         bulk = nil
-        guard let full else { return }
-        full.statement.reset()
-        if full.cached { db.connection.markFree(full.statement) }
-        self.full = nil
+        full?.release(db)
+        full = nil
     }
 }

@@ -39,6 +39,12 @@ public final class Database {
 
     /// The access's span, for the statements' spans; nil when the store traces nothing.
     let tracing: AccessTracing?
+    /// Whether statements are logged, timed or traced: when not, a statement
+    /// records nothing and costs nothing for it.
+    let recordsStatements: Bool
+    /// Whether a statement keeps its bound values after binding them: for an
+    /// error that shows them, a log line, or an observation's read.
+    var keepsValues: Bool { recordsStatements || configuration.showsBoundValues || readRecorder != nil }
 
     /// Collects the tables the statements read, when an observation reads.
     var readRecorder: ReadRecorder?
@@ -49,11 +55,11 @@ public final class Database {
     /// Whether a write asks its connection where its commit ends in the log.
     var tracksCommitPosition = false
     /// The record operations' cache on this connection.
-    private(set) lazy var recordCache = connection.cache(RecordCache.self)
+    var recordCache: RecordCache { connection.records }
     /// The query builder's cache on this connection.
-    private(set) lazy var queryCache = connection.cache(QueryCache.self)
+    var queryCache: QueryCache { connection.queries }
     /// Column names of generated mappings under the store's key strategy.
-    private(set) lazy var columnNames = connection.cache(ColumnNamesCache.self)
+    var columnNames: ColumnNamesCache { connection.columnNames }
     /// Where the write's commit ends in the log, once committed (when tracked).
     private(set) var commitPosition: CommitPosition?
     /// What a read's server must have applied before the read begins, and how long to wait for it.
@@ -64,6 +70,7 @@ public final class Database {
         self.log = log
         self.tracing = tracing
         self.statementTimer = statementTimer
+        self.recordsStatements = log != nil || statementTimer != nil || tracing != nil
         self.connection = connection
         self.coding = coding
         self.dialect = dialect
@@ -247,14 +254,14 @@ public final class Database {
         // A script (a migration) may change anything.
         connection.forgetSchemaFacts()
         // Logged, timed and traced as one statement.
-        let record = StatementRecord(self, text: text)
+        let record = StatementRecord.start(self, text: text)
         do {
             try control(text) { try connection.driver.execute(script: text) }
         } catch {
-            record.end(self, text: text, values: [], changes: nil, error: error)
+            record?.end(self, text: text, values: [], changes: nil, error: error)
             throw error
         }
-        record.end(self, text: text, values: [], changes: nil, error: nil)
+        record?.end(self, text: text, values: [], changes: nil, error: nil)
     }
 
     func runScript(_ text: String) throws {
@@ -264,15 +271,16 @@ public final class Database {
     /// Runs a script or a transaction control call through `body` (the
     /// driver's own way of running it), logged, with an engine failure noted
     /// and `text` (the script, or how the log names the call) in the error.
+    /// The text is made only when it is logged or an error names it.
     @inline(__always)
-    func control<T>(_ text: String, _ body: () throws -> T) throws -> T {
+    func control<T>(_ text: @autoclosure () -> String, _ body: () throws -> T) throws -> T {
         try checkUsable()
-        log?.script(text)
+        if let log, log.scripts { log.script(text()) }
         do {
             return try body()
         } catch let error as DatabaseError {
             noteEngineFailure()
-            throw error.with(sql: text, values: nil)
+            throw error.with(sql: text(), values: nil)
         }
     }
 

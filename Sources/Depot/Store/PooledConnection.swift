@@ -14,8 +14,14 @@ final class PooledConnection: @unchecked Sendable {
     private var busyStatements: Set<ObjectIdentifier> = []
     private let statementCacheLimit = 512
     private var plans: [PlanKey: DecodePlan] = [:]
-    /// The caches the layers above keep on this connection, by type.
-    private var caches: [ObjectIdentifier: any ConnectionCache] = [:]
+    /// The record operations' cache (its type and contents are theirs).
+    let records = RecordCache()
+    /// The query builder's cache.
+    let queries = QueryCache()
+    /// Column names of generated mappings under the store's key strategy.
+    let columnNames = ColumnNamesCache()
+    /// Every layer's cache, told when the schema may have changed.
+    private var caches: [any ConnectionCache] { [records, queries, columnNames] }
 
     private struct PlanKey: Hashable {
         let columns: ObjectIdentifier
@@ -83,21 +89,12 @@ final class PooledConnection: @unchecked Sendable {
         return plan
     }
 
-    /// The cache of type `C` on this connection, made on first use. Each layer
-    /// (records, the query builder) defines and fills its own.
-    func cache<C: ConnectionCache>(_ type: C.Type) -> C {
-        if let cache = caches[ObjectIdentifier(type)] as? C { return cache }
-        let cache = C()
-        caches[ObjectIdentifier(type)] = cache
-        return cache
-    }
-
     /// Forgets what DDL may have changed: the prepared statements (PostgreSQL
     /// refuses to run a cached plan whose result types changed) and what each
     /// layer's cache says it must.
     func forgetSchemaFacts() {
         statements.removeAll(keepingCapacity: true)
-        for cache in caches.values { cache.schemaMayHaveChanged() }
+        for cache in caches { cache.schemaMayHaveChanged() }
     }
 
     func markBusy(_ statement: any DriverStatement) { busyStatements.insert(ObjectIdentifier(statement)) }
@@ -119,15 +116,13 @@ final class PooledConnection: @unchecked Sendable {
     func close() {
         statements.removeAll()
         plans.removeAll()
-        caches.removeAll()
         connection.close()
     }
 }
 
-/// What a layer keeps on each connection (rendered SQL, schema facts), owned by
-/// the layer that uses it and dropped with the connection.
+/// What a layer keeps on each connection (rendered SQL, schema facts): the
+/// layer defines and fills it, the connection holds it and drops it with itself.
 protocol ConnectionCache: AnyObject {
-    init()
     /// Forgets what a schema change (DDL on this connection) may have made wrong.
     func schemaMayHaveChanged()
 }

@@ -16,56 +16,62 @@ import Tracing
 struct StatementRun {
     let statement: any DriverStatement
     let text: String
+    /// The bound values, kept only when something may need them after the
+    /// bind: an error that shows them, a log line, an observation's read.
     private(set) var values: [Value]
     /// Whether the statement is the connection's cached one, to be marked free when done.
     private let cached: Bool
-    /// Whether the run owns the statement: resets and frees it when it finishes.
-    private let ownsStatement: Bool
-    private var record = StatementRecord()
+    private var record: StatementRecord?
 
     /// Prepares (or reuses) the statement for `text`, binds `values`, and starts the run.
     init(_ db: Database, text: String, values: [Value], streaming: Bool = false) throws {
+        self = try StatementRun(db, preparing: text)
+        do {
+            try begin(db, values: values)
+            if streaming { try statement.prepareForStreaming() }
+        } catch {
+            throw finish(db, failure: error)
+        }
+    }
+
+    /// Prepares (or reuses) the statement for `text` without running it: a
+    /// batch insert's full-size statement, run once per group of rows with
+    /// ``runAgain(_:values:)`` and released with ``release(_:)``.
+    init(_ db: Database, preparing text: String) throws {
         try db.checkUsable()
         let (statement, cached) = try db.prepare(text)
         db.connection.markBusy(statement)
         self.statement = statement
         self.cached = cached
-        self.ownsStatement = true
         self.text = text
-        self.values = values
-        do {
-            try begin(db, streaming: streaming)
-        } catch {
-            throw finish(db, failure: error)
-        }
+        self.values = []
     }
 
-    /// Runs a statement the caller prepared and keeps (a batch insert's full-size
-    /// statement): the run binds it and records this execution, and leaves it
-    /// prepared and busy for the caller.
-    init(_ db: Database, reusing statement: any DriverStatement, text: String, values: [Value]) throws {
-        self.statement = statement
-        self.cached = false
-        self.ownsStatement = false
-        self.text = text
-        self.values = values
-        do {
-            try begin(db, streaming: false)
-        } catch {
-            throw finish(db, failure: error)
-        }
-    }
-
-    private mutating func begin(_ db: Database, streaming: Bool) throws {
-        record = StatementRecord(db, text: text)
+    private mutating func begin(_ db: Database, values: [Value]) throws {
+        if db.keepsValues { self.values = values }
+        record = StatementRecord.start(db, text: text)
         try statement.bind(values)
-        if streaming { try statement.prepareForStreaming() }
+    }
+
+    /// Runs the prepared statement once more with `values`, its rows read and
+    /// dropped; recorded as one statement. The statement stays prepared and busy.
+    mutating func runAgain(_ db: Database, values: [Value]) throws {
+        do {
+            try begin(db, values: values)
+            while try statement.step() {}
+        } catch {
+            statement.reset()
+            throw recordFailure(db, error, values: values)
+        }
+        record?.end(db, text: text, values: self.values, changes: statement.changes, error: nil)
+        record = nil
+        statement.reset()
     }
 
     /// Ends a run whose statement did all it was asked: logged, timed, traced;
     /// the statement reset and freed; the tables it read recorded for an observation.
     func finish(_ db: Database) throws {
-        record.end(db, text: text, values: values, changes: statement.changes, error: nil)
+        record?.end(db, text: text, values: values, changes: statement.changes, error: nil)
         release(db)
         guard let recorder = db.readRecorder else { return }
         do {
@@ -78,6 +84,14 @@ struct StatementRun {
     /// Ends a run that failed: logged, timed and traced as failed, the statement
     /// reset and freed. Returns the error to throw, named with the SQL.
     func finish(_ db: Database, failure error: any Error) -> any Error {
+        let named = recordFailure(db, error, values: values)
+        release(db)
+        return named
+    }
+
+    /// Notes the failure, names it with the SQL (and the values when shown),
+    /// and records it. Returns the error to throw.
+    private func recordFailure(_ db: Database, _ error: any Error, values: [Value]) -> any Error {
         let shown = db.configuration.showsBoundValues ? values : nil
         let named: any Error
         switch error {
@@ -89,8 +103,7 @@ struct StatementRun {
         default:
             named = error
         }
-        record.end(db, text: text, values: values, changes: nil, error: named)
-        release(db)
+        record?.end(db, text: text, values: values, changes: nil, error: named)
         return named
     }
 
@@ -105,26 +118,31 @@ struct StatementRun {
         }
     }
 
-    private func release(_ db: Database) {
-        guard ownsStatement else { return }
+    /// Resets the statement and gives it back to the connection's cache.
+    func release(_ db: Database) {
         statement.reset()
         if cached { db.connection.markFree(statement) }
     }
 }
 
 /// What is recorded of every statement, and of every bulk insert: a log line,
-/// a duration metric and a span.
-struct StatementRecord {
-    private var start: ContinuousClock.Instant?
-    private var span: (any Span)?
+/// a duration metric and a span. Made only when the access logs, times or
+/// traces statements: otherwise a statement carries a nil reference and pays
+/// nothing else.
+final class StatementRecord {
+    private let start: ContinuousClock.Instant?
+    private let span: (any Span)?
 
-    /// Records nothing.
-    init() {}
+    /// A record for a statement of `db`, or nil when the access records nothing.
+    @inline(__always)
+    static func start(_ db: Database, text: String) -> StatementRecord? {
+        guard db.recordsStatements else { return nil }
+        return StatementRecord(db, text: text)
+    }
 
-    /// Starts the clock when the access logs or times statements, and the span when it traces.
-    init(_ db: Database, text: String) {
-        if db.log != nil || db.statementTimer != nil { start = .now }
-        span = db.tracing?.startStatement(text)
+    private init(_ db: Database, text: String) {
+        start = db.log != nil || db.statementTimer != nil ? .now : nil
+        span = db.tracing.map { $0.startStatement(text) }
     }
 
     /// Logs the statement, records its duration and ends its span.
