@@ -117,6 +117,33 @@ public enum RemindersSchema {
         try await migrator.migrate(store)
     }
 
+    /// What a database holds, told by a read that changes nothing.
+    public enum Contents: Sendable, Equatable {
+        /// No table at all: a new database.
+        case empty
+        /// The reminders tables, with Depot's record of their migrations.
+        case reminders
+        /// Tables of something else (their names, a few of them): not ours to change.
+        case other([String])
+    }
+
+    /// What the store's database holds, read without writing: so a command can
+    /// refuse a database that is not a reminders one before migrating it.
+    public static func contents(of store: Store) async throws -> Contents {
+        try await store.read { db in
+            let tables = try db.fetchAll(String.self, db.isPostgres
+                ? "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1"
+                : "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY 1")
+            // Depot's migrations table alone: another process is setting the database up.
+            if tables.allSatisfy({ $0 == "depotMigrations" }) { return .empty }
+            guard tables.contains("depotMigrations"), tables.contains("reminders"), tables.contains("remindersLists") else {
+                return .other(Array(tables.prefix(3)))
+            }
+            let first = try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "depotMigrations") WHERE \(ident: "name") = \("1 lists, reminders, tags")") ?? 0
+            return first == 1 ? .reminders : .other(Array(tables.prefix(3)))
+        }
+    }
+
     static let sqliteV1: SQL = """
         CREATE TABLE "remindersLists" (
             "id" INTEGER PRIMARY KEY,

@@ -9,7 +9,7 @@ struct Stats: AsyncParsableCommand {
 
     func run() async throws {
         try await running {
-            let model = try await options.model()
+            let model = try await options.model(reading: true)
             let home = try await model.homeScreen()
             options.json ? try Output.json(home) : Output.home(home)
         }
@@ -27,7 +27,7 @@ struct Show: AsyncParsableCommand {
 
     func run() async throws {
         try await running {
-            let model = try await options.model()
+            let model = try await options.model(reading: true)
             let shown: RemindersList
             let reminders: [ReminderDetail]
             if save {
@@ -80,7 +80,7 @@ struct ViewCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await running {
-            let model = try await options.model()
+            let model = try await options.model(reading: true)
             let reminders = try await model.reminders(in: name.view)
             if options.json { return try Output.json(reminders) }
             Output.heading(name.rawValue.capitalized, color: nil)
@@ -107,7 +107,7 @@ struct Tagged: AsyncParsableCommand {
 
     func run() async throws {
         try await running {
-            let model = try await options.model()
+            let model = try await options.model(reading: true)
             let bare = tag.hasPrefix("#") ? String(tag.dropFirst()) : tag
             let reminders = try await model.reminders(taggedWith: bare, includeCompleted: completed)
             if options.json { return try Output.json(reminders) }
@@ -194,7 +194,7 @@ struct Detail: AsyncParsableCommand {
 
     func run() async throws {
         try await running {
-            let model = try await options.model()
+            let model = try await options.model(reading: true)
             let detail = try await model.reminder(id)
             try options.show(detail, model)
             if !options.json, Output.cell(detail.reminder.title, maxWidth: Output.maxCellWidth) != Output.safe(detail.reminder.title) {
@@ -323,7 +323,7 @@ struct Search: AsyncParsableCommand {
 
     func run() async throws {
         try await running {
-            let model = try await options.model()
+            let model = try await options.model(reading: !deleteCompleted)
             if deleteCompleted {
                 let age = olderThan?.age ?? .any
                 let matching = try await model.completedMatchCount(text, olderThan: age)

@@ -17,7 +17,7 @@ struct ListsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await running {
-                let model = try await options.model()
+                let model = try await options.model(reading: true)
                 let lists = try await model.lists()
                 options.json ? try Output.json(lists) : Output.lists(lists)
             }

@@ -104,10 +104,38 @@ struct GlobalOptions: ParsableArguments {
     var verbose = false
 
     /// The model over the chosen database, migrated.
-    func model() async throws -> RemindersModel {
+    ///
+    /// A database that holds anything but the reminders tables is refused
+    /// before it is touched. An empty one is set up, except for a reading
+    /// command (`reading`) on a database other than the default one: looking
+    /// never writes.
+    func model(reading: Bool = false) async throws -> RemindersModel {
+        let location = DatabaseLocation.resolve(database)
+        if reading, !location.isEmpty, !PostgresConfiguration.isURL(location), location != DatabaseLocation.defaultPath,
+           !FileManager.default.fileExists(atPath: location) {
+            // Opening would create the file: looking never writes.
+            throw RemindersError.invalidInput("there is no database at \(location); add a list or a reminder to start one there")
+        }
         let store = try await DatabaseLocation.open(database)
         OpenStores.shared.add(store)
         let model = try RemindersModel(store: store, timeZone: zone())
+        let shown = PostgresConfiguration.redact(location)
+        let contents: RemindersSchema.Contents
+        do {
+            contents = try await RemindersSchema.contents(of: store)
+        } catch let error as DatabaseError where error.engineCode?.hasPrefix("SQLITE_NOTADB") == true {
+            throw RemindersError.invalidInput("\(location) is not a reminders database (SQLite says: file is not a database)")
+        }
+        switch contents {
+        case .reminders:
+            break
+        case .other(let tables):
+            throw RemindersError.invalidInput("\(shown) is not a reminders database (it holds \(tables.joined(separator: ", "))\(tables.count == 3 ? ", …" : "")); name another with --database")
+        case .empty where reading && location != DatabaseLocation.defaultPath:
+            throw RemindersError.invalidInput("\(shown) holds no reminders yet; add a list or a reminder to start it (reminders lists add TITLE --database …)")
+        case .empty:
+            break
+        }
         try await model.migrate()
         return model
     }
@@ -193,11 +221,23 @@ enum DatabaseLocation {
         if PostgresConfiguration.isURL(location) {
             return try await Store.postgres(url: location)
         }
+        guard !location.isEmpty else {
+            throw RemindersError.invalidInput("--database names no file: give an SQLite file path or a postgres:// URL")
+        }
         let folder = URL(fileURLWithPath: location).deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            throw RemindersError.invalidInput("cannot create the folder \(folder.path) for the database")
+        if folder.path == URL(fileURLWithPath: defaultPath).deletingLastPathComponent().path {
+            // Only the default folder (the default database's, the demo's) is made;
+            // a path you name must be in a folder that exists.
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                throw RemindersError.invalidInput("cannot create the folder \(folder.path) for the database")
+            }
+        } else {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
+                throw RemindersError.invalidInput("there is no folder \(folder.path) for the database \(location)")
+            }
         }
         do {
             let store = try Store.sqlite(at: location)

@@ -16,7 +16,7 @@ struct TagsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await running {
-                let model = try await options.model()
+                let model = try await options.model(reading: true)
                 let tags = try await model.tagsInUse()
                 if options.json { return try Output.json(tags) }
                 if tags.isEmpty { return print(Output.styled("(no tags in use: reminders tag ID TAG)", .dim)) }
@@ -31,7 +31,7 @@ struct TagsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await running {
-                let model = try await options.model()
+                let model = try await options.model(reading: true)
                 let picker = try await model.tagPicker()
                 if options.json { return try Output.json(picker) }
                 print(Output.styled("Most used", .bold) + "  " + picker.mostUsed.map { "#" + Output.safe($0.title) }.joined(separator: "  "))

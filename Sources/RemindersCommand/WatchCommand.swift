@@ -24,7 +24,7 @@ struct Watch: AsyncParsableCommand {
 
     func run() async throws {
         try await running {
-            let model = try await options.model()
+            let model = try await options.model(reading: true)
             let watched: WatchedScreen
             if screen.lowercased() == "home" {
                 watched = .home

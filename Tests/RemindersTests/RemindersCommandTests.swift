@@ -1,3 +1,5 @@
+import Depot
+import DepotSQLite
 import Foundation
 import Testing
 import TestSupport
@@ -155,6 +157,8 @@ extension RemindersCommandTests {
         let bogus = try run(["bogus"])
         #expect(bogus.status == 64)
         #expect(bogus.stderr == "reminders: unknown subcommand \"bogus\" (reminders --help lists them)\n")
+        // A database you name goes in a folder that exists (only the default folder is made).
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         let path = home.appendingPathComponent("elsewhere.sqlite").path
         #expect(try run(["--database", path, "lists", "add", "Errands"]).status == 0)
         let before = try run(["--database=\(path)", "--json", "lists"])
@@ -338,5 +342,41 @@ extension RemindersCommandTests {
         #expect(process.terminationStatus == 0)
         #expect(stdout.hasPrefix("reminders "))
         #expect(stderr.isEmpty, "nothing to rebuild, nothing said: \(stderr)")
+    }
+
+    @Test func readingCommandsNeverWriteAndADatabaseOfSomethingElseIsRefusedUntouched() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("depot-read-only-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Another application's database: one table, foo.
+        let other = folder.appendingPathComponent("other.sqlite").path
+        let store = try Store.sqlite(at: other)
+        try await store.write { db in try db.execute("CREATE TABLE foo (x INTEGER)") }
+        await store.close()
+        for arguments in [["stats"], ["lists"], ["add", "x"]] {
+            let refused = try run(arguments + ["--database", other])
+            #expect(refused.status == 1)
+            #expect(refused.stderr == "reminders: \(other) is not a reminders database (it holds foo); name another with --database\n", "\(refused.stderr)")
+        }
+        let reopened = try Store.sqlite(at: other)
+        let tables = try await reopened.read { db in try db.fetchAll(String.self, "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY 1") }
+        await reopened.close()
+        #expect(tables == ["foo"], "the other database was left as it was")
+
+        // A path that holds nothing yet: reading refuses and creates nothing; writing starts it.
+        let fresh = folder.appendingPathComponent("fresh.sqlite").path
+        let looked = try run(["stats", "--database", fresh])
+        #expect(looked.status == 1 && looked.stderr.hasPrefix("reminders: there is no database at \(fresh)"), "\(looked.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: fresh))
+        #expect(try run(["lists", "add", "Inbox", "--database", fresh]).status == 0)
+        #expect(try run(["stats", "--database", fresh]).status == 0)
+
+        // A folder that does not exist is not made, and an empty name is one line.
+        let nowhere = folder.appendingPathComponent("no/such/folder/x.sqlite").path
+        let missing = try run(["add", "x", "--database", nowhere])
+        #expect(missing.status == 1 && missing.stderr == "reminders: there is no folder \(folder.appendingPathComponent("no/such/folder").path) for the database \(nowhere)\n", "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("no").path))
+        let empty = try run(["stats", "--database", ""])
+        #expect(empty.status == 1 && empty.stderr.split(separator: "\n").count == 1, "\(empty.stderr)")
     }
 }

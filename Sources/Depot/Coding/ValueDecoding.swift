@@ -399,9 +399,14 @@ enum ValueDecoding {
     }
 
     static func url(_ value: Value, _ ctx: ColumnContext) throws -> URL {
-        // Only text: a URL is its text, unchanged. A number, a UUID, a date or a
-        // JSON value would come back changed (`-0.970` as `-0.97`, JSON null as `null`).
-        guard case .text(let s) = value else { throw mismatch(URL.self, value, ctx) }
+        // What reads as a String reads as a URL (a UUID or a Decimal is text on
+        // SQLite, so both engines agree), but never a JSON value: its text is
+        // JSON (a JSON null would become the URL `null`).
+        let s: String
+        switch value {
+        case .text, .uuid, .decimal, .date: s = try string(value, ctx)
+        default: throw mismatch(URL.self, value, ctx)
+        }
         // Foundation percent-encodes what a URL cannot hold ("a b" becomes "a%20b"):
         // a URL is stored as its absoluteString, so anything else is not one.
         guard let url = URL(string: s), url.absoluteString == s else {
