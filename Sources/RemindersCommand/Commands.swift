@@ -250,6 +250,38 @@ struct Move: AsyncParsableCommand {
     }
 }
 
+struct Order: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "order",
+        abstract: "Place a reminder before or after another of its list, or at the end (the list's manual order).",
+        discussion: "Show the order with: reminders show LIST --sort manual"
+    )
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The reminder's id.") var id: Int64
+    @Option(help: "Place it just before this reminder (an id in the same list).") var before: Int64?
+    @Option(help: "Place it just after this reminder (an id in the same list).") var after: Int64?
+    @Flag(help: "Place it at the end of its list.") var last = false
+
+    func validate() throws {
+        guard [before != nil, after != nil, last].filter({ $0 }).count == 1 else {
+            throw ValidationError("say where: --before ID, --after ID or --last")
+        }
+    }
+
+    func run() async throws {
+        try await running {
+            let model = try await options.model()
+            let detail: ReminderDetail
+            if let after {
+                detail = try await model.moveReminder(id, after: after)
+            } else {
+                detail = try await model.moveReminder(id, before: before)
+            }
+            try options.show(detail, model)
+        }
+    }
+}
+
 struct Delete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Delete a reminder.")
     @OptionGroup var options: GlobalOptions

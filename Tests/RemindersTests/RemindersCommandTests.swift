@@ -379,4 +379,25 @@ extension RemindersCommandTests {
         let empty = try run(["stats", "--database", ""])
         #expect(empty.status == 1 && empty.stderr.split(separator: "\n").count == 1, "\(empty.stderr)")
     }
+
+    @Test func orderPlacesAReminderInItsListsManualOrder() throws {
+        #expect(try run(["lists", "add", "Chores"]).status == 0)
+        for title in ["one", "two", "three"] {
+            #expect(try run(["add", title, "--list", "Chores"]).status == 0)
+        }
+        func manual() throws -> [String] {
+            let shown = try run(["show", "Chores", "--sort", "manual", "--json"])
+            let rows = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [[String: Any]] ?? []
+            return rows.compactMap { ($0["reminder"] as? [String: Any])?["title"] as? String }
+        }
+        #expect(try manual() == ["one", "two", "three"])
+        #expect(try run(["order", "3", "--before", "1"]).status == 0)
+        #expect(try manual() == ["three", "one", "two"])
+        #expect(try run(["order", "3", "--after", "2"]).status == 0)
+        #expect(try manual() == ["one", "two", "three"])
+        #expect(try run(["order", "1", "--last"]).status == 0)
+        #expect(try manual() == ["two", "three", "one"])
+        let unsaid = try run(["order", "1"])
+        #expect(unsaid.status == 64, "\(unsaid.stderr)")
+    }
 }
