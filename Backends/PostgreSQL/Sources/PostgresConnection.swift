@@ -207,20 +207,8 @@ final class PostgresConnection: DriverConnection {
         try run("ROLLBACK")
     }
 
-    func createSavepoint(named name: String) throws {
-        settle()
-        try runInAccess("SAVEPOINT " + name)
-    }
-
-    func releaseSavepoint(named name: String) throws {
-        settle()
-        try runInAccess("RELEASE SAVEPOINT " + name)
-    }
-
-    func rollbackToSavepoint(named name: String) throws {
-        settle()
-        try runInAccess("ROLLBACK TO SAVEPOINT " + name)
-    }
+    // Savepoints take the SPI's defaults: standard SQL through execute(script:),
+    // which sends a pending BEGIN with them.
 
     /// Reads the answer of a COMMIT sent without waiting. Its only possible
     /// failure is a broken connection, which the next use finds out.
