@@ -167,6 +167,28 @@ struct PostgresBackendTests {
         await store.close()
     }
 
+    @Test func aConnectionLostBeforeAReadsCommitWasAnsweredServesTheNextAccess() async throws {
+        // A read access sends its COMMIT without waiting; the next access reads
+        // the answer. When the connection is lost before that answer arrives,
+        // the next access finds a broken connection, not one "in a transaction".
+        let (proxy, configuration) = try proxied(waitsForServer: true, maxConnections: 1)
+        defer { proxy.stop() }
+        try proxy.start()
+        let store = try await Store.postgres(configuration)
+        let one = try await store.read { db in
+            let value = try db.fetchOne(Int.self, "SELECT 1")
+            proxy.holdsReplies = true
+            return value
+        }
+        #expect(one == 1)
+        proxy.stop()
+        proxy.holdsReplies = false
+        try proxy.start()
+        #expect(try await store.write { db in try db.fetchOne(Int.self, "SELECT 2") } == 2)
+        #expect(try await store.read { db in try db.fetchOne(Int.self, "SELECT 3") } == 3)
+        await store.close()
+    }
+
     @Test func waitingTooLongForAConnectionIsATimeoutError() async throws {
         var storeConfiguration = Store.Configuration()
         storeConfiguration.checkoutTimeout = .milliseconds(300)

@@ -13,6 +13,14 @@ public final class TCPProxy: @unchecked Sendable {
     private let lock = NSLock()
     private var listener: Int32 = -1
     private var sockets: Set<Int32> = []
+    private var holding = false
+
+    /// While true, the server's replies wait in the proxy instead of reaching
+    /// the client: a reply still on its way when the connection is lost.
+    public var holdsReplies: Bool {
+        get { lock.withLock { holding } }
+        set { lock.withLock { holding = newValue } }
+    }
 
     /// A proxy to `host:port`, down until ``start()``.
     public init(to host: String, port targetPort: Int) throws {
@@ -50,16 +58,17 @@ public final class TCPProxy: @unchecked Sendable {
                 continue
             }
             lock.withLock { sockets.formUnion([client, server]) }
-            Thread.detachNewThread { [self] in pump(from: client, to: server) }
-            Thread.detachNewThread { [self] in pump(from: server, to: client) }
+            Thread.detachNewThread { [self] in pump(from: client, to: server, isReply: false) }
+            Thread.detachNewThread { [self] in pump(from: server, to: client, isReply: true) }
         }
     }
 
-    private func pump(from source: Int32, to destination: Int32) {
+    private func pump(from source: Int32, to destination: Int32, isReply: Bool) {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             if count <= 0 { break }
+            while isReply && holdsReplies && lock.withLock({ sockets.contains(source) }) { usleep(1_000) }
             var sent = 0
             while sent < count {
                 let written = buffer.withUnsafeBytes { bytes -> Int in

@@ -155,7 +155,10 @@ final class PostgresConnection: DriverConnection {
     /// Keeps BEGIN to send with the first statement, or never if the access runs none.
     func beginTransaction(_ transaction: TransactionOptions) throws {
         settle()
-        guard pendingBegin == nil, PQtransactionStatus(handle) == PQTRANS_IDLE else {
+        // UNKNOWN: the connection is broken (settle may have just found out);
+        // the first send reconnects, since nothing of this access was sent.
+        let status = PQtransactionStatus(handle)
+        guard pendingBegin == nil, status == PQTRANS_IDLE || status == PQTRANS_UNKNOWN else {
             throw DatabaseError(.misuse, "a transaction is already open on this connection")
         }
         let begin = PostgresDialect.begin(transaction)
