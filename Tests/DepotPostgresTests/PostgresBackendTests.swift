@@ -304,13 +304,28 @@ struct PostgresBackendTests {
         #expect(error?.message.contains("NUL") == true)
     }
 
-    @Test func aWrongPasswordIsAConnectionErrorThatNeverShowsThePassword() async throws {
+    @Test func aWrongPasswordIsAnAuthenticationErrorThatNeverShowsThePassword() async throws {
         var configuration = try PostgresTestServer.requireConfiguration()
         configuration.password = "wrong-secret-\(UUID().uuidString)"
         let error = await #expect(throws: DatabaseError.self) { try await Store.postgres(configuration) }
-        #expect(error?.kind == .connection)
+        #expect(error?.kind == .authentication)
         #expect(error?.description.contains(configuration.password ?? "") == false)
         #expect(error?.message.contains("password authentication failed") == true)
+    }
+
+    @Test func aStoreThatWaitsForItsServerDoesNotWaitOnAWrongPassword() async throws {
+        var configuration = try PostgresTestServer.requireConfiguration()
+        configuration.password = "wrong-secret-\(UUID().uuidString)"
+        configuration.store.waitsForServer = true
+        configuration.store.checkoutTimeout = .seconds(20)
+        // A store that waits for its server starts without it; its first access connects.
+        let store = try await Store.postgres(configuration)
+        let started = ContinuousClock.now
+        let error = await #expect(throws: DatabaseError.self) { try await store.read { db in try db.fetchOne(Int.self, "SELECT 1") } }
+        #expect(error?.kind == .authentication)
+        await store.close()
+        // Waiting would take the whole checkout timeout (20 s); a refusal is final.
+        #expect(ContinuousClock.now - started < .seconds(10))
     }
 
     @Test func anUnreachableServerIsAConnectionError() async throws {

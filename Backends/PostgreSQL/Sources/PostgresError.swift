@@ -73,7 +73,21 @@ enum PostgresError {
         let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
         // libpq's messages span lines ("...failed: Connection refused\n\tIs the server running..."): keep one.
         let oneLine = message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        if neverConnected, let connection, refusedCredentials(connection, oneLine) {
+            return DatabaseError(.authentication, "\(context): \(oneLine)", engineCode: "authentication failed")
+        }
         return DatabaseError(.connection, "\(context): \(oneLine)", engineCode: neverConnected ? "cannot connect" : "connection lost")
+    }
+
+    /// Whether a connection was refused for its credentials rather than for
+    /// something that passes (a server starting up, too many clients). libpq
+    /// gives no SQLSTATE for a failed connection: this reads the server's
+    /// English message, so a server whose `lc_messages` is another language
+    /// reports these as ``DatabaseError/Kind/connection``.
+    static func refusedCredentials(_ connection: OpaquePointer, _ message: String) -> Bool {
+        if PQconnectionNeedsPassword(connection) == 1 { return true }
+        let markers = ["authentication failed", "no password supplied", "pg_hba.conf rejects", "no pg_hba.conf entry", "does not exist"]
+        return message.contains("FATAL") && markers.contains { message.contains($0) }
     }
 
     /// The portable category of an SQLSTATE.

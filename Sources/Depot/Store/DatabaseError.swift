@@ -33,6 +33,10 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         case serialization
         /// The connection is lost or could not be opened.
         case connection
+        /// The server refused the credentials (a wrong password, an unknown
+        /// user, no rule letting this user in): trying again does not help, so
+        /// a store that waits for its server does not wait for this.
+        case authentication
         /// Waiting for a connection from the pool took too long.
         case timeout
         /// The statement was interrupted because its task was cancelled.
