@@ -12,6 +12,8 @@ public enum RemindersError: Error, Equatable, CustomStringConvertible, Localized
     case tagNotFound(String)
     /// A value the model cannot accept (an empty title, a colour out of range...).
     case invalidInput(String)
+    /// A change that collides with what is stored: a list or tag title in use.
+    case conflict(String)
 
     public var description: String {
         switch self {
@@ -19,7 +21,7 @@ public enum RemindersError: Error, Equatable, CustomStringConvertible, Localized
         case .ambiguousList(let name, let count): "\(count) lists are named \"\(name)\"; use the list's id"
         case .reminderNotFound(let id): "no reminder with id \(id)"
         case .tagNotFound(let title): "no tag named \"\(title)\""
-        case .invalidInput(let message): message
+        case .invalidInput(let message), .conflict(let message): message
         }
     }
 

@@ -13,18 +13,29 @@ public struct ReminderDraft: Sendable, Equatable {
     public var priority: Priority?
     /// Whether it is flagged.
     public var isFlagged: Bool?
+    /// Whether it is done; an edit only (a new reminder starts not done).
+    public var isCompleted: Bool?
+    /// The list to move it to, by title or id; an edit only.
+    public var list: String?
     /// Tags to add, by title; new ones are created.
     public var tags: [String]
+    /// Whether ``tags`` are all the reminder's tags after an edit (others are
+    /// removed), rather than tags to add.
+    public var replacesTags: Bool
 
     /// A draft; every field left nil is left as it is.
     public init(title: String? = nil, notes: String? = nil, dueDate: Date?? = nil, priority: Priority? = nil,
-                isFlagged: Bool? = nil, tags: [String] = []) {
+                isFlagged: Bool? = nil, isCompleted: Bool? = nil, list: String? = nil,
+                tags: [String] = [], replacesTags: Bool = false) {
         self.title = title
         self.notes = notes
         self.dueDate = dueDate
         self.priority = priority
         self.isFlagged = isFlagged
+        self.isCompleted = isCompleted
+        self.list = list
         self.tags = tags
+        self.replacesTags = replacesTags
     }
 }
 
@@ -187,7 +198,8 @@ extension RemindersModel {
         }
     }
 
-    /// Changes the fields a draft sets, and adds its tags.
+    /// Changes the fields a draft sets, moves it to the draft's list, and adds
+    /// its tags (or makes them its only tags): all in one write, or nothing.
     @discardableResult
     public func editReminder(_ id: Int64, _ changes: ReminderDraft) async throws -> ReminderDetail {
         let title = try changes.title.map(Self.validTitle)
@@ -198,7 +210,15 @@ extension RemindersModel {
             if let dueDate = changes.dueDate { reminder.dueDate = dueDate }
             reminder.priority = changes.priority ?? reminder.priority
             reminder.isFlagged = changes.isFlagged ?? reminder.isFlagged
+            reminder.isCompleted = changes.isCompleted ?? reminder.isCompleted
+            if let list = changes.list {
+                // It keeps its place in the manual order: its position stays.
+                reminder.remindersListID = try Self.findList(db, list).id ?? reminder.remindersListID
+            }
             try db.update(reminder)
+            if changes.replacesTags {
+                try db.execute("DELETE FROM \"remindersTags\" WHERE \"reminderID\" = \(id)")
+            }
             try Self.tag(db, id, changes.tags)
             return try Self.details(db, [reminder], today: today)[0]
         }

@@ -50,7 +50,7 @@ extension RemindersModel {
     public func createTag(_ title: String) async throws -> Tag {
         try await store.write(logger: logger) { db in
             let title = try Self.validTagTitle(title)
-            if try Self.findTag(db, title) != nil { throw RemindersError.invalidInput("a tag named \"\(title)\" exists already") }
+            if try Self.findTag(db, title) != nil { throw RemindersError.conflict("a tag named \"\(title)\" exists already") }
             return try db.insert(Tag(title: title))
         }
     }
@@ -63,7 +63,7 @@ extension RemindersModel {
             guard var tag = try Self.findTag(db, title) else { throw RemindersError.tagNotFound(title) }
             let newTitle = try Self.validTagTitle(newTitle)
             if let other = try Self.findTag(db, newTitle), other.id != tag.id {
-                throw RemindersError.invalidInput("a tag named \"\(other.title)\" exists already")
+                throw RemindersError.conflict("a tag named \"\(other.title)\" exists already")
             }
             tag.title = newTitle
             try db.update(tag)

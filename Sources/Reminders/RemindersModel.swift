@@ -180,7 +180,7 @@ public struct RemindersModel: Sendable {
     static func requireUnusedTitle(_ db: Database, _ title: String, except id: Int64?) throws {
         let folded = foldedASCII(title)
         if let other = try db.fetchOne(RemindersList.where { $0.title.folded.eq(folded) && $0.id.isDistinct(from: id) }) {
-            throw RemindersError.invalidInput("a list named \"\(other.title)\" exists already; choose another title")
+            throw RemindersError.conflict("a list named \"\(other.title)\" exists already; choose another title")
         }
     }
 

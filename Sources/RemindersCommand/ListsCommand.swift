@@ -33,7 +33,7 @@ struct ListsCommand: AsyncParsableCommand {
         func run() async throws {
             try await running {
                 let model = try await options.model()
-                let list = try await model.createList(title: title, color: try color.map(ColorInput.parse) ?? 0x4A99_EFFF)
+                let list = try await model.createList(title: title, color: try color.map(ListColor.parse) ?? 0x4A99_EFFF)
                 options.json ? try Output.json(list) : print("Created list \"\(Output.safe(list.title))\" (id \(list.id ?? 0)).")
             }
         }
@@ -63,8 +63,8 @@ struct ListsCommand: AsyncParsableCommand {
         func run() async throws {
             try await running {
                 let model = try await options.model()
-                let recolored = try await model.recolorList(list, to: try ColorInput.parse(color))
-                options.json ? try Output.json(recolored) : print("\"\(Output.safe(recolored.title))\" is now \(Output.hex(recolored.color)).")
+                let recolored = try await model.recolorList(list, to: try ListColor.parse(color))
+                options.json ? try Output.json(recolored) : print("\"\(Output.safe(recolored.title))\" is now \(ListColor.hex(recolored.color)).")
             }
         }
     }
@@ -101,17 +101,5 @@ struct ListsCommand: AsyncParsableCommand {
                 options.json ? try Output.json(["deleted": list]) : print("Deleted list \"\(Output.safe(list))\" and its reminders.")
             }
         }
-    }
-}
-
-enum ColorInput {
-    /// `RRGGBB` or `RRGGBBAA`, with or without `#` or `0x`.
-    static func parse(_ text: String) throws -> Int64 {
-        var hex = text.lowercased()
-        if hex.hasPrefix("#") { hex.removeFirst() } else if hex.hasPrefix("0x") { hex.removeFirst(2) }
-        guard hex.count == 6 || hex.count == 8, let value = Int64(hex, radix: 16) else {
-            throw RemindersError.invalidInput("a colour is RRGGBB or RRGGBBAA hex, such as 4A99EF (got \"\(text)\")")
-        }
-        return hex.count == 6 ? value << 8 | 0xFF : value
     }
 }

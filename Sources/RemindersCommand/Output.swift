@@ -27,7 +27,7 @@ enum Output {
         return "\u{1B}[38;2;\(r);\(g);\(b)m●\u{1B}[0m "
     }
 
-    static func hex(_ color: Int64) -> String { String(format: "#%08llX", color) }
+    static func hex(_ color: Int64) -> String { ListColor.hex(color) }
 
     /// Whether errors are printed whole (`--verbose`): with the SQL and the engine's detail.
     static let verbose = CommandLine.arguments.contains("--verbose")
@@ -48,9 +48,7 @@ enum Output {
     }
 
     static func json<T: Encodable>(_ value: T) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
+        let encoder = RemindersJSON.encoder(pretty: true)
         print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
