@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "DepotConformance", targets: ["DepotConformance"]),
         .library(name: "DepotLifecycle", targets: ["DepotLifecycle"]),
         .executable(name: "depot-conformance", targets: ["DepotConformanceRunner"]),
+        .library(name: "DepotTesting", targets: ["DepotTesting"]),
         .library(name: "Reminders", targets: ["Reminders"]),
         .executable(name: "reminders", targets: ["RemindersCommand"]),
     ],
@@ -110,8 +111,11 @@ let package = Package(
             path: "Sources/RemindersCommand"
         ),
 
+        // For users' tests: outages staged in front of a real server.
+        .target(name: "DepotTesting", path: "Sources/DepotTesting"),
+
         // Shared by the test targets: the test PostgreSQL server and temporary files.
-        .target(name: "TestSupport", dependencies: ["Depot", "DepotPostgres"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Depot", "DepotPostgres", "DepotTesting"], path: "Tests/TestSupport"),
 
         .testTarget(name: "DepotTests", dependencies: ["Depot"], path: "Tests/DepotTests"),
         // The @Columns macro's expansions and refusals.

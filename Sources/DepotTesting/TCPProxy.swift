@@ -1,11 +1,25 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
-/// A TCP forwarder on loopback in front of the test server, to stage what a
-/// real deployment goes through: a server that is not up yet (nothing listens
-/// on the port), comes up, and restarts (every connection dropped at once).
+/// A TCP forwarder on loopback in front of a real server, to stage in a test
+/// what a deployment goes through: a server that is not up yet (nothing
+/// listens on the port), comes up, restarts (every connection dropped at
+/// once), or drops a connection while an answer is on its way.
+///
+/// ```swift
+/// let proxy = try TCPProxy(to: "127.0.0.1", port: 5432)
+/// try proxy.start()
+/// configuration.host = "127.0.0.1"
+/// configuration.port = proxy.port     // the store connects through the proxy
+/// // ...
+/// proxy.stop()                        // the "server" is down: connections drop
+/// ```
+///
+/// Each forwarded connection takes two threads; it is meant for tests, not for traffic.
 public final class TCPProxy: @unchecked Sendable {
     /// The port clients connect to.
     public let port: Int

@@ -1,0 +1,2 @@
+// The test targets reach DepotTesting's TCPProxy through TestSupport.
+@_exported import DepotTesting
