@@ -9,6 +9,7 @@ let package = Package(
     dependencies: [
         .package(name: "Depot", path: "../.."),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
     ],
     targets: [
         // The routes, as a library so the tests can run them without a socket.
@@ -22,11 +23,15 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
-        .executableTarget(name: "RemindersServer", dependencies: ["RemindersServerApp"]),
+        .executableTarget(
+            name: "RemindersServer",
+            dependencies: ["RemindersServerApp", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .testTarget(
             name: "RemindersServerTests",
             dependencies: [
                 "RemindersServerApp",
+                .product(name: "DepotTesting", package: "Depot"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

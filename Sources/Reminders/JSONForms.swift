@@ -133,8 +133,13 @@ public struct ListScreenJSON: Encodable {
 
     /// The JSON form of a model value.
     public init(_ screen: ListScreen) {
-        list = ListJSON(screen.list)
-        reminders = screen.reminders.map(ReminderDetailJSON.init)
+        self.init(list: screen.list, reminders: screen.reminders)
+    }
+
+    /// A list with its reminders, as ``RemindersModel/reminders(in:sort:ascending:showCompleted:)`` gives them.
+    public init(list: RemindersList, reminders: [ReminderDetail]) {
+        self.list = ListJSON(list)
+        self.reminders = reminders.map(ReminderDetailJSON.init)
     }
 }
 

@@ -7,105 +7,77 @@ import Hummingbird
 import Logging
 import Reminders
 
-extension HomeScreen: ResponseEncodable {}
-extension ListSummary: ResponseEncodable {}
-extension RemindersList: ResponseEncodable {}
-extension ReminderDetail: ResponseEncodable {}
-
-/// What a client sends to add a reminder.
-public struct NewReminder: Decodable, Sendable {
-    public var title: String
-    public var notes: String?
-    public var dueDate: Date?
-    public var isFlagged: Bool?
-}
-
-/// What a client sends to add a list.
-public struct NewList: Decodable, Sendable {
-    public var title: String
-}
-
-/// The server's routes over a reminders model.
-public enum RemindersRoutes {
-    /// The router: JSON in and out; model errors become 404 or 400, database errors 503 or 500.
-    /// Each request's statements are logged through the request's logger, with its id.
-    public static func router(_ base: RemindersModel) -> Router<BasicRequestContext> {
-        let router = Router()
-        router.add(middleware: LogRequestsMiddleware(.info))
-        @Sendable func model(_ context: BasicRequestContext) -> RemindersModel {
-            var model = base
-            model.logger = context.logger
-            return model
-        }
-        router.get("home") { _, context in try await model(context).homeScreen() }
-        router.get("lists") { _, context in try await model(context).lists() }
-        router.post("lists") { request, context -> EditedResponse<RemindersList> in
-            let model = model(context)
-            let new = try await request.decode(as: NewList.self, context: context)
-            return EditedResponse(status: .created, response: try await mapped { try await model.createList(title: new.title) })
-        }
-        router.get("lists/:list/reminders") { _, context -> [ReminderDetail] in
-            let model = model(context)
-            let list = try context.parameters.require("list")
-            return try await mapped { try await model.reminders(in: list).reminders }
-        }
-        router.post("lists/:list/reminders") { request, context -> EditedResponse<ReminderDetail> in
-            let model = model(context)
-            let list = try context.parameters.require("list")
-            let new = try await request.decode(as: NewReminder.self, context: context)
-            let draft = ReminderDraft(title: new.title, notes: new.notes, dueDate: new.dueDate.map { .some($0) }, isFlagged: new.isFlagged)
-            return EditedResponse(status: .created, response: try await mapped { try await model.addReminder(draft, to: list) })
-        }
-        router.post("reminders/:id/complete") { _, context -> ReminderDetail in
-            let model = model(context)
-            let id = try context.parameters.require("id", as: Int64.self)
-            return try await mapped { try await model.complete(id) }
-        }
-        router.get("search") { request, context -> [ReminderDetail] in
-            let model = model(context)
-            let text = request.uri.queryParameters.get("q") ?? ""
-            return try await mapped { try await model.search(text).details }
-        }
-        return router
-    }
-
-    /// Runs `body`, turning the model's and the store's errors into HTTP errors.
-    static func mapped<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as RemindersError {
-            throw HTTPError(.notFound, message: "\(error)")
-        } catch let error as DatabaseError {
-            switch error.kind {
-            case .unique, .check, .notNull, .foreignKey, .encoding: throw HTTPError(.badRequest, message: error.message)
-            case .connection, .timeout, .busy: throw HTTPError(.serviceUnavailable, message: "the database is unavailable; try again")
-            default: throw HTTPError(.internalServerError)
-            }
-        }
-    }
-
-    /// The store a URL names: a PostgreSQL URL, or else an SQLite file path.
+extension RemindersRoutes {
+    /// The store a location names: a `postgres://` URL, or else an SQLite file
+    /// path (its folder must exist; the file is created).
+    ///
+    /// A request waits at most 2 seconds for a connection, and a server that
+    /// is down is not waited for: while the database is unreachable requests
+    /// answer 503 at once instead of hanging.
     public static func store(_ location: String, logger: Logger) async throws -> Store {
         if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
-            var configuration = try PostgresConfiguration(url: location)
-            configuration.store.logger = logger
-            configuration.store.waitsForServer = true
-            return try await Store.postgres(configuration)
+            return try await store(postgres: try PostgresConfiguration(url: location), logger: logger)
+        }
+        guard !location.isEmpty else { throw StartupError("the database location is empty; give a file path or a postgres:// URL") }
+        let folder = URL(fileURLWithPath: location).deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw StartupError("there is no folder \(folder) for the database \(location)")
         }
         var configuration = SQLiteConfiguration()
         configuration.store.logger = logger
+        configuration.store.checkoutTimeout = .seconds(2)
         return try Store.sqlite(at: location, configuration)
     }
 
-    /// The application: the routes, the store as a service shut down after the
-    /// HTTP server (so requests in flight finish first).
+    /// A PostgreSQL store with the server's settings: a request waits at most
+    /// 2 seconds for a connection, a connection attempt at most 2 seconds (unless
+    /// `connect_timeout` is given), and a server that is down is not waited for.
+    public static func store(postgres configuration: PostgresConfiguration, logger: Logger) async throws -> Store {
+        var configuration = configuration
+        configuration.store.logger = logger
+        configuration.store.waitsForServer = false
+        configuration.store.checkoutTimeout = .seconds(2)
+        if configuration.parameters["connect_timeout"] == nil { configuration.parameters["connect_timeout"] = "2" }
+        return try await Store.postgres(configuration)
+    }
+
+    /// The application: the routes, and the store as a service shut down after
+    /// the HTTP server (so requests in flight finish first). Runs the model's
+    /// migrations first: a database that cannot be migrated never serves.
     public static func application(store: Store, host: String = "127.0.0.1", port: Int = 8080, logger: Logger) async throws -> some ApplicationProtocol {
         let model = RemindersModel(store: store)
         try await model.migrate()
         return Application(
             router: router(model),
-            configuration: .init(address: .hostname(host, port: port)),
+            configuration: .init(address: .hostname(host, port: port), serverName: "RemindersServer"),
             services: [StoreService(store)],
             logger: logger)
     }
+
+    /// A location to print: a URL's password replaced (the library's redacted form).
+    public static func redacted(_ location: String) -> String {
+        PostgresConfiguration.redact(location)
+    }
+
+    /// One line for a failure at startup, without SQL or a password.
+    public static func startupMessage(_ error: any Error, location: String) -> String {
+        let message: String
+        switch error {
+        case let error as StartupError: message = error.message
+        case let error as DatabaseError: message = "cannot use the database at \(redacted(location)): \(error.message)"
+        case let error as RemindersError: message = error.description
+        default: message = "\(error)"
+        }
+        return message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+    }
+}
+
+/// A reason the server cannot start, in one line.
+public struct StartupError: Error, CustomStringConvertible {
+    /// What went wrong.
+    public var message: String
+    /// A reason.
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
 }

@@ -9,10 +9,6 @@ import RemindersServerApp
 import Testing
 
 @Suite struct RemindersServerTests {
-    func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("reminders-server-\(UUID().uuidString).sqlite").path
-    }
-
     @Test func aClientAddsAListAndAReminderThenReadsThemBack() async throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -74,33 +70,11 @@ import Testing
         }
     }
 
-    /// Keeps log records, to see which logger a statement went through.
-    final class Captured: @unchecked Sendable {
-        private let lock = NSLock()
-        private var records: [(message: String, metadata: Logger.Metadata)] = []
-        var all: [(message: String, metadata: Logger.Metadata)] { lock.withLock { records } }
-        func add(_ message: String, _ metadata: Logger.Metadata) { lock.withLock { records.append((message, metadata)) } }
-
-        struct Handler: LogHandler {
-            let captured: Captured
-            var metadata: Logger.Metadata = [:]
-            var logLevel: Logger.Level = .debug
-            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-                get { metadata[key] }
-                set { metadata[key] = newValue }
-            }
-            func log(event: LogEvent) {
-                captured.add("\(event.message)", metadata.merging(event.metadata ?? [:]) { $1 })
-            }
-        }
-    }
-
     @Test func eachRequestsStatementsAreLoggedThroughTheRequestsLogger() async throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         let captured = Captured()
-        var logger = Logger(label: "server") { _ in Captured.Handler(captured: captured) }
-        logger.logLevel = .debug
+        let logger = captured.logger
         let store = try await RemindersRoutes.store(path, logger: Logger(label: "store") { _ in SwiftLogNoOpLogHandler() })
         let app = try await RemindersRoutes.application(store: store, logger: logger)
         try await app.test(.router) { client in

@@ -1,0 +1,132 @@
+import Depot
+import Foundation
+import Hummingbird
+import Logging
+import Reminders
+
+/// The server's routes over a reminders model: JSON in and out, in the
+/// `reminders` command's --json forms.
+///
+/// Every failure answers one line of JSON, `{"error": "…"}`: 400 for a body
+/// that is not a JSON object, 422 for a field that is wrong or unknown, 404
+/// for a list or reminder that does not exist, 409 for a title in use or a
+/// name two lists share, 405 for a method a route does not take, 503 while the
+/// database is unreachable.
+public enum RemindersRoutes {
+    typealias Handler = @Sendable (Request, BasicRequestContext, RemindersModel) async throws -> Response
+
+    /// Each route: its method, its path, what it does.
+    public static let index: [(method: String, path: String, summary: String)] = routes.map { ($0.method.rawValue, $0.path, $0.summary) }
+
+    static let routes: [(method: HTTPRequest.Method, path: String, summary: String, handler: Handler)] = [
+        (.get, "/", "this list of routes", { _, _, _ in
+            try json(index.map { ["method": $0.method, "path": $0.path, "summary": $0.summary] })
+        }),
+        (.get, "/health", "200 when the database answers, 503 when it does not", { _, _, model in
+            _ = try await model.store.read { db in try db.fetchOne(Int.self, "SELECT 1") }
+            return try json(["database": "reachable"])
+        }),
+        (.get, "/home", "the smart lists' counts, the lists and the tags", { _, _, model in
+            try json(HomeJSON(try await model.homeScreen()))
+        }),
+        (.get, "/lists", "every list with its counts", { _, _, model in
+            try json(try await model.lists().map(ListSummaryJSON.init))
+        }),
+        (.post, "/lists", "a new list: {title, color?}", { request, context, model in
+            let new = try await body(NewList.self, request, context)
+            return try json(ListJSON(try await model.createList(title: new.title, color: new.color ?? 0x4A99_EFFF)), .created)
+        }),
+        (.get, "/lists/:list", "a list (by id or title) and its reminders", { _, context, model in
+            let found = try await model.reminders(in: try parameter("list", context))
+            return try json(ListScreenJSON(list: found.list, reminders: found.reminders))
+        }),
+        (.patch, "/lists/:list", "changes a list: {title?, color?, position?, sort?, sortAscending?, showCompleted?}", { request, context, model in
+            let edit = try await body(ListEdit.self, request, context)
+            return try json(ListJSON(try await model.editList(try parameter("list", context), edit.changes)))
+        }),
+        (.delete, "/lists/:list", "deletes a list and its reminders", { _, context, model in
+            try await model.deleteList(try parameter("list", context))
+            return Response(status: .noContent)
+        }),
+        (.get, "/lists/:list/reminders", "a list's reminders, in its order", { _, context, model in
+            try json(try await model.reminders(in: try parameter("list", context)).reminders.map(ReminderDetailJSON.init))
+        }),
+        (.post, "/lists/:list/reminders", "a new reminder: {title, notes?, dueDate?, priority?, isFlagged?, tags?}", { request, context, model in
+            let new = try await body(NewReminder.self, request, context)
+            return try json(ReminderDetailJSON(try await model.addReminder(new.draft, to: try parameter("list", context))), .created)
+        }),
+        (.get, "/reminders/:id", "a reminder", { _, context, model in
+            try json(ReminderDetailJSON(try await model.reminder(try reminderID(context))))
+        }),
+        (.patch, "/reminders/:id", "changes a reminder: {title?, notes?, dueDate? (null clears), priority?, isFlagged?, isCompleted?, list?, tags?}", { request, context, model in
+            let id = try reminderID(context)
+            let edit = try await body(ReminderEdit.self, request, context)
+            return try json(ReminderDetailJSON(try await model.editReminder(id, edit.draft)))
+        }),
+        (.delete, "/reminders/:id", "deletes a reminder", { _, context, model in
+            try await model.deleteReminder(try reminderID(context))
+            return Response(status: .noContent)
+        }),
+        (.post, "/reminders/:id/complete", "marks a reminder done", { _, context, model in
+            try json(ReminderDetailJSON(try await model.complete(try reminderID(context))))
+        }),
+        (.delete, "/reminders/:id/complete", "marks a reminder not done (undo)", { _, context, model in
+            try json(ReminderDetailJSON(try await model.complete(try reminderID(context), false)))
+        }),
+        (.get, "/search", "reminders whose title, notes or tags contain ?q=", { request, _, model in
+            guard let text = request.uri.queryParameters.get("q") else {
+                throw ServerError(status: .badRequest, message: "search needs ?q=", cause: "missing query")
+            }
+            return try json(try await model.search(text).details.map(ReminderDetailJSON.init))
+        }),
+    ]
+
+    /// The router. Each request's statements are logged through the request's
+    /// logger (with its id); each request ends in one log line.
+    public static func router(_ base: RemindersModel) -> Router<BasicRequestContext> {
+        let router = Router()
+        var table = RouteTable()
+        for route in routes { table.add(route.path, route.method) }
+        router.add(middleware: RequestLogMiddleware(routes: table))
+        for route in routes {
+            let handler = route.handler
+            router.on(RouterPath(route.path), method: route.method) { request, context in
+                var model = base
+                model.logger = context.logger
+                return try await handler(request, context, model)
+            }
+        }
+        return router
+    }
+
+    /// JSON with sorted keys and ISO 8601 dates.
+    static func json<T: Encodable>(_ value: T, _ status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try RemindersJSON.encoder().encode(value)
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// A request's body, read whole (up to the context's limit, else 413) and decoded strictly.
+    static func body<T: Decodable>(_ type: T.Type, _ request: Request, _ context: BasicRequestContext) async throws -> T {
+        var request = request
+        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        return try Body.decode(type, from: Data(buffer.readableBytesView))
+    }
+
+    /// A path parameter, percent-decoded.
+    static func parameter(_ name: String, _ context: BasicRequestContext) throws -> String {
+        guard let raw = context.parameters.get(name), let decoded = raw.removingPercentEncoding else {
+            throw ServerError(status: .badRequest, message: "the path's \(name) is not valid percent-encoded text", cause: "bad path")
+        }
+        return decoded
+    }
+
+    /// A reminder's id from the path: not a number means no such reminder.
+    static func reminderID(_ context: BasicRequestContext) throws -> Int64 {
+        let text = try parameter("id", context)
+        guard let id = Int64(text) else {
+            throw ServerError(status: .notFound, message: "no reminder with id \"\(text)\"; ids are whole numbers", cause: "reminder not found")
+        }
+        return id
+    }
+}

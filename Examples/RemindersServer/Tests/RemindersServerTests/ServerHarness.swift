@@ -1,0 +1,77 @@
+import Depot
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import RemindersServerApp
+import Testing
+
+/// An answer, with its body as text and as JSON.
+struct Answer {
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
+    var text: String
+    var json: Any? { try? JSONSerialization.jsonObject(with: Data(text.utf8)) }
+    var object: [String: Any] { json as? [String: Any] ?? [:] }
+    var array: [[String: Any]] { json as? [[String: Any]] ?? [] }
+    /// The `error` of a failure's one line of JSON.
+    var error: String? { object["error"] as? String }
+}
+
+/// A client of the app, through Hummingbird's router test client.
+struct Client {
+    let client: any TestClientProtocol
+
+    func send(_ method: HTTPRequest.Method, _ uri: String, _ body: String? = nil) async throws -> Answer {
+        try await client.execute(uri: uri, method: method, body: body.map { ByteBuffer(string: $0) }) { response in
+            Answer(status: response.status, headers: response.headers, text: String(buffer: response.body))
+        }
+    }
+}
+
+/// A temporary SQLite file for one test.
+func temporaryPath() -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("reminders-server-\(UUID().uuidString).sqlite").path
+}
+
+/// Runs `body` against the app on a fresh SQLite file, with `logger` for the app.
+func withServer(logger: Logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+                _ body: @Sendable (Client) async throws -> Void) async throws {
+    let path = temporaryPath()
+    defer {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+    let store = try await RemindersRoutes.store(path, logger: Logger(label: "store") { _ in SwiftLogNoOpLogHandler() })
+    let app = try await RemindersRoutes.application(store: store, logger: logger)
+    try await app.test(.router) { client in try await body(Client(client: client)) }
+}
+
+/// Keeps log records, to see what the server logs.
+final class Captured: @unchecked Sendable {
+    private let lock = NSLock()
+    private var records: [(level: Logger.Level, message: String, metadata: Logger.Metadata)] = []
+    var all: [(level: Logger.Level, message: String, metadata: Logger.Metadata)] { lock.withLock { records } }
+    /// Every record as one line of text, as a log handler would print it.
+    var text: String { all.map { "\($0.level) \($0.message) \($0.metadata)" }.joined(separator: "\n") }
+
+    func add(_ level: Logger.Level, _ message: String, _ metadata: Logger.Metadata) { lock.withLock { records.append((level, message, metadata)) } }
+
+    var logger: Logger {
+        var logger = Logger(label: "server") { _ in Handler(captured: self) }
+        logger.logLevel = .debug
+        return logger
+    }
+
+    struct Handler: LogHandler {
+        let captured: Captured
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .debug
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            captured.add(event.level, "\(event.message)", metadata.merging(event.metadata ?? [:]) { $1 })
+        }
+    }
+}
