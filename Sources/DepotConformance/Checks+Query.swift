@@ -182,6 +182,13 @@ enum QueryChecks {
             try await expectIDs(store, Note.all, [1, 2, 3, 4, 5, 6, 7, 8], "no order: the primary key")
             try await expectIDs(store, Note.order { $0.due.ascending() }, [8, 3, 1, 7, 4, 6, 2, 5], "dates as instants, a microsecond apart")
         },
+        ConformanceCheck("query: a bare expression in order means ascending with NULLs last") { context in
+            let store = try await notes(context)
+            try await expectIDs(store, Note.order { $0.rank }, [7, 3, 1, 6, 4, 8, 2, 5], "order { rank }")
+            try await expectIDs(store, Note.order { [$0.rank] }, [7, 3, 1, 6, 4, 8, 2, 5], "order { [rank] }")
+            try await expectIDs(store, Note.order { [$0.isPinned.descending(), $0.score] }, [4, 1, 6, 3, 5, 8, 7, 2], "a bare term beside an explicit one")
+            try await expectIDs(store, Note.all.order { $0.rank }.limit(3), [7, 3, 1], "on a query")
+        },
         ConformanceCheck("query: in and notIn, with empty lists") { context in
             let store = try await notes(context)
             try await expectIDs(store, Note.where { $0.rank.in([1, 5, 9]) }, [3, 8], "rank IN (1, 5, 9)")

@@ -36,15 +36,17 @@ public struct Query<Root: Record & ColumnMapped>: Sendable {
     }
 
     /// Orders by these terms, after any earlier `order`; the primary key ends the order.
-    public func order(_ terms: (Root.Columns) -> [QueryOrdering]) -> Query {
+    public func order(_ terms: (Root.Columns) -> [any QueryOrderingTerm]) -> Query {
         var query = self
-        query.orderings += terms(Root.columns)
+        query.orderings += terms(Root.columns).map(\.queryOrdering)
         return query
     }
 
     /// Orders by this term, after any earlier `order`; the primary key ends the order.
-    public func order(_ term: (Root.Columns) -> QueryOrdering) -> Query {
-        order { [term($0)] }
+    public func order<Term: QueryOrderingTerm>(_ term: (Root.Columns) -> Term) -> Query {
+        var query = self
+        query.orderings.append(term(Root.columns).queryOrdering)
+        return query
     }
 
     /// At most `count` rows, after skipping `offset`.
@@ -96,12 +98,12 @@ extension Record where Self: ColumnMapped {
     }
 
     /// Every row, in this order (then by primary key).
-    public static func order(_ terms: (Columns) -> [QueryOrdering]) -> Query<Self> {
+    public static func order(_ terms: (Columns) -> [any QueryOrderingTerm]) -> Query<Self> {
         Query().order(terms)
     }
 
     /// Every row, in this order (then by primary key).
-    public static func order(_ term: (Columns) -> QueryOrdering) -> Query<Self> {
+    public static func order<Term: QueryOrderingTerm>(_ term: (Columns) -> Term) -> Query<Self> {
         Query().order(term)
     }
 }

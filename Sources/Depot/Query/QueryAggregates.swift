@@ -86,15 +86,16 @@ public struct Selection<Root: Record & ColumnMapped, Output>: Sendable {
     }
 
     /// Orders the output rows by these terms, before the group keys or the primary key.
-    public func order(_ terms: (Root.Columns) -> [QueryOrdering]) -> Selection {
+    public func order(_ terms: (Root.Columns) -> [any QueryOrderingTerm]) -> Selection {
         var selection = self
         selection.query = query.order(terms)
         return selection
     }
 
     /// Orders the output rows by this term, before the group keys or the primary key.
-    public func order(_ term: (Root.Columns) -> QueryOrdering) -> Selection {
-        order { [term($0)] }
+    public func order<Term: QueryOrderingTerm>(_ term: (Root.Columns) -> Term) -> Selection {
+        let ordering = term(Root.columns).queryOrdering
+        return order { _ in [ordering] }
     }
 
     /// At most `count` output rows, after skipping `offset`.

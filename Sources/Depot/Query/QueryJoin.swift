@@ -19,8 +19,8 @@ public struct Join<Root: Record & ColumnMapped, Other: Record & ColumnMapped>: S
     }
 
     /// Orders by these terms, after any earlier ones; the primary keys end the order.
-    public func order(_ terms: (Root.Columns, Other.Columns) -> [QueryOrdering]) -> Join {
-        Join(parts: parts.ordered(by: terms(Root.columns, Other.Columns(source: .joined))))
+    public func order(_ terms: (Root.Columns, Other.Columns) -> [any QueryOrderingTerm]) -> Join {
+        Join(parts: parts.ordered(by: terms(Root.columns, Other.Columns(source: .joined)).map(\.queryOrdering)))
     }
 
     /// At most `count` pairs, after skipping `offset`.
@@ -59,8 +59,8 @@ public struct LeftJoin<Root: Record & ColumnMapped, Other: Record & ColumnMapped
 
     /// Orders by these terms, after any earlier ones; the primary keys end the
     /// order (NULLs of an unmatched record last).
-    public func order(_ terms: (Root.Columns, Other.Columns) -> [QueryOrdering]) -> LeftJoin {
-        LeftJoin(parts: parts.ordered(by: terms(Root.columns, Other.Columns(source: .joined))))
+    public func order(_ terms: (Root.Columns, Other.Columns) -> [any QueryOrderingTerm]) -> LeftJoin {
+        LeftJoin(parts: parts.ordered(by: terms(Root.columns, Other.Columns(source: .joined)).map(\.queryOrdering)))
     }
 
     /// At most `count` pairs, after skipping `offset`.
