@@ -179,5 +179,22 @@ enum ObservationChecks {
             try await expectError(.syntax, "a read of a missing table") { try await iterator.next() }
             try expectEqual(store.liveObservationCount, 0, "live observations after the error")
         },
+        ConformanceCheck("observation: reading a table never made observable is one misuse error, the same text on every engine") { context in
+            let store = try await counters(context)
+            try await store.write { db in try DepotConformance.createTable(db, "unobserved", [("id", .integer, "PRIMARY KEY")]) }
+            var iterator = store.observe { db in
+                try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "counters") JOIN \(ident: "unobserved") ON \(ident: "unobserved").\(ident: "id") = \(ident: "counters").\(ident: "id")")
+            }.makeAsyncIterator()
+            let error = try await expectError(.misuse, "an observation reading an unobservable table") { try await iterator.next() }
+            try expectEqual(error.message, "\"unobserved\" is read by an observation but was never made observable: "
+                + "run db.enableObservation(of: [\"unobserved\"]) once, in a migration", "the error's text")
+            try expectEqual(store.liveObservationCount, 0, "live observations after the error")
+            // Once made observable, the same observation runs.
+            try await store.write { db in try db.enableObservation(of: ["unobserved"]) }
+            let again = store.observe { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "unobserved")") }.makeAsyncIterator()
+            try expectEqual(try await next(again, "after enableObservation"), 0, "after enableObservation")
+            try await store.write { db in try db.execute("INSERT INTO \(ident: "unobserved") (\(ident: "id")) VALUES (1)") }
+            try expectEqual(try await next(again, "a commit to it"), 1, "a commit to it")
+        },
     ]
 }

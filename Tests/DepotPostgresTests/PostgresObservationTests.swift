@@ -41,7 +41,7 @@ struct PostgresObservationTests {
         let values = store.observe { db in try db.fetchOne(Int.self, "SELECT count(*) FROM silent") ?? 0 }.makeAsyncIterator()
         let error = await #expect(throws: DatabaseError.self) { try await ObservationWait.next(values) }
         #expect(error?.kind == .misuse)
-        #expect(error?.message.contains("silent is read by an observation but commits to it are not heard") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("\"silent\" is read by an observation but was never made observable") == true, "\(String(describing: error))")
         #expect(error?.message.contains("db.enableObservation(of: [\"silent\"])") == true)
         #expect(store.liveObservationCount == 0)
         await store.close()

@@ -13,6 +13,7 @@ import TestSupport
         try await store.write { db in
             try db.execute("CREATE TABLE counters (id INTEGER PRIMARY KEY, value INTEGER NOT NULL)")
             try db.execute("INSERT INTO counters VALUES (1, 0)")
+            try db.enableObservation(of: ["counters"])
         }
         return (store, path)
     }
@@ -40,6 +41,7 @@ import TestSupport
             try db.execute("CREATE TRIGGER bump AFTER INSERT ON parents BEGIN INSERT INTO log VALUES (NEW.id, 'parent'); END")
             try db.execute("INSERT INTO parents VALUES (1)")
             try db.execute("INSERT INTO children VALUES (1, 1), (2, 1)")
+            try db.enableObservation(of: ["children", "log"])
         }
         let children = store.observe { db in try db.fetchOne(Int.self, "SELECT count(*) FROM children") ?? -1 }.makeAsyncIterator()
         let log = store.observe { db in try db.fetchOne(Int.self, "SELECT count(*) FROM log") ?? -1 }.makeAsyncIterator()

@@ -1,5 +1,5 @@
 import CLibPQ
-import Depot
+@_spi(Driver) import Depot
 import Foundation
 
 /// The channel Depot's triggers notify, with the changed table's `schema.name` as payload.
@@ -71,8 +71,7 @@ extension PostgresConnection: ReadTrackingConnection {
         defer { statement.reset() }
         try statement.bind([.text(relation.schema), .text(relation.name)])
         guard try statement.step(), statement.bool(at: 0) == true else {
-            throw DatabaseError(.misuse, "\(qualified) is read by an observation but commits to it are not heard: "
-                + "run db.enableObservation(of: [\"\(relation.name)\"]) once, in a migration")
+            throw DatabaseError.notObservable(relation.name)
         }
         observableTables.insert(qualified)
     }

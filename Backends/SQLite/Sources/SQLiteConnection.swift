@@ -1,5 +1,5 @@
 import CSQLite
-import Depot
+@_spi(Driver) import Depot
 import Foundation
 
 /// One SQLite connection, configured the way every Depot connection is:
@@ -9,6 +9,8 @@ final class SQLiteConnection: DriverConnection {
     let handle: OpaquePointer
     /// The tables statements read and write, from the authorizer.
     let tables = SQLiteTableLog()
+    /// Tables found recorded by ``Database/enableObservation(of:)``.
+    private var observableTables: Set<String> = []
     private var dataVersion: OpaquePointer?
 
     init(path: String, role: ConnectionRole, configuration: SQLiteConfiguration, isMemory: Bool, mode: SQLiteDriver.OpenMode = .readWrite) throws {
@@ -199,10 +201,29 @@ final class SQLiteConnection: DriverConnection {
 
 extension SQLiteConnection: ReadTrackingConnection, WriteTrackingConnection {
     func tablesRead(bySQL sql: String, values: [Value]) throws -> Set<String>? {
-        if let reads = tables.reads(ofSQL: sql) { return reads }
-        // Compiled before the log forgot it: compiling again tells.
-        _ = try SQLiteStatement(connection: self, sql: sql)
-        return tables.reads(ofSQL: sql)
+        var reads = tables.reads(ofSQL: sql)
+        if reads == nil {
+            // Compiled before the log forgot it: compiling again tells.
+            _ = try SQLiteStatement(connection: self, sql: sql)
+            reads = tables.reads(ofSQL: sql)
+        }
+        for table in reads ?? [] where !observableTables.contains(table) { try requireObservable(table) }
+        return reads
+    }
+
+    /// Fails unless ``Database/enableObservation(of:)`` recorded the table (SQLite's
+    /// own tables and the record itself need not be).
+    private func requireObservable(_ table: String) throws {
+        let lowered = table.lowercased()
+        if lowered.hasPrefix("sqlite_") || lowered == "depotobservedtables" { return }
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        let sql = "SELECT 1 FROM \"depotObservedTables\" WHERE \"name\" = ?1"
+        let recorded = sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK
+            && sqlite3_bind_text(statement, 1, table, -1, depot_sqlite_transient()) == SQLITE_OK
+            && sqlite3_step(statement) == SQLITE_ROW
+        guard recorded else { throw DatabaseError.notObservable(table) }
+        observableTables.insert(table)
     }
 
     func takeWrittenTables() -> Set<String> {

@@ -82,4 +82,17 @@ extension SQLiteDialect: QueryDialect {
     public func booleanExtreme(_ expression: String, max: Bool) -> String {
         max ? "max(\(expression))" : "min(\(expression))"
     }
+
+    /// Records the tables in `depotObservedTables`. SQLite's connections hear
+    /// every commit on their own; the record makes reading an unrecorded table
+    /// in an observation the same misuse error it is on PostgreSQL, where
+    /// such commits would go unheard.
+    public func observationSetup(tables: [String]) -> [String] {
+        guard !tables.isEmpty else { return [] }
+        let names = tables.map { "('" + $0.replacingOccurrences(of: "'", with: "''") + "')" }.joined(separator: ", ")
+        return [
+            "CREATE TABLE IF NOT EXISTS \"depotObservedTables\" (\"name\" TEXT NOT NULL PRIMARY KEY COLLATE NOCASE) STRICT, WITHOUT ROWID",
+            "INSERT INTO \"depotObservedTables\" (\"name\") VALUES \(names) ON CONFLICT DO NOTHING",
+        ]
+    }
 }

@@ -126,9 +126,11 @@ public enum ColumnType: String, Sendable, Hashable, CaseIterable {
 /// these instead of skipping checks: where a capability is missing, the check
 /// pins the documented alternative behaviour.
 extension SQLDialect {
-    /// Statements that make commits to these tables visible to observers on
-    /// other connections: none by default, for engines whose connections learn
-    /// about other commits on their own (SQLite). PostgreSQL installs triggers.
+    /// Statements that make these tables observable: none by default. SQLite
+    /// records their names (its connections hear every commit on their own);
+    /// PostgreSQL installs triggers. A backend whose ``ReadTrackingConnection``
+    /// finds an observation reading a table never made observable throws
+    /// `DatabaseError.notObservable(_:)`, the same error on every engine.
     public func observationSetup(tables: [String]) -> [String] { [] }
 }
 

@@ -148,6 +148,13 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
 extension DatabaseError {
     static func misuse(_ message: String) -> DatabaseError { DatabaseError(.misuse, message) }
 
+    /// The error every backend gives when an observation reads a table that
+    /// ``Database/enableObservation(of:)`` never made observable: one text on every engine.
+    @_spi(Driver) public static func notObservable(_ table: String) -> DatabaseError {
+        DatabaseError(.misuse, "\"\(table)\" is read by an observation but was never made observable: "
+            + "run db.enableObservation(of: [\"\(table)\"]) once, in a migration")
+    }
+
     /// A `connection` error from COMMIT, said as what it means: the outcome is unknown.
     func lostDuringCommit() -> DatabaseError {
         guard kind == .connection, !commitOutcomeUnknown else { return self }
