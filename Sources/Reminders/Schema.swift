@@ -25,7 +25,8 @@ public enum RemindersSchema {
             }
         }
         migrator.register("3 observed tables") { db in
-            // PostgreSQL: a trigger per table tells every process's observations; SQLite needs none.
+            // PostgreSQL: a trigger per table tells every process's observations.
+            // (SQLite's record of observable tables came later: migration 7.)
             try db.enableObservation(of: observedTables)
         }
         migrator.register("4 list cover images") { db in
@@ -99,6 +100,13 @@ public enum RemindersSchema {
                 try db.execute("DELETE FROM sqlite_sequence WHERE name = \(table)")
                 try db.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (\(table), \(largest))")
             }
+        }
+        migrator.register("7 observed tables on every engine") { db in
+            // Depot now refuses, on SQLite as on PostgreSQL, an observation that
+            // reads a table never made observable; SQLite databases made before
+            // ran migrations 3 and 4 when that recorded nothing. Running it again
+            // is harmless on PostgreSQL (CREATE OR REPLACE TRIGGER).
+            try db.enableObservation(of: observedTables + ["remindersListCoverImages"])
         }
         return migrator
     }

@@ -36,12 +36,29 @@ import Testing
         #expect(try await model.createList(title: "Three").id ?? 0 > last.id ?? 0)
         // As if the store had only the first five migrations: the sixth runs again and keeps the sequence.
         try await store.write { db in
-            try db.execute("DELETE FROM \(ident: "depotMigrations") WHERE \(ident: "name") = \("6 keys never reused")")
+            try db.execute("DELETE FROM \(ident: "depotMigrations") WHERE \(ident: "name") IN (\("6 keys never reused"), \("7 observed tables on every engine"))")
         }
         try await RemindersSchema.migrate(store)
         try await model.deleteList("Three")
         let four = try await model.createList(title: "Four")
         #expect(four.id ?? 0 > (last.id ?? 0) + 1, "ids given: \(first.id ?? 0), \(last.id ?? 0), then \(four.id ?? 0)")
+        await store.close()
+    }
+
+    @Test func aDatabaseMadeBeforeSQLiteRecordedObservableTablesIsWatchedAfterMigrating() async throws {
+        let store = Store.sqliteInMemory()
+        try await RemindersSchema.migrate(store)
+        // As a database made before migration 7: nothing recorded.
+        try await store.write { db in
+            try db.execute("DROP TABLE \(ident: "depotObservedTables")")
+            try db.execute("DELETE FROM \(ident: "depotMigrations") WHERE \(ident: "name") = \("7 observed tables on every engine")")
+        }
+        let model = RemindersModel(store: store)
+        var before = model.watch(.home).makeAsyncIterator()
+        await #expect(throws: DatabaseError.self) { _ = try await before.next() }
+        try await RemindersSchema.migrate(store)
+        var after = model.watch(.home).makeAsyncIterator()
+        #expect(try await after.next() != nil)
         await store.close()
     }
 }
