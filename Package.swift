@@ -108,8 +108,12 @@ let package = Package(
                 "Reminders", "DepotSQLite", "DepotPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Sources/RemindersCommand"
+            path: "Sources/RemindersCommand",
+            plugins: ["BuildCommit"]
         ),
+
+        // The git commit a build was made from, for `reminders --version`.
+        .plugin(name: "BuildCommit", capability: .buildTool(), path: "Plugins/BuildCommit"),
 
         // For users' tests: outages staged in front of a real server.
         .target(name: "DepotTesting", path: "Sources/DepotTesting"),

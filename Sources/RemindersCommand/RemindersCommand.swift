@@ -22,7 +22,7 @@ struct RemindersCommand: AsyncParsableCommand {
               --verbose             errors whole, with the SQL and the engine's detail
             'reminders help SUBCOMMAND' shows a subcommand's own options.
             """,
-        version: "reminders 0.9 (Depot)",
+        version: "reminders 0.9 (Depot, commit \(buildCommit))",
         subcommands: [
             Stats.self, ListsCommand.self, Show.self, ViewCommand.self, Tagged.self, Detail.self, Add.self, Edit.self,
             Complete.self, FlagCommand.self, Move.self, Order.self, Delete.self, TagCommand.self, Untag.self, TagsCommand.self, Search.self, Watch.self, Demo.self,

@@ -64,6 +64,20 @@ import TestSupport
         #expect(again.stdout == first.stdout)
     }
 
+    @Test func versionNamesTheCommitTheCommandWasBuiltFrom() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let git = try ChildProcess.run("/usr/bin/git", ["-C", root.path, "rev-parse", "--short=12", "HEAD"])
+        let version = try run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.hasPrefix("reminders 0.9 (Depot, commit "), "\(version.stdout)")
+        if git.status == 0 {
+            let commit = git.output.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(version.stdout.contains("commit \(commit)"), "\(version.stdout) names HEAD, \(commit)")
+        } else {
+            #expect(version.stdout.contains("commit unknown"), "outside a git checkout: \(version.stdout)")
+        }
+    }
+
     @Test func aNewcomerAddsAndListsReminders() throws {
         #expect(try run(["lists", "add", "Groceries", "--color", "5FC94F"]).status == 0)
         let added = try run(["add", "Oat milk", "--list", "groceries", "--due", "tomorrow", "--priority", "high", "--tag", "errand"])
