@@ -1,5 +1,6 @@
 import ArgumentParser
 import Depot
+import DepotPostgres
 import Foundation
 import Reminders
 #if canImport(Glibc)
@@ -35,16 +36,34 @@ struct Watch: AsyncParsableCommand {
                 let list = try await model.list(named: screen)
                 watched = .list(String(list.id ?? 0))
             }
+            let reachability = Reachability()
             let task = Task {
                 var drawn = 0
-                for try await content in model.watch(watched) {
-                    try draw(content, model: model)
-                    drawn += 1
-                    if let count, drawn >= count { return }
+                while true {
+                    do {
+                        for try await content in model.watch(watched) {
+                            reachability.reached()
+                            try draw(content, model: model)
+                            drawn += 1
+                            if let count, drawn >= count { return }
+                        }
+                        return
+                    } catch let error as DatabaseError where Reachability.meansUnreachable(error) {
+                        // Watch again in a moment: its first read says whether the database is back.
+                        reachability.lost(error)
+                        try await Task.sleep(for: .seconds(1))
+                    }
                 }
             }
-            let signals = Self.stopOnSignals { task.cancel() }
-            defer { signals.forEach { $0.cancel() } }
+            // A server can go away while nothing changes (no read to fail): a
+            // light read every 2 seconds notices. An SQLite file cannot.
+            let probe = PostgresConfiguration.isURL(DatabaseLocation.resolve(options.database))
+                ? Task { await reachability.probe(model.store) } : nil
+            let signals = Self.stopOnSignals { task.cancel(); probe?.cancel() }
+            defer {
+                signals.forEach { $0.cancel() }
+                probe?.cancel()
+            }
             try await task.value
         }
     }
@@ -102,5 +121,46 @@ struct Watch: AsyncParsableCommand {
             source.resume()
             return source
         }
+    }
+}
+
+/// Whether `watch`'s database answers: says on stderr when it stops and when it is back.
+final class Reachability: @unchecked Sendable {
+    private let lock = NSLock()
+    private var unreachable = false
+
+    static func meansUnreachable(_ error: DatabaseError) -> Bool {
+        error.kind == .connection || error.kind == .timeout
+    }
+
+    func lost(_ error: DatabaseError) {
+        guard lock.withLock({ () -> Bool in defer { unreachable = true }; return !unreachable }) else { return }
+        let reason = error.message.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        Self.say("the database is unreachable (\(Output.safe(reason))); the screen follows again when it is back")
+    }
+
+    func reached() {
+        guard lock.withLock({ () -> Bool in defer { unreachable = false }; return unreachable }) else { return }
+        Self.say("the database is back")
+    }
+
+    /// Reads `SELECT 1` every 2 seconds until cancelled.
+    func probe(_ store: Store) async {
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: .seconds(2))
+                _ = try await store.read { db in try db.fetchOne(Int.self, "SELECT 1") }
+                reached()
+            } catch let error as DatabaseError where Self.meansUnreachable(error) {
+                lost(error)
+            } catch {
+                return
+            }
+        }
+    }
+
+    private static func say(_ line: String) {
+        let time = Date().formatted(.dateTime.hour(.twoDigits(amPM: .omitted)).minute(.twoDigits).second(.twoDigits))
+        FileHandle.standardError.write(Data("reminders: \(time) \(line)\n".utf8))
     }
 }

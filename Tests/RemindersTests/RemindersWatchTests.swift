@@ -91,4 +91,32 @@ extension RemindersCommandTests {
         print("reminders watch on PostgreSQL: redrawn within \(latency) of the other process starting")
         #expect(latency < .seconds(1), "the issue's promise: within a second")
     }
+
+    @Test(.enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
+    func watchSaysWhenPostgreSQLIsUnreachableAndWhenItIsBackThenFollowsAgain() async throws {
+        let store = try await PostgresTestServer.freshStore()
+        let schema = try await store.read { db in try db.fetchOne(String.self, "SELECT current_schema()") } ?? ""
+        await store.close()
+        let direct = try PostgresTestServer.requireConfiguration()
+        let server = try #require(PostgresTestServer.url)
+        let url = server + (server.contains("?") ? "&" : "?") + "search_path=\(schema)"
+        // The watcher reaches the server through a proxy the test takes down.
+        let proxy = try TCPProxy(to: direct.host, port: direct.port)
+        try proxy.start()
+        defer { proxy.stop() }
+        let user = direct.user.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed) ?? direct.user
+        let password = (direct.password ?? "").addingPercentEncoding(withAllowedCharacters: .urlPasswordAllowed) ?? ""
+        let proxied = "postgres://\(user):\(password)@127.0.0.1:\(proxy.port)/\(direct.database)?search_path=\(schema)"
+        #expect(try run(["lists", "add", "Groceries", "--database", url]).status == 0)
+        let watcher = try WatchingProcess(binary: try binary(), arguments: ["watch", "Groceries", "--database", proxied], environment: environment)
+        try await watcher.waitFor("---")
+        proxy.stop()
+        try await watcher.waitFor("the database is unreachable", limit: .seconds(10))
+        try proxy.start()
+        try await watcher.waitFor("the database is back", limit: .seconds(10))
+        #expect(try run(["add", "Milk", "--list", "Groceries", "--database", url]).status == 0)
+        try await watcher.waitFor("Milk", limit: .seconds(10))
+        #expect(!watcher.text.contains(direct.password ?? "no password"), "no password in what watch prints")
+        #expect(watcher.stop() == 0, "watch stops cleanly on SIGTERM: \(watcher.text)")
+    }
 }
