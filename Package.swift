@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "DepotLifecycle", targets: ["DepotLifecycle"]),
         .executable(name: "depot-conformance", targets: ["DepotConformanceRunner"]),
         .library(name: "DepotTesting", targets: ["DepotTesting"]),
+        .library(name: "DepotSwiftUI", targets: ["DepotSwiftUI"]),
         .library(name: "Reminders", targets: ["Reminders"]),
         .executable(name: "reminders", targets: ["RemindersCommand"]),
     ],
@@ -114,6 +115,9 @@ let package = Package(
 
         // The git commit a build was made from, for `reminders --version`.
         .plugin(name: "BuildCommit", capability: .buildTool(), path: "Plugins/BuildCommit"),
+
+        // A SwiftUI property wrapper over LiveQuery; empty where SwiftUI does not exist.
+        .target(name: "DepotSwiftUI", dependencies: ["Depot"], path: "Sources/DepotSwiftUI"),
 
         // For users' tests: outages staged in front of a real server.
         .target(name: "DepotTesting", path: "Sources/DepotTesting"),
