@@ -28,6 +28,14 @@ public final class TCPProxy: @unchecked Sendable {
     private var listener: Int32 = -1
     private var sockets: Set<Int32> = []
     private var holding = false
+    private var toDrop = 0
+
+    /// Closes the next `count` connections as soon as they are accepted, as a
+    /// pooler does during a restart: the client sees the server close the
+    /// connection during its login.
+    public func dropNextConnections(_ count: Int) {
+        lock.withLock { toDrop = count }
+    }
 
     /// While true, the server's replies wait in the proxy instead of reaching
     /// the client: a reply still on its way when the connection is lost.
@@ -67,6 +75,15 @@ public final class TCPProxy: @unchecked Sendable {
         while true {
             let client = accept(socket, nil, nil)
             guard client >= 0 else { return }
+            let drop = lock.withLock { () -> Bool in
+                guard toDrop > 0 else { return false }
+                toDrop -= 1
+                return true
+            }
+            if drop {
+                close(client)
+                continue
+            }
             guard let server = try? Self.connected(to: target.host, port: target.port) else {
                 close(client)
                 continue

@@ -189,6 +189,22 @@ struct PostgresBackendTests {
         await store.close()
     }
 
+    @Test func aConnectionClosedDuringItsLoginIsOpenedOnceMore() async throws {
+        // As a pooler does while it restarts: the first connection is closed at once.
+        let (proxy, configuration) = try proxied(waitsForServer: false, maxConnections: 1)
+        defer { proxy.stop() }
+        try proxy.start()
+        proxy.dropNextConnections(1)
+        let store = try await Store.postgres(configuration)
+        #expect(try await store.read { db in try db.fetchOne(Int.self, "SELECT 1") } == 1)
+        await store.close()
+        // Closed twice in a row, it is a connection error.
+        proxy.dropNextConnections(2)
+        let error = await #expect(throws: DatabaseError.self) { try await Store.postgres(configuration) }
+        #expect(error?.kind == .connection)
+        #expect(error?.message.contains("server closed the connection unexpectedly") == true, "\(String(describing: error))")
+    }
+
     @Test func waitingTooLongForAConnectionIsATimeoutError() async throws {
         var storeConfiguration = Store.Configuration()
         storeConfiguration.checkoutTimeout = .milliseconds(300)

@@ -76,7 +76,7 @@ start_scale_out_servers() {
     primary_port=${primary_port%%/*}
     local password
     password=$(cat "$DEPOT_PG_DIR/password")
-    trap 'status=$?; stop_scale_out_servers; stop_throwaway_postgres "$status"' EXIT
+    trap 'status=$?; stop_scale_out_servers "$status"; stop_throwaway_postgres "$status"' EXIT
 
     local standby lagging
     standby=$(start_standby "$primary_port" depot_standby)
@@ -135,6 +135,12 @@ EOF
 }
 
 stop_scale_out_servers() {
+    local status=${1:-0}
+    if [ "$status" -ne 0 ] && [ -n "$DEPOT_PGBOUNCER_PID_FILE" ] && [ -f "$(dirname "$DEPOT_PGBOUNCER_PID_FILE")/pgbouncer.log" ]; then
+        echo "==> the run failed; PgBouncer's warnings, errors and closings other than a client's own:" >&2
+        grep -E "WARNING|ERROR|FATAL|closing because" "$(dirname "$DEPOT_PGBOUNCER_PID_FILE")/pgbouncer.log" \
+            | grep -v "client close request" | tail -n 40 >&2 || true
+    fi
     if [ -n "$DEPOT_PGBOUNCER_PID_FILE" ] && [ -f "$DEPOT_PGBOUNCER_PID_FILE" ]; then
         kill "$(cat "$DEPOT_PGBOUNCER_PID_FILE")" 2>/dev/null || true
     fi

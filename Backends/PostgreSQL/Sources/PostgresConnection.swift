@@ -54,7 +54,15 @@ final class PostgresConnection: DriverConnection {
         showsValues = configuration.store.showsBoundValues
         preparesStatements = !configuration.transactionPooling
         cannotListen = configuration.transactionPooling && configuration.listenerHosts == nil
-        let connection = Self.connect(parameters)
+        var connection = Self.connect(parameters)
+        if let failed = connection, PQstatus(failed) != CONNECTION_OK, Self.closedDuringLogin(failed) {
+            // A pooler closes connections during their login when it restarts,
+            // reloads, or its own server login failed; opening is idempotent,
+            // so it is tried once more.
+            PQfinish(failed)
+            Thread.sleep(forTimeInterval: 0.05)
+            connection = Self.connect(parameters)
+        }
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
             let hosts = configuration.hosts.map(\.description).joined(separator: ",")
             let target = parameters.first { $0.0 == "target_session_attrs" }.map { $0.1 == "read-write" ? " (looking for the primary)" : "" } ?? ""
@@ -93,6 +101,12 @@ final class PostgresConnection: DriverConnection {
     /// The pending BEGIN and the settings that follow it, as one script.
     func beginScript(_ begin: String) -> String {
         settingsPerTransaction.isEmpty ? begin : ([begin] + settingsPerTransaction).joined(separator: "; ")
+    }
+
+    /// Whether a failed connection was closed by the server side after it was
+    /// made (libpq's own words), rather than refused, timed out or denied.
+    static func closedDuringLogin(_ connection: OpaquePointer) -> Bool {
+        String(cString: PQerrorMessage(connection)).contains("server closed the connection unexpectedly")
     }
 
     /// `PQconnectdbParams` with these keywords and values; check its status.
