@@ -105,5 +105,79 @@ enum MigrationChecks {
             twice.register("same") { _ in }
             try await expectError(.migration, "registering a name twice") { try await twice.migrate(store) }
         },
+        ConformanceCheck("migrations: a script or a revision edited after it was applied is refused, naming the migration") { context in
+            let store = try await context.makeStore()
+            func scripted(_ column: String, revision: String) -> Migrator {
+                var migrator = Migrator()
+                migrator.register("create notes", script: "CREATE TABLE \(ident: "notes") (\(ident: "id") \(type: .integer) PRIMARY KEY, \(ident: column) \(type: .text))")
+                migrator.register("seed notes", revision: revision) { db in
+                    try db.execute("INSERT INTO \(ident: "notes") (\(ident: "id")) VALUES (1)")
+                }
+                return migrator
+            }
+            try await scripted("body", revision: "1").migrate(store)
+            try await scripted("body", revision: "1").migrate(store)
+            let edited = try await expectError(.migration, "migrating with an edited script") { try await scripted("text", revision: "1").migrate(store) }
+            try expectMentions(edited.message, ["\"create notes\"", "was edited after it was applied"], "the migration error")
+            let revised = try await expectError(.migration, "migrating with a new revision") { try await scripted("body", revision: "2").migrate(store) }
+            try expectMentions(revised.message, ["\"seed notes\"", "was edited after it was applied"], "the migration error")
+            let statuses = try await scripted("text", revision: "1").status(store)
+            try expectEqual(statuses.map(\.name), ["create notes", "seed notes"], "status names")
+            try expectEqual(statuses.map(\.isEdited), [true, false], "status: edited")
+        },
+        ConformanceCheck("migrations: in development, an edited migration erases the database and migrates again") { context in
+            let store = try await context.makeStore()
+            func migrator(_ seed: String, erases: Bool) -> Migrator {
+                var migrator = Migrator()
+                migrator.erasesDatabaseWhenMigrationsChange = erases
+                migrator.register("create lists", script: "CREATE TABLE \(ident: "lists") (\(ident: "id") \(type: .autoIncrementingPrimaryKey), \(ident: "title") \(type: .text) NOT NULL)")
+                migrator.register("create tags", script: "CREATE TABLE \(ident: "tags") (\(ident: "id") \(type: .integer) PRIMARY KEY, \(ident: "listID") \(type: .integer) REFERENCES \(ident: "lists") (\(ident: "id")))")
+                migrator.register("seed", script: SQL(unsafeRaw: "INSERT INTO \"lists\" (\"title\") VALUES ('\(seed)')"))
+                return migrator
+            }
+            try await migrator("Inbox", erases: true).migrate(store)
+            try await store.write { db in
+                try db.execute("INSERT INTO \(ident: "lists") (\(ident: "title")) VALUES (\("Added"))")
+                try db.execute("INSERT INTO \(ident: "tags") (\(ident: "id"), \(ident: "listID")) VALUES (1, 1)")
+                try db.execute("CREATE TABLE \(ident: "stray") (\(ident: "id") \(type: .integer))")
+            }
+            try await expectError(.migration, "an edited migration without the opt-out") { try await migrator("Today", erases: false).migrate(store) }
+            try expectEqual(try await titles(store), ["Inbox", "Added"], "nothing changed by a refused migration")
+            try await migrator("Today", erases: true).migrate(store)
+            try expectEqual(try await titles(store), ["Today"], "lists after erasing and migrating again")
+            let stray = try? await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "stray")") }
+            try expectEqual(stray, nil, "a stray table is erased too (reading it fails)")
+        },
+        ConformanceCheck("migrations: migrate(upTo:) stops where told, and status lists what is pending") { context in
+            let store = try await context.makeStore()
+            var migrator = base()
+            migrator.register("add work") { db in try db.execute("INSERT INTO \(ident: "lists") (\(ident: "title")) VALUES (\("Work"))") }
+            try await migrator.migrate(store, upTo: "seed inbox")
+            try expectEqual(try await migrator.appliedMigrations(store), ["create lists", "seed inbox"], "applied up to seed inbox")
+            let status = try await migrator.status(store)
+            try expectEqual(status.map(\.isApplied), [true, true, false], "applied, applied, pending")
+            try await migrator.migrate(store, upTo: "create lists")
+            try expectEqual(try await migrator.appliedMigrations(store), ["create lists", "seed inbox"], "upTo an applied one changes nothing")
+            try await expectError(.migration, "upTo a migration that does not exist") { try await migrator.migrate(store, upTo: "nothing") }
+            try await migrator.migrate(store)
+            try expectEqual(try await titles(store), ["Inbox", "Work"], "then the rest")
+        },
+        ConformanceCheck("migrations: revert undoes the last migrations, newest first; one without a revert undoes nothing") { context in
+            let store = try await context.makeStore()
+            var migrator = Migrator()
+            migrator.register("create lists", script: "CREATE TABLE \(ident: "lists") (\(ident: "id") \(type: .integer) PRIMARY KEY, \(ident: "title") \(type: .text))")
+            migrator.register("seed", { db in try db.execute("INSERT INTO \(ident: "lists") VALUES (1, \("Inbox"))") },
+                              revert: { db in try db.execute("DELETE FROM \(ident: "lists") WHERE \(ident: "id") = 1") })
+            migrator.register("add work", script: "INSERT INTO \(ident: "lists") VALUES (2, 'Work')", revert: "DELETE FROM \(ident: "lists") WHERE \(ident: "id") = 2")
+            try await migrator.migrate(store)
+            try await migrator.revert(store, to: "create lists")
+            try expectEqual(try await migrator.appliedMigrations(store), ["create lists"], "applied after reverting to create lists")
+            try expectEqual(try await titles(store), [], "lists after reverting")
+            try await migrator.migrate(store)
+            try expectEqual(try await titles(store), ["Inbox", "Work"], "migrated again")
+            let error = try await expectError(.migration, "reverting a migration without a revert") { try await migrator.revert(store, to: nil) }
+            try expectMentions(error.message, ["\"create lists\"", "has no revert"], "the migration error")
+            try expectEqual(try await migrator.appliedMigrations(store), ["create lists", "seed", "add work"], "nothing undone")
+        },
     ]
 }

@@ -12,9 +12,8 @@ public enum RemindersSchema {
     /// The registered migrations.
     public static var migrator: Migrator {
         var migrator = Migrator()
-        migrator.register("1 lists, reminders, tags") { db in
-            try db.execute(script: db.isPostgres ? postgresV1 : sqliteV1)
-        }
+        // A script: its text is checksummed, so an edit after it ran is refused.
+        migrator.register("1 lists, reminders, tags", script: { dialect in dialect.engineName == "PostgreSQL" ? postgresV1 : sqliteV1 })
         migrator.register("2 dates in SQLite's own text form") { db in
             // Depot once stored `2026-11-22T02:45:18.123456Z`; it now stores SQLite's
             // `2026-11-22 02:45:18.123456`. Mixed forms would compare wrongly as text

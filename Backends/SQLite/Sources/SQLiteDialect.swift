@@ -95,4 +95,14 @@ extension SQLiteDialect: QueryDialect {
             "INSERT INTO \"depotObservedTables\" (\"name\") VALUES \(names) ON CONFLICT DO NOTHING",
         ]
     }
+
+    /// `sqlite_schema`'s tables and views, SQLite's own left out.
+    public var schemaObjectsQuery: String {
+        "SELECT type AS kind, name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+    }
+
+    /// One DROP per table, foreign keys checked only at commit (when every table is gone).
+    public func dropTables(_ names: [String]) -> [String] {
+        names.isEmpty ? [] : ["PRAGMA defer_foreign_keys = ON"] + names.map { "DROP TABLE IF EXISTS " + quote(identifier: $0) }
+    }
 }

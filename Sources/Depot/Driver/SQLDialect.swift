@@ -6,6 +6,14 @@ public protocol SQLDialect: Sendable {
     /// Statements that make commits to these tables heard by observations on
     /// other connections (``Database/enableObservation(of:)``); none by default.
     func observationSetup(tables: [String]) -> [String]
+    /// A query of the database's own tables, views and sequences (of the
+    /// current schema where there are schemas) as rows of `kind` (`table`,
+    /// `view` or `sequence`) and `name`, for ``Migrator/erasesDatabaseWhenMigrationsChange``.
+    /// The default reads `information_schema`.
+    var schemaObjectsQuery: String { get }
+    /// Statements that drop these tables whatever references them; by default one
+    /// `DROP TABLE IF EXISTS … CASCADE`.
+    func dropTables(_ names: [String]) -> [String]
     /// The engine's name in messages: `SQLite`, `PostgreSQL`.
     var engineName: String { get }
     /// The placeholder for the 1-based `index`-th bound value: `?1` or `$1`.
@@ -132,6 +140,21 @@ extension SQLDialect {
     /// finds an observation reading a table never made observable throws
     /// `DatabaseError.notObservable(_:)`, the same error on every engine.
     public func observationSetup(tables: [String]) -> [String] { [] }
+
+    /// `information_schema.tables` and `.sequences` of the current schema.
+    public var schemaObjectsQuery: String {
+        """
+        SELECT CASE WHEN table_type = 'VIEW' THEN 'view' ELSE 'table' END AS kind, table_name AS name
+          FROM information_schema.tables WHERE table_schema = current_schema()
+        UNION ALL
+        SELECT 'sequence', sequence_name FROM information_schema.sequences WHERE sequence_schema = current_schema()
+        """
+    }
+
+    /// One `DROP TABLE IF EXISTS a, b CASCADE`.
+    public func dropTables(_ names: [String]) -> [String] {
+        names.isEmpty ? [] : ["DROP TABLE IF EXISTS " + names.map { quote(identifier: $0) }.joined(separator: ", ") + " CASCADE"]
+    }
 }
 
 public struct Capabilities: Sendable, Hashable {
