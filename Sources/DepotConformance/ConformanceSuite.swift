@@ -90,7 +90,7 @@ public struct ConformanceResult: Sendable {
 /// }
 /// ```
 ///
-/// Where engines truly differ, a check reads the store's ``Capabilities`` and
+/// Where engines truly differ, a check reads the store's `Capabilities` and
 /// pins the documented behaviour for each. A check that needs a capability a
 /// store declares missing (``ConformanceCheck/requirement``) is skipped by
 /// capability, never by engine name, and reported as skipped with the capability.

@@ -123,7 +123,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// parameters are Depot's own: `search_path`, `pgbouncer=true`
     /// (``transactionPooling``) and `listener=host:port` (``listenerHosts``).
     ///
-    /// - Throws: a `connection` ``DatabaseError`` that says what is wrong with the URL
+    /// - Throws: a `connection` `DatabaseError` that says what is wrong with the URL
     ///   (and never repeats the password).
     public init(url: String) throws {
         let (singleHostURL, hostList) = try Self.splitHosts(url)

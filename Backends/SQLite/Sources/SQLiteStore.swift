@@ -5,7 +5,7 @@ import Foundation
 /// Settings of an embedded SQLite store.
 public struct SQLiteConfiguration: Sendable {
     /// How long a statement waits for a lock held by another connection or
-    /// process before failing with a `busy` ``DatabaseError``. Default: 5 seconds.
+    /// process before failing with a `busy` `DatabaseError`. Default: 5 seconds.
     public var busyTimeout: Duration = .seconds(5)
     /// The most reader connections of a file store. Default: 4.
     public var maxReaders = 4

@@ -12,7 +12,7 @@
 ///   ``DriverConnection/interrupt()`` may come from another thread.
 /// - Failures are thrown as ``DatabaseError`` with the right ``DatabaseError/Kind``
 ///   and the engine's own code and message.
-/// - ``DriverStatement/value(at:)`` returns the engine's value faithfully:
+/// - ``RowSource/value(at:)`` (a ``DriverStatement`` is one) returns the engine's value faithfully:
 ///   never a default for NULL, never a truncated number.
 /// - Blocking calls are fine: the core never calls a driver from Swift's cooperative thread pool.
 public protocol DatabaseDriver: Sendable {

@@ -28,7 +28,7 @@ import Foundation
 /// Several apps sharing one database keep their histories apart with their own
 /// table: `Migrator(tableName: "billingMigrations")`. Each validates only its own.
 ///
-/// Migrations registered as a script (``register(_:script:revert:)``) carry a
+/// Migrations registered as a script (`register(_:script:revert:)`) carry a
 /// checksum of their text, recorded when they are applied: a script edited
 /// after it ran is refused, naming it. A migration written as a closure cannot
 /// be checked that way; give it a `revision` and change it when you change the

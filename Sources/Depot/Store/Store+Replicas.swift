@@ -90,7 +90,7 @@ public struct ReadRoute: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension Store {
-    /// Runs a write transaction, like ``write(_:)``, and returns the position
+    /// Runs a write transaction, like ``write(logger:_:)``, and returns the position
     /// of its commit, for reads that must see it on a replica
     /// (``ReadRoute/replica(caughtUpWith:timeout:)``).
     ///
@@ -100,7 +100,7 @@ extension Store {
     ///
     /// Caveat: when the connection is lost after `COMMIT` was sent, the write
     /// may have committed or not; the error is a `connection` error either way,
-    /// as for ``write(_:)``.
+    /// as for ``write(logger:_:)``.
     @discardableResult
     public func writeReturningPosition<T: Sendable>(isolation: IsolationLevel? = nil, logger: Logger? = nil,
                                                     _ body: @escaping @Sendable (Database) throws -> T) async throws -> (value: T, position: CommitPosition) {

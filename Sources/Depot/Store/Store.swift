@@ -17,10 +17,10 @@ import Tracing
 ///
 /// Each access runs its closure synchronously on one connection, on that
 /// connection's own thread:
-/// - ``write(_:)`` is one transaction: it commits when the closure returns and
+/// - ``write(logger:_:)`` is one transaction: it commits when the closure returns and
 ///   rolls back when the closure throws or the task is cancelled. Writes run one
 ///   at a time on SQLite.
-/// - ``read(_:)`` sees one consistent snapshot and cannot write. On SQLite in WAL
+/// - ``read(from:logger:_:)`` sees one consistent snapshot and cannot write. On SQLite in WAL
 ///   mode and on PostgreSQL, reads run while a write is in progress.
 ///
 /// Caveat: do not start another access of the same store from inside a closure
