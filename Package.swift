@@ -120,7 +120,7 @@ let package = Package(
         .target(name: "DepotSwiftUI", dependencies: ["Depot"], path: "Sources/DepotSwiftUI"),
 
         // For users' tests: outages staged in front of a real server.
-        .target(name: "DepotTesting", path: "Sources/DepotTesting"),
+        .target(name: "DepotTesting", dependencies: ["Depot"], path: "Sources/DepotTesting"),
 
         // Shared by the test targets: the test PostgreSQL server and temporary files.
         .target(name: "TestSupport", dependencies: ["Depot", "DepotPostgres", "DepotTesting"], path: "Tests/TestSupport"),
