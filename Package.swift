@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "DepotLifecycle", targets: ["DepotLifecycle"]),
         .executable(name: "depot-conformance", targets: ["DepotConformanceRunner"]),
         .library(name: "DepotTesting", targets: ["DepotTesting"]),
+        .library(name: "DepotPostgresTesting", targets: ["DepotPostgresTesting"]),
         .library(name: "DepotSwiftUI", targets: ["DepotSwiftUI"]),
         .library(name: "Reminders", targets: ["Reminders"]),
         .executable(name: "reminders", targets: ["RemindersCommand"]),
@@ -119,11 +120,14 @@ let package = Package(
         // A SwiftUI property wrapper over LiveQuery; empty where SwiftUI does not exist.
         .target(name: "DepotSwiftUI", dependencies: ["Depot"], path: "Sources/DepotSwiftUI"),
 
-        // For users' tests: outages staged in front of a real server.
-        .target(name: "DepotTesting", dependencies: ["Depot"], path: "Sources/DepotTesting"),
+        // For users' tests: fresh migrated stores, snapshot tables, seeded
+        // randomness, outages staged in front of a real server.
+        .target(name: "DepotTesting", dependencies: ["Depot", "DepotSQLite"], path: "Sources/DepotTesting"),
+        // The same on PostgreSQL: a fresh schema of a named or throwaway server.
+        .target(name: "DepotPostgresTesting", dependencies: ["Depot", "DepotPostgres", "DepotTesting"], path: "Sources/DepotPostgresTesting"),
 
-        // Shared by the test targets: the test PostgreSQL server and temporary files.
-        .target(name: "TestSupport", dependencies: ["Depot", "DepotPostgres", "DepotTesting"], path: "Tests/TestSupport"),
+        // Depot's own tests: DepotTesting and DepotPostgresTesting, re-exported.
+        .target(name: "TestSupport", dependencies: ["DepotTesting", "DepotPostgresTesting"], path: "Tests/TestSupport"),
 
         .testTarget(name: "DepotTests", dependencies: ["Depot"], path: "Tests/DepotTests"),
         // The @Columns macro's expansions and refusals.

@@ -144,7 +144,8 @@ import Testing
         let statements = log.all
         #expect(statements.contains { $0.hasPrefix("CREATE TABLE IF NOT EXISTS [depotMigrations] (\n    \"name\" ODD_TEXT NOT NULL PRIMARY KEY") })
         #expect(statements.contains("CREATE TABLE [t] ([c] ODD_UUID)"))
-        #expect(statements.contains { $0.hasPrefix("INSERT INTO [depotMigrations] (\"name\", \"position\", \"appliedAt\")\nVALUES (:p1, :p2, :p3) <- TEXT 'one', INTEGER 0, DATE ") })
+        #expect(statements.contains { $0.hasPrefix("INSERT INTO [depotMigrations] (\"name\", \"position\", \"appliedAt\", \"checksum\")\nVALUES (:p1, :p2, :p3, :p4) <- TEXT 'one', INTEGER 0, DATE ") && $0.hasSuffix(", NULL") },
+                "a closure without a revision records no checksum: \(statements)")
     }
 
     @Test func engineErrorsGainTheSQLButNotTheValues() async throws {

@@ -1,2 +1,4 @@
-// The test targets reach DepotTesting's TCPProxy through TestSupport.
+// Depot's own tests use what its users' tests use: DepotTesting and
+// DepotPostgresTesting, re-exported here.
+@_exported import DepotPostgresTesting
 @_exported import DepotTesting

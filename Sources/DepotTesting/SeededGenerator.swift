@@ -1,9 +1,12 @@
 /// SplitMix64: random numbers that a printed seed replays.
 public struct SeededGenerator: RandomNumberGenerator {
+    /// The state: print it with a failure to replay from there.
     public var state: UInt64
 
+    /// A generator that gives the same numbers for the same seed.
     public init(seed: UInt64) { state = seed }
 
+    /// The next number.
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state

@@ -5,10 +5,11 @@ import Foundation
 public enum ChildProcess {
     /// Runs `program` with `arguments`; returns its exit status and what it printed (stdout and stderr).
     @discardableResult
-    public static func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    public static func run(_ program: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
@@ -23,7 +24,9 @@ public enum ChildProcess {
 public enum ObservationWait {
     /// A wait that ran past its bound.
     public struct TimedOut: Error, CustomStringConvertible {
+        /// What was awaited, and for how long.
         public let description: String
+        /// A timeout with its description.
         public init(description: String) { self.description = description }
     }
 

@@ -1,5 +1,6 @@
 import Depot
 import DepotPostgres
+import DepotTesting
 import Foundation
 
 
@@ -8,6 +9,7 @@ import Foundation
 /// `POSTGRES_DB` fields (as docker-compose.yml sets them). `scripts/test` starts
 /// a throwaway server and sets `DEPOT_POSTGRES_URL` when neither is given.
 public enum PostgresTestServer {
+    /// The process's environment, read once.
     public static let environment = ProcessInfo.processInfo.environment
 
     /// In CI a missing server must fail the tests, never skip them.
@@ -47,6 +49,7 @@ public enum PostgresTestServer {
     /// elsewhere when a server is named.
     public static let shouldRun = named != nil || isCI
 
+    /// The named server, or a `connection` error saying how to name one.
     public static func requireConfiguration() throws -> PostgresConfiguration {
         if let named { return try named.get() }
         guard let configuration else {
@@ -66,5 +69,44 @@ public enum PostgresTestServer {
         configuration.store = storeConfiguration
         tweak(&configuration)
         return try await Store.postgres(configuration)
+    }
+}
+
+extension TestStore {
+    /// A store on a new, empty schema, migrated: of the server the environment
+    /// names (`DEPOT_POSTGRES_URL`, or the `POSTGRES_*` fields), else of a
+    /// ``ThrowawayPostgres`` started once for the process (unless `CI=true`,
+    /// where a missing server is an error, never a server of the test's own).
+    public static func postgres(migrator: Migrator? = nil, configuration: Store.Configuration = Store.Configuration(),
+                                tweak: (inout PostgresConfiguration) -> Void = { _ in }) async throws -> Store {
+        var server = try PostgresTestServer.configuration ?? {
+            if PostgresTestServer.isCI { return try PostgresTestServer.requireConfiguration() }
+            return try PostgresConfiguration(url: try SharedThrowaway.server().url)
+        }()
+        let schema = "depot_test_" + UUID().uuidString.prefix(8).lowercased()
+        let admin = try await Store.postgres(server)
+        try await admin.write { db in try db.execute("CREATE SCHEMA \(ident: schema)") }
+        await admin.close()
+        server.searchPath = schema
+        server.store = configuration
+        tweak(&server)
+        let store = try await Store.postgres(server)
+        try await migrator?.migrate(store)
+        return store
+    }
+}
+
+/// The throwaway server ``TestStore/postgres(migrator:configuration:tweak:)`` starts once per process.
+enum SharedThrowaway {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var started: ThrowawayPostgres?
+
+    static func server() throws -> ThrowawayPostgres {
+        try lock.withLock {
+            if let started { return started }
+            let server = try ThrowawayPostgres.start()
+            started = server
+            return server
+        }
     }
 }

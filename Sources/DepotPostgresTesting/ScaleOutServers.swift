@@ -1,5 +1,6 @@
 import Depot
 import DepotPostgres
+import DepotTesting
 import Foundation
 
 /// The servers `scripts/test` starts beside the test server for the scale-out

@@ -1,0 +1,48 @@
+import Depot
+import DepotPostgres
+import DepotSQLite
+import Foundation
+import Testing
+import TestSupport
+
+/// DepotTesting and DepotPostgresTesting as a user's tests meet them.
+@Suite struct DepotTestingTests {
+    static var migrator: Migrator {
+        var migrator = Migrator()
+        migrator.register("create lists", script: "CREATE TABLE \(ident: "lists") (\(ident: "id") \(type: .integer) PRIMARY KEY, \(ident: "title") \(type: .text) NOT NULL)")
+        migrator.register("seed", script: "INSERT INTO \(ident: "lists") VALUES (1, 'Inbox')")
+        return migrator
+    }
+
+    @Test func aFreshSQLiteStoreHasTheMigrationsApplied() async throws {
+        let store = try await TestStore.sqlite(migrator: Self.migrator)
+        #expect(try await store.read { db in try db.snapshot("SELECT * FROM \(ident: "lists")") } == "id | title\n---+------\n1  | Inbox")
+        await store.close()
+    }
+
+    @Test(.enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
+    func aFreshPostgreSQLStoreIsAnEmptySchemaWithTheMigrationsApplied() async throws {
+        let first = try await TestStore.postgres(migrator: Self.migrator)
+        let second = try await TestStore.postgres(migrator: Self.migrator)
+        try await first.write { db in try db.execute("INSERT INTO \(ident: "lists") VALUES (2, 'Work')") }
+        #expect(try await first.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "lists")") } == 2)
+        #expect(try await second.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "lists")") } == 1, "schemas of their own")
+        await first.close()
+        await second.close()
+    }
+
+    /// Where Debian's server binaries are (always in CI, which installs them).
+    static let hasServerBinaries = ThrowawayPostgres.isInstalled || PostgresTestServer.isCI
+
+    @Test(.enabled(if: hasServerBinaries, "PostgreSQL's server binaries are not installed"))
+    func aThrowawayServerStartsServesAndLeavesNothingWhenStopped() async throws {
+        let server = try ThrowawayPostgres.start()
+        let store = try await Store.postgres(url: server.url)
+        #expect(try await store.read { db in try db.fetchOne(Int.self, "SELECT 1") } == 1)
+        await store.close()
+        server.stop()
+        #expect(!FileManager.default.fileExists(atPath: server.folder.path), "its folder is deleted")
+        let error = await #expect(throws: DatabaseError.self) { try await Store.postgres(url: server.url) }
+        #expect(error?.kind == .connection, "nothing listens any more")
+    }
+}
