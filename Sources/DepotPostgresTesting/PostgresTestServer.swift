@@ -78,6 +78,7 @@ extension TestStore {
     /// ``ThrowawayPostgres`` started once for the process (unless `CI=true`,
     /// where a missing server is an error, never a server of the test's own).
     public static func postgres(migrator: Migrator? = nil, configuration: Store.Configuration = Store.Configuration(),
+                                fixtures: (@Sendable (Database) throws -> Void)? = nil,
                                 tweak: (inout PostgresConfiguration) -> Void = { _ in }) async throws -> Store {
         var server = try PostgresTestServer.configuration ?? {
             if PostgresTestServer.isCI { return try PostgresTestServer.requireConfiguration() }
@@ -91,12 +92,12 @@ extension TestStore {
         server.store = configuration
         tweak(&server)
         let store = try await Store.postgres(server)
-        try await migrator?.migrate(store)
+        try await prepare(store, migrator, fixtures)
         return store
     }
 }
 
-/// The throwaway server ``TestStore/postgres(migrator:configuration:tweak:)`` starts once per process.
+/// The throwaway server ``TestStore/postgres(migrator:configuration:fixtures:tweak:)`` starts once per process.
 enum SharedThrowaway {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var started: ThrowawayPostgres?

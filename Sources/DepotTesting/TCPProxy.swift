@@ -29,6 +29,14 @@ public final class TCPProxy: @unchecked Sendable {
     private var sockets: Set<Int32> = []
     private var holding = false
     private var toDrop = 0
+    private var delay: Duration = .zero
+
+    /// How long each chunk of the server's replies waits before it is
+    /// forwarded: a slow network. Zero by default.
+    public var replyDelay: Duration {
+        get { lock.withLock { delay } }
+        set { lock.withLock { delay = newValue } }
+    }
 
     /// Closes the next `count` connections as soon as they are accepted, as a
     /// pooler does during a restart: the client sees the server close the
@@ -100,6 +108,9 @@ public final class TCPProxy: @unchecked Sendable {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             if count <= 0 { break }
             while isReply && holdsReplies && lock.withLock({ sockets.contains(source) }) { usleep(1_000) }
+            if isReply, case let pause = replyDelay, pause > .zero {
+                usleep(UInt32(clamping: pause.components.seconds * 1_000_000 + pause.components.attoseconds / 1_000_000_000_000))
+            }
             var sent = 0
             while sent < count {
                 let written = buffer.withUnsafeBytes { bytes -> Int in

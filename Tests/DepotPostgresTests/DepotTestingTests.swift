@@ -14,6 +14,32 @@ import TestSupport
         return migrator
     }
 
+    @Test func fixturesAreWrittenAfterTheMigrations() async throws {
+        let store = try await TestStore.sqlite(migrator: Self.migrator) { db in
+            try db.execute("INSERT INTO \(ident: "lists") VALUES (2, 'Work')")
+        }
+        #expect(try await store.read { db in try db.fetchAll(String.self, "SELECT \(ident: "title") FROM \(ident: "lists") ORDER BY 1") } == ["Inbox", "Work"])
+        await store.close()
+    }
+
+    @Test(.enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
+    func aProxysReplyDelayHoldsEachAnswerBack() async throws {
+        var configuration = try PostgresTestServer.requireConfiguration()
+        let proxy = try TCPProxy(to: configuration.host, port: configuration.port)
+        try proxy.start()
+        defer { proxy.stop() }
+        configuration.host = "127.0.0.1"
+        configuration.port = proxy.port
+        let store = try await Store.postgres(configuration)
+        proxy.replyDelay = .milliseconds(300)
+        let started = ContinuousClock.now
+        #expect(try await store.read { db in try db.fetchOne(Int.self, "SELECT 1") } == 1)
+        // A lower bound: a delay cannot make an answer come sooner.
+        #expect(ContinuousClock.now - started >= .milliseconds(300))
+        proxy.replyDelay = .zero
+        await store.close()
+    }
+
     @Test func aFreshSQLiteStoreHasTheMigrationsApplied() async throws {
         let store = try await TestStore.sqlite(migrator: Self.migrator)
         #expect(try await store.read { db in try db.snapshot("SELECT * FROM \(ident: "lists")") } == "id | title\n---+------\n1  | Inbox")
