@@ -71,6 +71,54 @@ func gettingStarted(path: String) async throws -> (saved: Chore, open: [Chore], 
     return (saved, open, count, migrator)
 }
 
+// doc begin: RecordsAndMapping#1
+enum Light: String, Codable, Sendable, QueryComparable { case shade, sun }
+
+struct Care: Codable, Equatable, Sendable {
+    var waterEveryDays: Int
+    var notes: String
+}
+
+@Columns
+struct Plant: Record, Equatable {
+    static let tableName = "plants"
+    var id: Int64?
+    var name: String
+    var light: Light        // its raw value: TEXT / text
+    var care: Care          // JSON: TEXT / jsonb
+    var boughtAt: Date?     // TEXT in UTC to the microsecond / timestamptz
+}
+// doc end
+
+/// RecordsAndMapping: a Codable record with an enum, a nested struct and a date.
+func recordsAndMapping(store: Store) async throws -> [Plant] {
+    // doc begin: RecordsAndMapping#2
+    try await store.write { db in
+        try db.execute("""
+            CREATE TABLE "plants" ("id" \(type: .autoIncrementingPrimaryKey), "name" \(type: .text) NOT NULL,
+              "light" \(type: .text) NOT NULL, "care" \(type: .json) NOT NULL, "boughtAt" \(type: .date))
+            """)
+        try db.insert(Plant(name: "Fern", light: .shade, care: Care(waterEveryDays: 3, notes: "mist"), boughtAt: nil))
+    }
+    let shady = try await store.read { db in
+        try db.fetchAll(Plant.where { $0.light.eq(.shade) })
+    }
+    // doc end
+    return shady
+}
+
+/// QueryBuilder: a query and the SQL it renders.
+func queryBuilder(store: Store) async throws -> ([Chore], String) {
+    // doc begin: QueryBuilder#1
+    let query = Chore.where { !$0.isDone && $0.title.contains("plant") }
+        .order { [$0.dueDate, $0.title.descending()] }
+        .limit(10)
+    let chores = try await store.read { db in try db.fetchAll(query) }
+    let sql = try await store.read { db in try db.sqlText(of: query) }
+    // doc end
+    return (chores, sql)
+}
+
 /// MovingToPostgreSQL: the same migrator and query on a server.
 func movingToPostgreSQL(url: String, migrator: Migrator) async throws -> [Chore] {
     // doc begin: MovingToPostgreSQL#1
@@ -183,6 +231,28 @@ func handlingErrors(store: Store) async throws {
 
         #expect(try await testing(migrator: started.migrator) == "title | isDone\n------+-------\nSweep | 0")
 
+        let plants = try await TestStore.sqlite()
+        #expect(try await recordsAndMapping(store: plants).map(\.name) == ["Fern"])
+        await plants.close()
+
+        let chores = try await TestStore.sqlite(migrator: started.migrator)
+        let (found, sqliteSQL) = try await queryBuilder(store: chores)
+        #expect(found.isEmpty)
+        await chores.close()
+        var renderedSQL = [sqliteSQL]
+        if PostgresTestServer.shouldRun {
+            let server = try await TestStore.postgres(migrator: started.migrator)
+            renderedSQL.append(try await queryBuilder(store: server).1)
+            let plantsOnServer = try await TestStore.postgres()
+            #expect(try await recordsAndMapping(store: plantsOnServer).map(\.name) == ["Fern"])
+            await plantsOnServer.close()
+            await server.close()
+        }
+        print("rendered:", renderedSQL)
+        let article = try String(contentsOf: Self.catalog.appendingPathComponent("QueryBuilder.md"), encoding: .utf8)
+        let sqlBlocks = article.components(separatedBy: "```sql\n").dropFirst().map { $0.components(separatedBy: "\n```").first ?? "" }
+        #expect(Array(sqlBlocks.prefix(renderedSQL.count)) == renderedSQL, "the SQL the article shows is what each engine runs")
+
         if PostgresTestServer.shouldRun {
             var configuration = try PostgresTestServer.requireConfiguration()
             let schema = "depot_docs_" + UUID().uuidString.prefix(8).lowercased()
@@ -196,9 +266,11 @@ func handlingErrors(store: Store) async throws {
         }
     }
 
+    static let catalog = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Sources/Depot/Depot.docc")
+
     @Test func theArticlesShowExactlyTheCompiledCode() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let catalog = root.appendingPathComponent("Sources/Depot/Depot.docc")
+        let catalog = Self.catalog
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         var regions: [String: [String]] = [:]
         var current: String?

@@ -283,3 +283,17 @@ extension Database {
         }
     }
 }
+
+extension Database {
+    /// The SELECT a query runs on this store's engine, with placeholders where
+    /// its values are bound: for documentation and debugging.
+    ///
+    /// ```swift
+    /// try db.sqlText(of: Reminder.where { $0.title.contains("milk") })
+    /// // SQLite:     SELECT "id", "title", ... FROM "reminders" WHERE (instr("title", ?1) > 0) ORDER BY "id" ASC NULLS LAST
+    /// // PostgreSQL: SELECT "id", "title", ... FROM "reminders" WHERE (strpos("title", $1) > 0) ORDER BY "id" ASC NULLS LAST
+    /// ```
+    public func sqlText<T>(of query: Query<T>) throws -> String {
+        try renderSelect(query).0
+    }
+}
