@@ -60,7 +60,13 @@ public enum PostgresTestServer {
 
     /// A store on a new, empty schema of the test server.
     public static func freshStore(_ storeConfiguration: Store.Configuration = Store.Configuration(), tweak: (inout PostgresConfiguration) -> Void = { _ in }) async throws -> Store {
-        var configuration = try requireConfiguration()
+        try await freshSchemaStore(on: try requireConfiguration(), storeConfiguration, tweak: tweak)
+    }
+
+    /// A store on a new schema of `server`, made through a store of its own.
+    static func freshSchemaStore(on server: PostgresConfiguration, _ storeConfiguration: Store.Configuration,
+                                 tweak: (inout PostgresConfiguration) -> Void) async throws -> Store {
+        var configuration = server
         let schema = "depot_test_" + UUID().uuidString.prefix(8).lowercased()
         let admin = try await Store.postgres(configuration)
         try await admin.write { db in try db.execute("CREATE SCHEMA \(ident: schema)") }
@@ -80,18 +86,11 @@ extension TestStore {
     public static func postgres(migrator: Migrator? = nil, configuration: Store.Configuration = Store.Configuration(),
                                 fixtures: (@Sendable (Database) throws -> Void)? = nil,
                                 tweak: (inout PostgresConfiguration) -> Void = { _ in }) async throws -> Store {
-        var server = try PostgresTestServer.configuration ?? {
+        let server = try PostgresTestServer.configuration ?? {
             if PostgresTestServer.isCI { return try PostgresTestServer.requireConfiguration() }
             return try PostgresConfiguration(url: try SharedThrowaway.server().url)
         }()
-        let schema = "depot_test_" + UUID().uuidString.prefix(8).lowercased()
-        let admin = try await Store.postgres(server)
-        try await admin.write { db in try db.execute("CREATE SCHEMA \(ident: schema)") }
-        await admin.close()
-        server.searchPath = schema
-        server.store = configuration
-        tweak(&server)
-        let store = try await Store.postgres(server)
+        let store = try await PostgresTestServer.freshSchemaStore(on: server, configuration, tweak: tweak)
         try await prepare(store, migrator, fixtures)
         return store
     }

@@ -47,15 +47,7 @@ extension Migrator {
     ///   revert, before anything is undone.
     public func revert(_ store: Store, to last: String?) async throws {
         try checkNames()
-        let keep: Int
-        if let last {
-            guard let index = migrations.firstIndex(where: { $0.name == last }) else {
-                throw DatabaseError(.migration, "no migration is named \"\(last)\"")
-            }
-            keep = index + 1
-        } else {
-            keep = 0
-        }
+        let keep = try count(through: last) ?? 0
         let table = tableName
         let checksums = try await checksums(store)
         let applied = try await store.write { db in

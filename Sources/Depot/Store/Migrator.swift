@@ -143,15 +143,7 @@ public struct Migrator: Sendable {
 
     private func migrate(_ store: Store, upTo last: String?) async throws {
         try checkNames()
-        let count: Int
-        if let last {
-            guard let index = migrations.firstIndex(where: { $0.name == last }) else {
-                throw DatabaseError(.migration, "no migration is named \"\(last)\"")
-            }
-            count = index + 1
-        } else {
-            count = migrations.count
-        }
+        let count = try self.count(through: last) ?? migrations.count
         let table = tableName
         let checksums = try await checksums(store)
         // Most starts find every migration applied: a read says so without
@@ -256,6 +248,15 @@ public struct Migrator: Sendable {
             SELECT \(ident: "name"), \(ident: "appliedAt"), \(ident: "checksum") FROM \(ident: table)
             ORDER BY \(ident: "position"), \(ident: "name")
             """)
+    }
+
+    /// How many migrations there are up to and including `last`; nil for nil.
+    func count(through last: String?) throws -> Int? {
+        guard let last else { return nil }
+        guard let index = migrations.firstIndex(where: { $0.name == last }) else {
+            throw DatabaseError(.migration, "no migration is named \"\(last)\"")
+        }
+        return index + 1
     }
 
     func checkNames() throws {
