@@ -71,12 +71,17 @@ public final class TCPProxy: @unchecked Sendable {
     /// Stops listening and drops every forwarded connection, as a server restart
     /// or crash does (their pumps close the sockets).
     public func stop() {
-        let (socket, open) = lock.withLock { () -> (Int32, Set<Int32>) in
-            defer { listener = -1; sockets = [] }
-            return (listener, sockets)
+        // Under the lock: a pump closes its sockets only under it too, so no
+        // descriptor shut down here can have been closed and reused meanwhile.
+        lock.withLock {
+            if listener >= 0 {
+                shutdown(listener, Int32(SHUT_RDWR))
+                close(listener)
+            }
+            listener = -1
+            for connection in sockets { shutdown(connection, Int32(SHUT_RDWR)) }
+            sockets = []
         }
-        if socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)); close(socket) }
-        for connection in open { shutdown(connection, Int32(SHUT_RDWR)) }
     }
 
     private func acceptLoop(_ socket: Int32) {
@@ -97,12 +102,18 @@ public final class TCPProxy: @unchecked Sendable {
                 continue
             }
             lock.withLock { sockets.formUnion([client, server]) }
-            Thread.detachNewThread { [self] in pump(from: client, to: server, isReply: false) }
-            Thread.detachNewThread { [self] in pump(from: server, to: client, isReply: true) }
+            let pair = Pair()
+            Thread.detachNewThread { [self] in pump(from: client, to: server, isReply: false, pair: pair) }
+            Thread.detachNewThread { [self] in pump(from: server, to: client, isReply: true, pair: pair) }
         }
     }
 
-    private func pump(from source: Int32, to destination: Int32, isReply: Bool) {
+    /// How many of a connection's two pumps still run: the last closes both sockets.
+    private final class Pair: @unchecked Sendable {
+        var running = 2
+    }
+
+    private func pump(from source: Int32, to destination: Int32, isReply: Bool, pair: Pair) {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
@@ -123,11 +134,20 @@ public final class TCPProxy: @unchecked Sendable {
             }
             if sent < count { break }
         }
-        shutdown(destination, Int32(SHUT_RDWR))
-        shutdown(source, Int32(SHUT_RDWR))
-        // Each socket is the source of exactly one pump, which closes it.
-        lock.withLock { _ = sockets.remove(source) }
-        close(source)
+        // Both sockets stay open until both pumps are done, and are shut down
+        // and closed under the lock: a descriptor is never touched after its
+        // close (its number may already belong to a new listener).
+        lock.withLock {
+            pair.running -= 1
+            shutdown(destination, Int32(SHUT_RDWR))
+            shutdown(source, Int32(SHUT_RDWR))
+            if pair.running == 0 {
+                sockets.remove(source)
+                sockets.remove(destination)
+                close(source)
+                close(destination)
+            }
+        }
     }
 
     struct Failure: Error { let message: String }
