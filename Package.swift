@@ -122,7 +122,7 @@ let package = Package(
 
         // For users' tests: fresh migrated stores, snapshot tables, seeded
         // randomness, outages staged in front of a real server.
-        .target(name: "DepotTesting", dependencies: ["Depot", "DepotSQLite"], path: "Sources/DepotTesting"),
+        .target(name: "DepotTesting", dependencies: ["Depot", "DepotSQLite", .product(name: "Logging", package: "swift-log")], path: "Sources/DepotTesting"),
         // The same on PostgreSQL: a fresh schema of a named or throwaway server.
         .target(name: "DepotPostgresTesting", dependencies: ["Depot", "DepotPostgres", "DepotTesting"], path: "Sources/DepotPostgresTesting"),
 

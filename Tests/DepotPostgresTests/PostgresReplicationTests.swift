@@ -234,30 +234,16 @@ struct PgBouncerTests {
 }
 
 /// The servers named by "connection opened" log lines.
-final class LogCapture: @unchecked Sendable {
-    private let lock = NSLock()
-    private var opened: [String] = []
-    var servers: [String] { lock.withLock { opened } }
-
-    func logger() -> Logger {
-        var logger = Logger(label: "test") { _ in Handler(capture: self) }
-        logger.logLevel = .info
-        return logger
-    }
-
-    struct Handler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .info
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            guard "\(event.message)" == "connection opened", case .string(let server)? = event.metadata?["db.server"] else { return }
-            capture.lock.withLock { capture.opened.append(server) }
+final class LogCapture: Sendable {
+    private let logs = CapturedLogs()
+    var servers: [String] {
+        logs.records.compactMap { record in
+            guard record.message == "connection opened", case .string(let server)? = record.metadata["db.server"] else { return nil }
+            return server
         }
     }
+
+    func logger() -> Logger { logs.logger(level: .info) }
 }
 
 extension Array {

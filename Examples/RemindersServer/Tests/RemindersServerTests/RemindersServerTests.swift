@@ -1,6 +1,7 @@
 import Depot
 import DepotPostgres
 import DepotSQLite
+import DepotTesting
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -73,14 +74,14 @@ import Testing
     @Test func eachRequestsStatementsAreLoggedThroughTheRequestsLogger() async throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let captured = Captured()
-        let logger = captured.logger
+        let captured = CapturedLogs()
+        let logger = captured.logger()
         let store = try await RemindersRoutes.store(path, logger: Logger(label: "store") { _ in SwiftLogNoOpLogHandler() })
         let app = try await RemindersRoutes.application(store: store, logger: logger)
         try await app.test(.router) { client in
             try await client.execute(uri: "/lists", method: .get) { response in #expect(response.status == .ok) }
         }
-        let statements = captured.all.filter { $0.message == "statement" }
+        let statements = captured.records.filter { $0.message == "statement" }
         #expect(!statements.isEmpty)
         // Hummingbird gives each request's logger its request id: the statements carry it.
         #expect(statements.allSatisfy { $0.metadata.keys.contains { $0.contains("request") || $0.contains("id") } }, "\(statements.map(\.metadata))")

@@ -30,9 +30,9 @@ import Testing
         configuration.host = "127.0.0.1"
         configuration.port = proxy.port
         configuration.searchPath = schema
-        let captured = Captured()
+        let captured = CapturedLogs()
         let store = try await RemindersRoutes.store(postgres: configuration, logger: Logger(label: "store") { _ in SwiftLogNoOpLogHandler() })
-        let app = try await RemindersRoutes.application(store: store, logger: captured.logger)
+        let app = try await RemindersRoutes.application(store: store, logger: captured.logger())
         try await app.test(.router) { raw in
             let client = Client(client: raw)
             #expect(try await client.send(.post, "/lists", #"{"title": "Errands"}"#).status == .created)
@@ -56,7 +56,7 @@ import Testing
             #expect(try await client.send(.get, "/lists").status == .ok, "serves again once the database is back")
             #expect(try await client.send(.post, "/lists", #"{"title": "Work"}"#).status == .created)
         }
-        let failures = captured.all.filter { $0.message == "request" && "\($0.metadata["http.status"] ?? "")" == "503" }
+        let failures = captured.records.filter { $0.message == "request" && "\($0.metadata["http.status"] ?? "")" == "503" }
         #expect(failures.count == 7)
         #expect(failures.allSatisfy { $0.level == .error && "\($0.metadata["error"] ?? "")".hasPrefix("database: connection error") },
                 "\(failures.map { $0.metadata["error"] ?? "" })")

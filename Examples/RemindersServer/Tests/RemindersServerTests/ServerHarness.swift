@@ -1,4 +1,5 @@
 import Depot
+import DepotTesting
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -44,34 +45,4 @@ func withServer(logger: Logger = Logger(label: "test") { _ in SwiftLogNoOpLogHan
     let store = try await RemindersRoutes.store(path, logger: Logger(label: "store") { _ in SwiftLogNoOpLogHandler() })
     let app = try await RemindersRoutes.application(store: store, logger: logger)
     try await app.test(.router) { client in try await body(Client(client: client)) }
-}
-
-/// Keeps log records, to see what the server logs.
-final class Captured: @unchecked Sendable {
-    private let lock = NSLock()
-    private var records: [(level: Logger.Level, message: String, metadata: Logger.Metadata)] = []
-    var all: [(level: Logger.Level, message: String, metadata: Logger.Metadata)] { lock.withLock { records } }
-    /// Every record as one line of text, as a log handler would print it.
-    var text: String { all.map { "\($0.level) \($0.message) \($0.metadata)" }.joined(separator: "\n") }
-
-    func add(_ level: Logger.Level, _ message: String, _ metadata: Logger.Metadata) { lock.withLock { records.append((level, message, metadata)) } }
-
-    var logger: Logger {
-        var logger = Logger(label: "server") { _ in Handler(captured: self) }
-        logger.logLevel = .debug
-        return logger
-    }
-
-    struct Handler: LogHandler {
-        let captured: Captured
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .debug
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            captured.add(event.level, "\(event.message)", metadata.merging(event.metadata ?? [:]) { $1 })
-        }
-    }
 }

@@ -1,3 +1,4 @@
+import DepotTesting
 import Foundation
 import Hummingbird
 import Logging
@@ -6,9 +7,9 @@ import Testing
 /// One log line per request, with its status and duration, and no user text.
 @Suite struct ServerLogTests {
     @Test func eachRequestLogsOneLineWithRouteStatusAndDurationAndNoUserText() async throws {
-        let captured = Captured()
+        let captured = CapturedLogs()
         let secret = "SECRET-\(UUID().uuidString)"
-        try await withServer(logger: captured.logger) { client in
+        try await withServer(logger: captured.logger()) { client in
             _ = try await client.send(.post, "/lists", #"{"title": "\#(secret)"}"#)
             _ = try await client.send(.post, "/lists", #"{"title": "\#(secret)"}"#)                  // 409
             _ = try await client.send(.post, "/lists/\(secret)/reminders", #"{"title": "\#(secret)", "\#(secret)": 1}"#)  // 422
@@ -17,7 +18,7 @@ import Testing
             _ = try await client.send(.delete, "/home")                                                // 405
             _ = try await client.send(.post, "/lists", "{\(secret)")                                   // 400
         }
-        let requests = captured.all.filter { $0.message == "request" }
+        let requests = captured.records.filter { $0.message == "request" }
         #expect(requests.count == 7)
         let statuses = requests.compactMap { $0.metadata["http.status"].map { "\($0)" } }
         #expect(statuses == ["201", "409", "422", "200", "404", "405", "400"])
