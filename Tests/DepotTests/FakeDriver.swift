@@ -24,6 +24,7 @@ extension OddDialect: QueryDialect {
     func suffix(of text: String, count: String) -> String { "TAIL(\(text), \(count))" }
     func offsetWithoutLimit(_ offset: String) -> String { "SKIP \(offset)" }
     func integerSum(_ expression: String) -> String { "EXACT_SUM(\(expression))" }
+    func integerArithmetic(_ op: ArithmeticOperator, _ lhs: String, _ rhs: String) -> String { "CHECKED(\(lhs) \(op.rawValue) \(rhs))" }
     func average(_ expression: String) -> String { "MEAN(\(expression))" }
     func booleanExtreme(_ expression: String, max: Bool) -> String { (max ? "ANY_TRUE(" : "ALL_TRUE(") + expression + ")" }
     func booleanLiteral(_ value: Bool) -> String { value ? "1=1" : "1=0" }

@@ -107,3 +107,12 @@ extension PostgresDialect: QueryDialect {
         max ? "bool_or(\(expression))" : "bool_and(\(expression))"
     }
 }
+
+extension PostgresDialect {
+    /// `(CAST(l AS bigint) op CAST(r AS bigint))`: bigint arithmetic raises
+    /// "bigint out of range" and "division by zero" itself; the casts keep an
+    /// `integer` (32-bit) column from overflowing at 2^31.
+    public func integerArithmetic(_ op: ArithmeticOperator, _ lhs: String, _ rhs: String) -> String {
+        "(CAST(" + lhs + " AS bigint) " + op.rawValue + " CAST(" + rhs + " AS bigint))"
+    }
+}

@@ -34,6 +34,9 @@ final class SQLiteConnection: DriverConnection {
             // name that matches no column as the text 'name', and answer silently.
             let dqs = depot_sqlite_disable_double_quoted_strings(handle)
             guard dqs == SQLITE_OK else { throw SQLiteError.make(dqs, handle, sql: nil) }
+            // The query builder's checked integer arithmetic (see SQLiteDialect.integerArithmetic).
+            let functions = depot_sqlite_register_functions(handle)
+            guard functions == SQLITE_OK else { throw SQLiteError.make(functions, handle, sql: nil) }
             try Self.waitingWhileBusy(configuration.busyTimeout) {
                 // Foreign keys are off by default in SQLite, per connection: turn them on for every one.
                 try executeOnce("PRAGMA foreign_keys = ON")

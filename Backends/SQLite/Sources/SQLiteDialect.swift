@@ -106,3 +106,19 @@ extension SQLiteDialect: QueryDialect {
         names.isEmpty ? [] : ["PRAGMA defer_foreign_keys = ON"] + names.map { "DROP TABLE IF EXISTS " + quote(identifier: $0) }
     }
 }
+
+extension SQLiteDialect {
+    /// `depot_add(l, r)` and its siblings, registered on every connection:
+    /// SQLite's own `+`, `-` and `*` turn an overflow into a REAL, and its `/`
+    /// and `%` give NULL for a zero divisor.
+    public func integerArithmetic(_ op: ArithmeticOperator, _ lhs: String, _ rhs: String) -> String {
+        let name = switch op {
+        case .add: "depot_add"
+        case .subtract: "depot_subtract"
+        case .multiply: "depot_multiply"
+        case .divide: "depot_divide"
+        case .remainder: "depot_remainder"
+        }
+        return name + "(" + lhs + ", " + rhs + ")"
+    }
+}

@@ -13,7 +13,9 @@ enum SQLiteError {
         var kind = kind(code)
         // A run-time arithmetic failure (sum() past 64 bits), not a syntax error:
         // the data error PostgreSQL reports as "out of range".
-        if code == SQLITE_ERROR, message == "integer overflow" { kind = .encoding }
+        // Checked arithmetic fails the same way (the builder's depot_divide...).
+        if code == SQLITE_ERROR, message == "integer overflow" || message == "division by zero"
+            || message == "integer arithmetic on a value that is not an integer" { kind = .encoding }
         var error = DatabaseError(kind, message, engineCode: "\(name(code)) (\(code))", sql: sql)
         // "UNIQUE constraint failed: lists.title" names the table and column;
         // "CHECK constraint failed: positive_priority" names the constraint.

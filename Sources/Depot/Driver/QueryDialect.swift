@@ -27,6 +27,11 @@ public protocol QueryDialect: SQLDialect {
     /// The mean of numeric values as a double: the values summed as doubles, then
     /// divided once by their count; NULL when there are no values.
     func average(_ expression: String) -> String
+    /// `lhs op rhs` on 64-bit integers, with one meaning on every engine: NULL
+    /// when either side is NULL; an overflow, and a zero divisor, is an error
+    /// of kind `encoding` (never a wrap, a float or a NULL); division truncates
+    /// toward zero, a remainder has the dividend's sign, and `Int64.min % -1` is 0.
+    func integerArithmetic(_ op: ArithmeticOperator, _ lhs: String, _ rhs: String) -> String
     /// The smallest (`max` false: true only when every value is) or largest
     /// (`max` true: true when any value is) of Boolean values: NULL when there are none.
     func booleanExtreme(_ expression: String, max: Bool) -> String
@@ -45,6 +50,9 @@ public protocol QueryDialect: SQLDialect {
     /// for A–Z (the builder lowers both sides where it folds case). The default:
     /// `subject LIKE pattern ESCAPE escape`.
     func like(_ subject: String, pattern: String, escape: String) -> String
+    /// `lhs` and `rhs` joined into one text; NULL when either is NULL. The
+    /// default: `(lhs || rhs)`.
+    func concatenate(_ lhs: String, _ rhs: String) -> String
     /// Whether an aggregate may take `FILTER (WHERE …)`. The default is true;
     /// where it is false, the builder gives the aggregate `CASE WHEN condition
     /// THEN argument END` (`1` for `*`), which means the same, since aggregates
@@ -69,6 +77,9 @@ extension QueryDialect {
         subject + " LIKE " + pattern + " ESCAPE " + escape
     }
 
+    /// `(lhs || rhs)`.
+    public func concatenate(_ lhs: String, _ rhs: String) -> String { "(" + lhs + " || " + rhs + ")" }
+
     /// True: `FILTER (WHERE …)`.
     public var hasAggregateFilter: Bool { true }
 
@@ -76,4 +87,19 @@ extension QueryDialect {
     public func ordering(_ expression: String, descending: Bool, nullsFirst: Bool) -> String {
         expression + (descending ? " DESC" : " ASC") + (nullsFirst ? " NULLS FIRST" : " NULLS LAST")
     }
+}
+
+/// An operator of the query builder's integer arithmetic; see
+/// ``QueryDialect/integerArithmetic(_:_:_:)``.
+public enum ArithmeticOperator: String, Sendable, Hashable, CaseIterable {
+    /// `+`
+    case add = "+"
+    /// `-`
+    case subtract = "-"
+    /// `*`
+    case multiply = "*"
+    /// `/`, truncating toward zero.
+    case divide = "/"
+    /// `%`, with the dividend's sign.
+    case remainder = "%"
 }

@@ -136,12 +136,25 @@ extension Database {
         return try execute(text: text, values: values)
     }
 
-    /// Every row of the selection, in its order.
-    public func fetchAll<T, V: QueryValue>(_ selection: Selection<T, V>) throws -> [V] {
-        let (text, values) = try renderSelect(selection)
-        return try withStatement(text: text, values: values) { statement, _ in
-            var results: [V] = []
-            while try statement.step() { results.append(try decodeCell(V.self, statement, 0)) }
+    /// Every row of the selection, in its order: values, tuples or records,
+    /// as the selection was built.
+    public func fetchAll<T, Output>(_ selection: Selection<T, Output>) throws -> [Output] {
+        switch selection.reading {
+        case .cells(let read):
+            let (text, values) = try renderSelect(selection)
+            return try withStatement(text: text, values: values) { statement, _ in
+                var results: [Output] = []
+                while try statement.step() { results.append(try read(self, statement)) }
+                return results
+            }
+        case .mapped(let type, let read):
+            let names = mappedColumnNames(type)
+            guard selection.outputs.count == names.count else {
+                throw DatabaseError.misuse("select(into: \(type).self) has \(selection.outputs.count) outputs for its \(names.count) columns \(names)")
+            }
+            let (text, values) = try renderSelect(selection)
+            var results: [Output] = []
+            try mappedRows(type, text: text, values: values, limit: .all) { reader in results.append(try read(&reader)) }
             return results
         }
     }
@@ -149,22 +162,10 @@ extension Database {
     /// The one row of the selection (an aggregate without grouping has exactly one), or nil.
     ///
     /// - Throws: a `tooManyRows` ``DatabaseError`` when it has more than one.
-    public func fetchOne<T, V: QueryValue>(_ selection: Selection<T, V>) throws -> V? {
+    public func fetchOne<T, Output>(_ selection: Selection<T, Output>) throws -> Output? {
         let all = try fetchAll(selection)
         guard all.count <= 1 else { throw DatabaseError.fetchOneFoundMoreRows }
         return all.first
-    }
-
-    /// Every row of a two-column selection, in its order.
-    public func fetchAll<T, A: QueryValue, B: QueryValue>(_ selection: Selection<T, (A, B)>) throws -> [(A, B)] {
-        let (text, values) = try renderSelect(selection)
-        return try withStatement(text: text, values: values) { statement, _ in
-            var results: [(A, B)] = []
-            while try statement.step() {
-                results.append((try decodeCell(A.self, statement, 0), try decodeCell(B.self, statement, 1)))
-            }
-            return results
-        }
     }
 }
 
@@ -238,6 +239,7 @@ extension Database {
 
     func renderSelect<T, V>(_ selection: Selection<T, V>) throws -> (String, [Value]) {
         let renderer = try queryRenderer(rootTable: T.tableName)
+        renderer.mappedNames = { [unowned self] in self.mappedColumnNames($0) }
         try renderer.renderSelection(selection, ordered: true)
         return (renderer.text.string, renderer.values)
     }

@@ -61,8 +61,8 @@ public enum Aggregates {
     }
 }
 
-/// What a query returns instead of whole records: one expression or two per
-/// row, optionally grouped.
+/// What a query returns instead of whole records: any number of expressions
+/// per row, as one value, a tuple or a `@Columns` type, optionally grouped.
 ///
 /// ```swift
 /// let openPerList = try db.fetchAll(Reminder.where { !$0.isCompleted }
@@ -77,6 +77,9 @@ public struct Selection<Root: Record & ColumnMapped, Output>: Sendable {
     var outputs: [QueryNode]
     var groups: [QueryNode] = []
     var having: [QueryNode] = []
+    /// How a row becomes an output: each one selection kind decides, so one
+    /// `fetchAll` serves them all (and the compiler has one overload to try).
+    let reading: SelectionReading<Output>
 
     /// Groups the rows by an expression: one output row per distinct value.
     public func group(by key: (Root.Columns) -> QueryExpression<some QueryComparable>) -> Selection {
@@ -116,14 +119,9 @@ public struct Selection<Root: Record & ColumnMapped, Output>: Sendable {
 extension Query {
     /// One expression per row instead of the record.
     public func select<V: QueryValue>(_ output: (Root.Columns) -> QueryExpression<V>) -> Selection<Root, V> {
-        Selection(query: self, outputs: [output(Root.columns).node])
+        Selection(query: self, outputs: [output(Root.columns).node], reading: .cells { db, statement in try db.decodeCell(V.self, statement, 0) })
     }
 
-    /// Two expressions per row instead of the record.
-    public func select<A: QueryValue, B: QueryValue>(_ outputs: (Root.Columns) -> (QueryExpression<A>, QueryExpression<B>)) -> Selection<Root, (A, B)> {
-        let (a, b) = outputs(Root.columns)
-        return Selection(query: self, outputs: [a.node, b.node])
-    }
 }
 
 extension QueryNode {
@@ -137,7 +135,9 @@ extension QueryNode {
         case .inList(let a, let list, _): a.hasAggregate || list.contains { $0.hasAggregate }
         case .inSubquery(let a, _, _): a.hasAggregate
         case .exists: false
-        case .and(let parts), .or(let parts): parts.contains { $0.hasAggregate }
+        case .and(let parts), .or(let parts), .coalesce(let parts), .caseWhen(let parts, _): parts.contains { $0.hasAggregate }
+        case .arithmetic(let a, _, let b), .concatenate(let a, let b), .nullIf(let a, let b): a.hasAggregate || b.hasAggregate
+        case .substring(let a, _, _): a.hasAggregate
         }
     }
 }

@@ -25,6 +25,19 @@ public struct QueryNode: Sendable {
         indirect case inSubquery(QueryNode, Subquery, negated: Bool)
         /// `EXISTS (SELECT 1 FROM table WHERE filters)`, whose filters may name the outer query's columns.
         case exists(table: String, filters: [QueryNode], negated: Bool)
+        /// Checked 64-bit integer arithmetic: an overflow or a zero divisor is an error.
+        indirect case arithmetic(QueryNode, ArithmeticOperator, QueryNode)
+        /// Text joined: NULL when either side is.
+        indirect case concatenate(QueryNode, QueryNode)
+        /// The first operand that is not NULL.
+        case coalesce([QueryNode])
+        /// NULL when the operands are equal (text by code point), the first otherwise.
+        indirect case nullIf(QueryNode, QueryNode)
+        /// `CASE WHEN c1 THEN r1 ... [ELSE e] END`: conditions and results alternate,
+        /// then the ELSE result when `hasElse`.
+        case caseWhen([QueryNode], hasElse: Bool)
+        /// `count` code points from the 0-based code point `offset` (both bound).
+        indirect case substring(QueryNode, offset: Int, count: Int)
     }
 
     /// A selection of another (or the same) table, rendered in place.
@@ -47,6 +60,14 @@ public struct QueryNode: Sendable {
         let key: String
         let source: Int
         var isColumnName = false
+    }
+
+    /// Whether the node computes a value from others (arithmetic, CASE, coalesce...).
+    var isComputed: Bool {
+        switch kind {
+        case .arithmetic, .concatenate, .coalesce, .nullIf, .caseWhen, .substring: true
+        default: false
+        }
     }
 
     static func columnNamed(_ name: String, source: Int = 0) -> QueryNode {
@@ -103,6 +124,16 @@ extension QueryExpression {
 }
 
 extension QueryExpression where Value: QueryValue {
+    /// A value bound into the query, as an expression: for the side of an
+    /// operator that is no column.
+    ///
+    /// ```swift
+    /// Note.all.select { _ in QueryExpression<Int>(Int.max) + 1 }   // an overflow error on every engine
+    /// ```
+    public init(_ value: Value) {
+        node = .value(value)
+    }
+
     /// The column with this coding key. The `@Columns` macro makes these.
     public init(column key: String, source: QuerySource) {
         node = QueryNode(.column(.init(key: key, source: source.index)), type: Value.queryType)

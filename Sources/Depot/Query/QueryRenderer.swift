@@ -33,6 +33,8 @@ final class QueryRenderer {
     var qualifiesColumns = false
     /// The table of a query over one table, which an `exists` subquery names its columns by.
     var rootTable: String?
+    /// The column names of a `@Columns` type, which a selection decoded into it names its outputs by.
+    var mappedNames: ((any ColumnMapped.Type) -> [String])?
     /// Qualifiers other than the aliases `t0`, `t1`..., by source.
     var qualifiers: [Int: String] = [:]
 
@@ -102,7 +104,10 @@ final class QueryRenderer {
     func renderBinary(_ node: QueryNode, ordering: Bool) throws {
         guard node.type == .text else { return try render(node) }
         let piece = try rendered(node)
-        text += dialect.binaryCollated(piece, ordering: ordering)
+        // A computed text gets its collation spelled out even for equality: it
+        // has no index to keep usable, and operands of two collations would leave
+        // PostgreSQL unable to pick one.
+        text += dialect.binaryCollated(piece, ordering: ordering || node.isComputed)
     }
 
     func render(_ node: QueryNode) throws {
@@ -191,6 +196,67 @@ final class QueryRenderer {
             text += negated ? " NOT IN " : " IN "
             try subquery.render(self)
             text += ")"
+        case .arithmetic, .concatenate, .coalesce, .nullIf, .caseWhen, .substring:
+            try renderComputed(node)
+        }
+    }
+
+    /// The expressions that compute a value from others.
+    private func renderComputed(_ node: QueryNode) throws {
+        switch node.kind {
+        case .arithmetic(let lhs, let op, let rhs):
+            // Both rendered first: with the text cached, `+=` does not evaluate its operand.
+            let left = try rendered(lhs), right = try rendered(rhs)
+            text += dialect.integerArithmetic(op, left, right)
+        case .concatenate(let lhs, let rhs):
+            let left = try rendered(lhs), right = try rendered(rhs)
+            text += dialect.concatenate(left, right)
+        case .coalesce(let operands):
+            text += "COALESCE("
+            for (index, operand) in operands.enumerated() {
+                if index > 0 { text += ", " }
+                try render(operand)
+            }
+            text += ")"
+        case .nullIf(let lhs, let rhs):
+            // Text compares by code point here too: under the column's own
+            // collation, SQLite's NULLIF would find 'a' equal to 'A'.
+            text += "NULLIF("
+            try renderBinary(lhs, ordering: true)
+            text += ", "
+            try renderBinary(rhs, ordering: true)
+            text += ")"
+        case .caseWhen(let parts, let hasElse):
+            text += "CASE"
+            let pairs = hasElse ? parts.count - 1 : parts.count
+            for index in stride(from: 0, to: pairs - 1, by: 2) {
+                text += " WHEN "
+                try render(parts[index])
+                text += " THEN "
+                try render(parts[index + 1])
+            }
+            if hasElse, let last = parts.last {
+                text += " ELSE "
+                try render(last)
+            }
+            text += " END"
+        case .substring(let operand, let offset, let count):
+            guard offset >= 0, count >= 0 else {
+                throw DatabaseError.misuse("substring(from:count:) takes an offset and a count of at least 0 (\(offset), \(count))")
+            }
+            // 1-based on the engines. No text holds 2^31 code points on either
+            // engine (both stop near 1 GB), so larger numbers mean the same
+            // clamped to 32 bits, which PostgreSQL's substr takes.
+            let start = Int64(Swift.min(offset, Int(Int32.max) - 1) + 1), length = Int64(Swift.min(count, Int(Int32.max)))
+            text += "substr("
+            try render(operand)
+            text += ", CAST("
+            bind(.integer(start))
+            text += " AS INTEGER), CAST("
+            bind(.integer(length))
+            text += " AS INTEGER))"
+        default:
+            try render(node)
         }
     }
 
@@ -336,6 +402,10 @@ final class QueryRenderer {
         for (index, output) in selection.outputs.enumerated() {
             if index > 0 { text += ", " }
             try render(output)
+            if case .mapped(let type, _) = selection.reading, let names = mappedNames?(type), index < names.count {
+                text += " AS "
+                identifier(names[index])
+            }
         }
         text += " FROM "
         identifier(T.tableName)

@@ -93,6 +93,17 @@ extension QueryNode {
             return g1 == g2 && Self.sameShape(o1, o2) && Self.sameShape(f1, f2)
         case (.exists(let t1, let f1, let n1), .exists(let t2, let f2, let n2)):
             return t1 == t2 && n1 == n2 && f1.count == f2.count && zip(f1, f2).allSatisfy { $0.hasSameShape(as: $1) }
+        case (.arithmetic(let l1, let op1, let r1), .arithmetic(let l2, let op2, let r2)):
+            return op1 == op2 && l1.hasSameShape(as: l2) && r1.hasSameShape(as: r2)
+        case (.concatenate(let l1, let r1), .concatenate(let l2, let r2)), (.nullIf(let l1, let r1), .nullIf(let l2, let r2)):
+            return l1.hasSameShape(as: l2) && r1.hasSameShape(as: r2)
+        case (.coalesce(let p1), .coalesce(let p2)):
+            return p1.count == p2.count && zip(p1, p2).allSatisfy { $0.hasSameShape(as: $1) }
+        case (.caseWhen(let p1, let e1), .caseWhen(let p2, let e2)):
+            return e1 == e2 && p1.count == p2.count && zip(p1, p2).allSatisfy { $0.hasSameShape(as: $1) }
+        case (.substring(let a, _, _), .substring(let b, _, _)):
+            // The offset and count are bound.
+            return a.hasSameShape(as: b)
         default:
             // Subqueries are never cached; different kinds differ.
             return false
@@ -221,6 +232,28 @@ extension QueryNode {
             hasher.mix(negated, false)
             hasher.mix(UInt64(filters.count))
             return filters.allSatisfy { $0.feedShape(&hasher) }
+        case .arithmetic(let lhs, let op, let rhs):
+            hasher.node(16, type)
+            hasher.mix(op.shapeCode)
+            return lhs.feedShape(&hasher) && rhs.feedShape(&hasher)
+        case .concatenate(let lhs, let rhs):
+            hasher.node(17, type)
+            return lhs.feedShape(&hasher) && rhs.feedShape(&hasher)
+        case .coalesce(let parts):
+            hasher.node(18, type)
+            hasher.mix(UInt64(parts.count))
+            return parts.allSatisfy { $0.feedShape(&hasher) }
+        case .nullIf(let lhs, let rhs):
+            hasher.node(19, type)
+            return lhs.feedShape(&hasher) && rhs.feedShape(&hasher)
+        case .caseWhen(let parts, let hasElse):
+            hasher.node(20, type)
+            hasher.mix(hasElse, false)
+            hasher.mix(UInt64(parts.count))
+            return parts.allSatisfy { $0.feedShape(&hasher) }
+        case .substring(let operand, _, _):
+            hasher.node(21, type)
+            return operand.feedShape(&hasher)
         }
         return true
     }
@@ -235,6 +268,18 @@ extension QueryNode.ComparisonOperator {
         case .lessOrEqual: 4
         case .greater: 5
         case .greaterOrEqual: 6
+        }
+    }
+}
+
+extension ArithmeticOperator {
+    var shapeCode: UInt64 {
+        switch self {
+        case .add: 1
+        case .subtract: 2
+        case .multiply: 3
+        case .divide: 4
+        case .remainder: 5
         }
     }
 }

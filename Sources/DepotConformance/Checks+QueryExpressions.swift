@@ -1,0 +1,164 @@
+import Depot
+import Foundation
+
+/// A record for selections decoded into a `@Columns` type.
+@Columns
+struct NoteLabel: Codable, Equatable {
+    var id: Int64
+    var label: String
+    var weight: Int?
+}
+
+/// The builder's computed expressions: arithmetic, text, CASE, coalesce,
+/// NULLIF, and selections of any size.
+extension QueryChecks {
+    static let expressions: [ConformanceCheck] = [
+        ConformanceCheck("query: integer arithmetic is exact, and its overflow is an error, never a float or a wrap", integerArithmetic),
+        ConformanceCheck("query: division truncates toward zero, a remainder takes the dividend's sign, and a zero divisor is an error", division),
+        ConformanceCheck("query: coalesce, NULLIF and CASE with NULLs", conditionals),
+        ConformanceCheck("query: a computed text compares by code point, whatever the column's collation", computedTextCollation),
+        ConformanceCheck("query: text joins and substrings count code points", textPieces),
+        ConformanceCheck("query: selections of any size read as tuples, and into a @Columns type", wideSelections),
+    ]
+
+    static func integerArithmetic(_ context: ConformanceContext) async throws {
+        let store = try await notes(context)
+        let rows = try await store.read { db in
+            try db.fetchAll(Note.all.select { ($0.id, $0.rank * 10 + 7, -$0.rank, $0.rank - 1) })
+        }
+        try expectEqual(rows.map(\.1), Note.samples.map { $0.rank.map { $0 * 10 + 7 } }, "rank * 10 + 7, NULL where rank is")
+        try expectEqual(rows.map(\.2), Note.samples.map { $0.rank.map { -$0 } }, "-rank")
+        try expectEqual(rows.map(\.3), Note.samples.map { $0.rank.map { $0 - 1 } }, "rank - 1")
+        let edges = try await store.read { db in
+            try db.fetchOne(Note.where { $0.id.eq(1) }.select { _ in
+                (QueryExpression<Int>(Int.max - 1) + 1, QueryExpression<Int>(Int.min + 1) - 1, QueryExpression<Int>(Int.min / 2) * 2)
+            })
+        }
+        try expectEqual(edges?.0, Int.max, "Int.max reached exactly")
+        try expectEqual(edges?.1, Int.min, "Int.min reached exactly")
+        try expectEqual(edges?.2, Int.min, "Int.min / 2 * 2")
+        for (what, expression) in [
+            ("Int.max + 1", QueryExpression<Int>(Int.max) + 1), ("Int.min - 1", QueryExpression<Int>(Int.min) - 1),
+            ("Int.max * 2", QueryExpression<Int>(Int.max) * 2), ("Int.min * -1", QueryExpression<Int>(Int.min) * -1),
+            ("-Int.min", -QueryExpression<Int>(Int.min)), ("Int.min / -1", QueryExpression<Int>(Int.min) / -1),
+        ] {
+            try await expectError(.encoding, what) {
+                try await store.read { db in try db.fetchAll(Note.where { $0.id.eq(1) }.select { _ in expression }) }
+            }
+        }
+        try await expectError(.encoding, "a column past Int.max") {
+            try await store.read { db in try db.fetchAll(Note.all.select { $0.rank + Int.max }) }
+        }
+        try await expectIDs(store, Note.where { $0.rank * 2 > 4 }, [4, 8], "arithmetic in a filter")
+        try await expectIDs(store, Note.where { $0.rank.isNotNull() }.order { ($0.rank % 2).descending() },
+                            [3, 4, 8, 1, 6, 7], "ordered by a remainder, descending, ties by id")
+    }
+
+    static func division(_ context: ConformanceContext) async throws {
+        let store = try await notes(context)
+        let cases: [(String, QueryExpression<Int>, Int)] = [
+            ("-7 / 2", QueryExpression<Int>(-7) / 2, -3), ("7 / -2", QueryExpression<Int>(7) / -2, -3),
+            ("-7 % 2", QueryExpression<Int>(-7) % 2, -1), ("7 % -2", QueryExpression<Int>(7) % -2, 1),
+            ("Int.min % -1", QueryExpression<Int>(Int.min) % -1, 0), ("6 / 3", QueryExpression<Int>(6) / 3, 2),
+        ]
+        for (what, expression, expected) in cases {
+            let answer = try await store.read { db in try db.fetchOne(Note.where { $0.id.eq(1) }.select { _ in expression }) }
+            try expectEqual(answer, expected, what)
+        }
+        let failing: [(String, QueryExpression<Int>)] = [("1 / 0", QueryExpression<Int>(1) / 0), ("1 % 0", QueryExpression<Int>(1) % 0), ("0 / 0", QueryExpression<Int>(0) / 0)]
+        for (what, expression) in failing {
+            try await expectError(.encoding, what) {
+                try await store.read { db in try db.fetchAll(Note.where { $0.id.eq(1) }.select { _ in expression }) }
+            }
+        }
+        try await expectError(.encoding, "a column divided by a zero column") {
+            try await store.read { db in try db.fetchAll(Note.all.select { 1 / $0.rank }) }
+        }
+        let nulls = try await store.read { db in
+            try db.fetchOne(Note.where { $0.id.eq(2) }.select { ($0.rank / 0, $0.rank % 0) })
+        }
+        try expect(nulls.map { $0.0 == nil && $0.1 == nil } == true, "NULL / 0 is NULL, not an error: \(String(describing: nulls))")
+    }
+
+    static func conditionals(_ context: ConformanceContext) async throws {
+        let store = try await notes(context)
+        let rows = try await store.read { db in
+            try db.fetchAll(Note.all.select {
+                ($0.rank ?? -1, $0.body ?? $0.title, $0.rank.nullIf(2),
+                 Case.when($0.rank > 2, then: "high").when($0.rank > 0, then: "low").else("none"),
+                 Case.when($0.isArchived, then: $0.id).end())
+            })
+        }
+        try expectEqual(rows.map(\.0), Note.samples.map { $0.rank ?? -1 }, "rank ?? -1")
+        try expectEqual(rows.map(\.1), Note.samples.map { $0.body ?? $0.title }, "body ?? title")
+        try expectEqual(rows.map(\.2), Note.samples.map { $0.rank == 2 ? nil : $0.rank }, "NULLIF(rank, 2)")
+        try expectEqual(rows.map(\.3), Note.samples.map { note in note.rank.map { $0 > 2 ? "high" : $0 > 0 ? "low" : "none" } ?? "none" },
+                        "CASE: a NULL condition is not true")
+        try expectEqual(rows.map(\.4), Note.samples.map { $0.isArchived == true ? $0.id : nil }, "CASE without ELSE is NULL")
+        try await expectIDs(store, Note.order { ($0.rank ?? 100).ascending() }, [7, 3, 1, 6, 4, 8, 2, 5], "ordered by a coalesce")
+        try await expectIDs(store, Note.where { ($0.isArchived ?? true) && $0.rank.isNotNull() }, [3, 6, 8], "a coalesced predicate")
+    }
+
+    static func computedTextCollation(_ context: ConformanceContext) async throws {
+        let store = try await context.makeStore(Store.Configuration())
+        try await store.write { db in
+            let collation = db.dialect.caseFoldingCollation.map { "COLLATE " + db.dialect.quote(identifier: $0) } ?? ""
+            try DepotConformance.createTable(db, "words", [("id", .integer, "PRIMARY KEY"), ("word", .text, "NOT NULL \(collation)")])
+            try db.insert(contentsOf: ["a", "A", "b", "É"].enumerated().map { Word(id: Int64($0.offset + 1), word: $0.element) })
+        }
+        let answers = try await store.read { db in
+            (try db.fetchAll(Word.all.select { $0.word.nullIf("a") }),
+             try db.fetchAll(Word.where { ($0.word + "x").eq("ax") }).map(\.id),
+             try db.fetchAll(Word.order { ($0.word + "").descending() }).map(\.id))
+        }
+        try expectEqual(answers.0, [nil, "A", "b", "É"], "NULLIF is case-sensitive")
+        try expectEqual(answers.1, [1], "a joined text's equality is case-sensitive")
+        try expectEqual(answers.2, [4, 3, 1, 2], "a joined text orders by code point")
+    }
+
+    static func textPieces(_ context: ConformanceContext) async throws {
+        let store = try await notes(context)
+        let rows = try await store.read { db in
+            try db.fetchAll(Note.all.select { ($0.title + "|" + $0.body, $0.title.substring(from: 1, count: 3), $0.body.substring(from: 0, count: 1)) })
+        }
+        func codePoints(_ text: String, _ offset: Int, _ count: Int) -> String {
+            String(String.UnicodeScalarView(text.unicodeScalars.dropFirst(offset).prefix(count)))
+        }
+        try expectEqual(rows.map(\.0), Note.samples.map { note in note.body.map { note.title + "|" + $0 } }, "title | body, NULL where body is")
+        try expectEqual(rows.map(\.1), Note.samples.map { codePoints($0.title, 1, 3) }, "3 code points from the second")
+        try expectEqual(rows.map(\.2), Note.samples.map { $0.body.map { codePoints($0, 0, 1) } }, "the first code point (e of e + accent)")
+        let edges = try await store.read { db in
+            try db.fetchOne(Note.where { $0.id.eq(1) }.select { _ in
+                (QueryExpression<String>("💡e\u{301}x").substring(from: 1, count: 2), QueryExpression<String>("abc").substring(from: 5, count: 2),
+                 QueryExpression<String>("abc").substring(from: 0, count: 0), QueryExpression<String>("abc").substring(from: 1, count: Int.max),
+                 QueryExpression<String>("abc").substring(from: Int.max, count: 1))
+            })
+        }
+        try expect(edges.map { [$0.0, $0.1, $0.2, $0.3, $0.4] } == ["e\u{301}", "", "", "bc", ""], "substring edges: \(String(describing: edges))")
+        try await expectError(.misuse, "a negative offset") {
+            try await store.read { db in try db.fetchAll(Note.all.select { $0.title.substring(from: -1, count: 2) }) }
+        }
+    }
+
+    static func wideSelections(_ context: ConformanceContext) async throws {
+        let store = try await notes(context)
+        let (wide, labels, grouped) = try await store.read { db in
+            (try db.fetchAll(Note.where { $0.id <= 2 }.select { ($0.id, $0.title, $0.body, $0.rank, $0.score, $0.isPinned, $0.isArchived, $0.due) }),
+             try db.fetchAll(Note.where { $0.id <= 3 }.select(into: NoteLabel.self) { ($0.id, $0.title + "!", $0.rank * 2) }),
+             try db.fetchAll(Note.all.select(into: NoteLabel.self) { _ in (Aggregates.countAll(), QueryExpression<String>("all"), Note.columns.rank.max()) }))
+        }
+        try expectEqual(wide.count, 2, "two rows")
+        let first = Note.samples[0], second = Note.samples[1]
+        // Tuples of eight have no ==: compared by their descriptions.
+        try expect("\(wide[0])" == "\((first.id, first.title, first.body, first.rank, first.score, first.isPinned, first.isArchived, first.due))",
+                   "eight outputs of every type: \(wide[0])")
+        try expect("\(wide[1])" == "\((second.id, second.title, second.body, second.rank, second.score, second.isPinned, second.isArchived, second.due))",
+                   "eight outputs with NULLs: \(wide[1])")
+        try expectEqual(labels, [NoteLabel(id: 1, label: "apple!", weight: 4), NoteLabel(id: 2, label: "Apple!", weight: nil),
+                                 NoteLabel(id: 3, label: "banana!", weight: 2)], "decoded into NoteLabel by position")
+        try expectEqual(grouped, [NoteLabel(id: 8, label: "all", weight: 5)], "aggregates into NoteLabel")
+        try await expectError(.misuse, "two outputs for three columns") {
+            try await store.read { db in try db.fetchAll(Note.all.select(into: NoteLabel.self) { ($0.id, $0.title) }) }
+        }
+    }
+}
