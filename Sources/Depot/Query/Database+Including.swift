@@ -1,0 +1,141 @@
+extension Database {
+    /// Every record the query selects, each with its children, in the query's order.
+    public func fetchAll<P, C>(_ query: IncludingAll<P, C>) throws -> [(P, [C])] {
+        try requireUnpaged(query.children, "including(all:)")
+        let parentKey = try singleKey(P.self)
+        let childKey = try columnName(query.foreignKey, in: C.self)
+        let parents = try keyedRecords(query.parents, key: parentKey)
+        guard !parents.isEmpty else { return [] }
+        var children = query.children
+        children.filters.append(Self.keyIn(childKey, keysOf: query.parents, key: parentKey))
+        var byParent: [Value: [C]] = [:]
+        for (child, key) in try keyedRecords(children, key: childKey) { byParent[key, default: []].append(child) }
+        return parents.map { parent, key in (parent, byParent[key] ?? []) }
+    }
+
+    /// Every record the query selects, each with the record its column names or nil, in the query's order.
+    public func fetchAll<T, O>(_ query: IncludingOptional<T, O>) throws -> [(T, O?)] {
+        let (records, others) = try recordsWithOthers(query.records, O.self, query.foreignKey)
+        return records.map { record, key in (record, others[key]) }
+    }
+
+    /// Every record the query selects that names a record of the other type, with it, in the query's order.
+    public func fetchAll<T, O>(_ query: IncludingRequired<T, O>) throws -> [(T, O)] {
+        var records = query.records
+        let otherKey = try singleKey(O.self)
+        let key = try columnName(query.foreignKey, in: T.self)
+        // Left out by the query, so a limit counts only records that have one.
+        records.filters.append(QueryNode(.inSubquery(.columnNamed(key), QueryNode.Subquery { renderer in
+            renderer.text += "(SELECT "
+            renderer.identifier(otherKey)
+            renderer.text += " FROM "
+            renderer.identifier(O.tableName)
+            renderer.text += ")"
+        }, negated: false), type: .bool))
+        let (found, others) = try recordsWithOthers(records, O.self, query.foreignKey)
+        // A record deleted between the two reads of a read access cannot happen: both run in one transaction.
+        return found.compactMap { record, key in others[key].map { (record, $0) } }
+    }
+
+    /// Every record the query selects, each with the targets the link table joins it to, in the query's order.
+    public func fetchAll<T, L, G>(_ query: IncludingThrough<T, L, G>) throws -> [(T, [G])] {
+        try requireUnpaged(query.targets, "including(all:through:)")
+        let rootKey = try singleKey(T.self), targetKey = try singleKey(G.self)
+        let linkRoot = try columnName(query.rootKey, in: L.self), linkTarget = try columnName(query.targetKey, in: L.self)
+        let records = try keyedRecords(query.records, key: rootKey)
+        guard !records.isEmpty else { return [] }
+        // The links of these records: (root key, target key) pairs.
+        let renderer = try queryRenderer(rootTable: L.tableName)
+        renderer.text += "SELECT "
+        renderer.identifier(linkRoot)
+        renderer.text += ", "
+        renderer.identifier(linkTarget)
+        renderer.text += " FROM "
+        renderer.identifier(L.tableName)
+        try renderer.renderWhere([Self.keyIn(linkRoot, keysOf: query.records, key: rootKey)])
+        var links: [Value: [Value]] = [:]
+        try withStatement(text: renderer.text.string, values: renderer.values) { statement, _ in
+            while try statement.step() {
+                let (root, target) = (try statement.value(at: 0), try statement.value(at: 1))
+                guard root != .null, target != .null else { continue }
+                if !(links[root]?.contains(target) ?? false) { links[root, default: []].append(target) }
+            }
+        }
+        // The targets any of them links to, in the targets' order.
+        var targets = query.targets
+        targets.filters.append(QueryNode(.inSubquery(.columnNamed(targetKey), QueryNode.Subquery { renderer in
+            renderer.text += "(SELECT "
+            renderer.identifier(linkTarget)
+            renderer.text += " FROM "
+            renderer.identifier(L.tableName)
+            try renderer.renderWhere([Self.keyIn(linkRoot, keysOf: query.records, key: rootKey)])
+            renderer.text += ")"
+        }, negated: false), type: .bool))
+        var position: [Value: Int] = [:]
+        let found = try keyedRecords(targets, key: targetKey)
+        for (index, (_, key)) in found.enumerated() { position[key] = index }
+        return records.map { record, key in
+            let indexes = (links[key] ?? []).compactMap { position[$0] }.sorted()
+            return (record, indexes.map { found[$0].0 })
+        }
+    }
+
+    // MARK: Parts
+
+    /// The records a query selects, each with the value of its column `key`.
+    private func keyedRecords<T>(_ query: Query<T>, key: String) throws -> [(T, Value)] {
+        let names = mappedColumnNames(T.self)
+        guard let index = names.firstIndex(of: key) else {
+            throw DatabaseError.misuse("\(T.self) has no column \(key) among its columns \(names)")
+        }
+        let (text, values) = try renderSelect(query)
+        var results: [(T, Value)] = []
+        try mappedRows(T.self, text: text, values: values, limit: .all) { reader in
+            let keyValue = try reader.source.value(at: index)
+            results.append((try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self), keyValue))
+        }
+        return results
+    }
+
+    /// Records with the records of `O` their column `foreignKey` names, by that column's value.
+    private func recordsWithOthers<T, O: Record & ColumnMapped>(
+        _ records: Query<T>, _ other: O.Type, _ foreignKey: QueryNode.QueryColumn
+    ) throws -> ([(T, Value)], [Value: O]) {
+        let otherKey = try singleKey(O.self)
+        let key = try columnName(foreignKey, in: T.self)
+        let found = try keyedRecords(records, key: key)
+        guard !found.isEmpty else { return ([], [:]) }
+        var others = Query<O>()
+        others.filters.append(Self.keyIn(otherKey, keysOf: records, key: key))
+        var byKey: [Value: O] = [:]
+        for (record, value) in try keyedRecords(others, key: otherKey) { byKey[value] = record }
+        return (found, byKey)
+    }
+
+    /// `column IN (SELECT key FROM query's table WHERE its filters [ORDER BY and page])`.
+    private static func keyIn<T>(_ column: String, keysOf query: Query<T>, key: String) -> QueryNode {
+        QueryNode(.inSubquery(.columnNamed(column), QueryNode.Subquery { renderer in
+            try renderKeys(renderer, of: query, key: key)
+        }, negated: false), type: .bool)
+    }
+
+    /// `(SELECT key FROM table WHERE filters)`, with the query's order and page when it has one.
+    private static func renderKeys<T>(_ renderer: QueryRenderer, of query: Query<T>, key: String) throws {
+        let selection = Selection<T, Value>(query: query, outputs: [.columnNamed(key)], reading: .cells { _, _ in .null })
+        try renderer.renderSubquery(selection)
+    }
+
+    /// The column name of a typed column of `T`.
+    private func columnName<T: ColumnMapped>(_ column: QueryNode.QueryColumn, in type: T.Type) throws -> String {
+        guard !column.key.isEmpty, column.source == 0 else {
+            throw DatabaseError.misuse("including(...) takes a column of \(T.self), not a computed expression")
+        }
+        return column.isColumnName || coding.keyStrategy.isDefault ? column.key : coding.keyStrategy.columnName(for: column.key)
+    }
+
+    private func requireUnpaged<T>(_ query: Query<T>, _ operation: String) throws {
+        guard query.limitCount == nil, query.offsetCount == nil else {
+            throw DatabaseError.misuse("\(operation) cannot limit the related records: a limit would count all records' together")
+        }
+    }
+}
