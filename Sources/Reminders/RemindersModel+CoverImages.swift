@@ -2,6 +2,7 @@ import Depot
 import Foundation
 
 /// A list's cover image, kept in a table of its own so listings never read it.
+@Columns
 struct ListCoverImage: Record, Equatable {
     static let tableName = "remindersListCoverImages"
     static let primaryKey = ["remindersListID"]

@@ -49,7 +49,7 @@ extension RemindersModel {
             list.showCompleted = changes.showCompleted ?? list.showCompleted
             try db.update(list)
             if let position = changes.position {
-                var ids = try db.fetchAll(Int64.self, "SELECT \"id\" FROM \"remindersLists\" ORDER BY \"position\" ASC, \"id\" ASC")
+                var ids = try Self.listIDsInOrder(db)
                 ids.removeAll { $0 == list.id }
                 ids.insert(list.id ?? 0, at: min(position, ids.count))
                 try Self.renumberLists(db, ids)

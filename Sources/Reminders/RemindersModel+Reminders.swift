@@ -217,7 +217,7 @@ extension RemindersModel {
             }
             try db.update(reminder)
             if changes.replacesTags {
-                try db.execute("DELETE FROM \"remindersTags\" WHERE \"reminderID\" = \(id)")
+                try db.delete(ReminderTag.where { $0.reminderID.eq(id) })
             }
             try Self.tag(db, id, changes.tags)
             return try Self.details(db, [reminder], today: today)[0]
@@ -274,7 +274,7 @@ extension RemindersModel {
             guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
             for title in titles {
                 guard let tag = try Self.findTag(db, title) else { throw RemindersError.tagNotFound(title) }
-                try db.execute("DELETE FROM \"remindersTags\" WHERE \"reminderID\" = \(id) AND \"tagID\" = \(tag.id)")
+                try db.delete(ReminderTag.where { $0.reminderID.eq(id) && $0.tagID.eq(tag.id ?? 0) })
             }
             return try Self.details(db, [reminder], today: today)[0]
         }
@@ -293,10 +293,8 @@ extension RemindersModel {
         for raw in titles {
             let title = try validTagTitle(raw)
             let tag = try findTag(db, title) ?? db.insert(Tag(title: title))
-            try db.execute("""
-                INSERT INTO "remindersTags" ("reminderID", "tagID") VALUES (\(reminderID), \(tag.id))
-                ON CONFLICT ("reminderID", "tagID") DO NOTHING
-                """)
+            // An upsert on the link's key: tagging twice keeps one link.
+            try db.upsert(ReminderTag(reminderID: reminderID, tagID: tag.id ?? 0))
         }
     }
 }

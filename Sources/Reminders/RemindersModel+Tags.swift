@@ -21,13 +21,15 @@ extension RemindersModel {
     /// The tag picker: the three most used tags, then every other tag by title.
     public func tagPicker() async throws -> TagPicker {
         try await store.read(logger: logger) { db in
-            struct Used: Decodable { var id: Int64; var title: String; var uses: Int }
-            let tags = try db.fetchAll(Used.self, """
-                SELECT "t"."id", "t"."title", count("rt"."tagID") AS "uses"
-                FROM "tags" AS "t" LEFT JOIN "remindersTags" AS "rt" ON "rt"."tagID" = "t"."id"
-                GROUP BY "t"."id", "t"."title"
-                ORDER BY "uses" DESC, \(db.folded("\"t\".\"title\"")) ASC, "t"."id" ASC
-                """)
+            struct Used { var id: Int64; var title: String; var uses: Int }
+            let uses = Dictionary(try db.fetchAll(ReminderTag.all.select { ($0.tagID, Aggregates.countAll()) }.group { $0.tagID }),
+                                  uniquingKeysWith: { a, _ in a })
+            let tags = try db.fetchAll(Tag.all).compactMap { tag in tag.id.map { Used(id: $0, title: tag.title, uses: uses[$0] ?? 0) } }
+                .sorted { a, b in
+                    if a.uses != b.uses { return a.uses > b.uses }
+                    let (x, y) = (foldedASCII(a.title), foldedASCII(b.title))
+                    return x == y ? a.id < b.id : x.utf8.lexicographicallyPrecedes(y.utf8)
+                }
             // Only tags in use can be "most used".
             let mostUsed = Array(tags.prefix { $0.uses > 0 }.prefix(3))
             let chosen = Set(mostUsed.map(\.id))

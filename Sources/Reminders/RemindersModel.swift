@@ -55,53 +55,41 @@ public struct RemindersModel: Sendable {
     }
 
     static func homeScreen(_ db: Database, day: Day) throws -> HomeScreen {
-        let counts = try db.fetchOne(Row.self, """
-            SELECT
-              count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" >= \(day.start) AND "dueDate" < \(day.end)) AS "today",
-              count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" IS NOT NULL) AS "scheduled",
-              count(*) FILTER (WHERE NOT "isCompleted") AS "all",
-              count(*) FILTER (WHERE NOT "isCompleted" AND "isFlagged") AS "flagged",
-              count(*) FILTER (WHERE "isCompleted") AS "completed",
-              count(*) FILTER (WHERE NOT "isCompleted" AND "dueDate" < \(day.start)) AS "overdue"
-            FROM "reminders"
-            """)
-        struct Counts: Decodable { var today, scheduled, all, flagged, completed, overdue: Int }
-        let c = try counts.map { try $0.decode(Counts.self) } ?? Counts(today: 0, scheduled: 0, all: 0, flagged: 0, completed: 0, overdue: 0)
-        return HomeScreen(today: c.today, scheduled: c.scheduled, all: c.all, flagged: c.flagged,
-                          completed: c.completed, overdue: c.overdue,
+        let counts = try db.fetchOne(Reminder.all.select {
+            (Aggregates.count(where: !$0.isCompleted && $0.dueDate >= day.start && $0.dueDate < day.end),
+             Aggregates.count(where: !$0.isCompleted && $0.dueDate.isNotNull()),
+             Aggregates.count(where: !$0.isCompleted),
+             Aggregates.count(where: !$0.isCompleted && $0.isFlagged),
+             Aggregates.count(where: $0.isCompleted),
+             Aggregates.count(where: !$0.isCompleted && $0.dueDate < day.start))
+        }) ?? (0, 0, 0, 0, 0, 0)
+        return HomeScreen(today: counts.0, scheduled: counts.1, all: counts.2, flagged: counts.3,
+                          completed: counts.4, overdue: counts.5,
                           lists: try Self.listSummaries(db), tags: try Self.tagsInUse(db))
     }
 
+    /// The lists in order, each with its open reminders counted and whether it has a cover image.
     static func listSummaries(_ db: Database) throws -> [ListSummary] {
-        // count("r"."id") over a LEFT JOIN: 0 for an empty list, where count(*) would say 1.
-        try db.fetchAll(Row.self, """
-            SELECT "l".*, count("r"."id") AS "incompleteCount",
-              EXISTS (SELECT 1 FROM "remindersListCoverImages" AS "c" WHERE "c"."remindersListID" = "l"."id") AS "hasCoverImage"
-            FROM "remindersLists" AS "l"
-            LEFT JOIN "reminders" AS "r" ON "r"."remindersListID" = "l"."id" AND NOT "r"."isCompleted"
-            GROUP BY "l"."id"
-            ORDER BY "l"."position" ASC, "l"."id" ASC
-            """).map { row in
-            let counted = try row.decode(Counted.self)
-            return ListSummary(list: try row.decode(RemindersList.self), incompleteCount: counted.incompleteCount,
-                               hasCoverImage: counted.hasCoverImage)
+        let lists = try db.fetchAll(RemindersList.order { [$0.position, $0.id] })
+        let open = try db.fetchAll(Reminder.where { !$0.isCompleted }
+            .select { ($0.remindersListID, Aggregates.countAll()) }.group { $0.remindersListID })
+        let counts = Dictionary(open, uniquingKeysWith: { a, _ in a })
+        let covered = Set(try db.fetchAll(ListCoverImage.all.select { $0.remindersListID }))
+        return lists.map { list in
+            ListSummary(list: list, incompleteCount: list.id.flatMap { counts[$0] } ?? 0,
+                        hasCoverImage: list.id.map(covered.contains) ?? false)
         }
     }
 
-    private struct Counted: Decodable { var incompleteCount: Int; var hasCoverImage: Bool }
-
+    /// The tags at least one reminder carries, by title ignoring A–Z case, with their counts.
     static func tagsInUse(_ db: Database) throws -> [TagSummary] {
-        try db.fetchAll(Row.self, """
-            SELECT "t"."id", "t"."title", count(*) AS "reminderCount",
-              count(*) FILTER (WHERE NOT "r"."isCompleted") AS "openCount"
-            FROM "tags" AS "t" JOIN "remindersTags" AS "rt" ON "rt"."tagID" = "t"."id"
-            JOIN "reminders" AS "r" ON "r"."id" = "rt"."reminderID"
-            GROUP BY "t"."id", "t"."title"
-            ORDER BY \(db.folded("\"t\".\"title\"")) ASC, "t"."id" ASC
-            """).map { row in
-            struct C: Decodable { var reminderCount: Int; var openCount: Int }
-            let counts = try row.decode(C.self)
-            return TagSummary(tag: try row.decode(Tag.self), reminderCount: counts.reminderCount, openCount: counts.openCount)
+        let uses = Dictionary(try db.fetchAll(ReminderTag.all.select { ($0.tagID, Aggregates.countAll()) }.group { $0.tagID }),
+                              uniquingKeysWith: { a, _ in a })
+        let open = Dictionary(try db.fetchAll(ReminderTag.where { link in Reminder.exists { $0.id.eq(link.reminderID) && !$0.isCompleted } }
+            .select { ($0.tagID, Aggregates.countAll()) }.group { $0.tagID }), uniquingKeysWith: { a, _ in a })
+        let tags = try db.fetchAll(Tag.where { $0.id.in(ReminderTag.all.select { $0.tagID }) }.order { [$0.title.folded, $0.id] })
+        return tags.map { tag in
+            TagSummary(tag: tag, reminderCount: tag.id.flatMap { uses[$0] } ?? 0, openCount: tag.id.flatMap { open[$0] } ?? 0)
         }
     }
 
@@ -119,10 +107,7 @@ public struct RemindersModel: Sendable {
 
     static func findList(_ db: Database, _ nameOrID: String) throws -> RemindersList {
         if let id = Int64(nameOrID), let list = try db.find(RemindersList.self, id: id) { return list }
-        let matches = try db.fetchAll(RemindersList.self, """
-            SELECT * FROM "remindersLists" WHERE \(db.folded("\"title\"")) = \(foldedASCII(nameOrID))
-            ORDER BY "position" ASC, "id" ASC
-            """)
+        let matches = try db.fetchAll(RemindersList.where { $0.title.folded.eq(foldedASCII(nameOrID)) }.order { [$0.position, $0.id] })
         guard let first = matches.first else { throw RemindersError.listNotFound(nameOrID) }
         guard matches.count == 1 else { throw RemindersError.ambiguousList(nameOrID, matches: matches.count) }
         return first
@@ -161,7 +146,7 @@ public struct RemindersModel: Sendable {
         try Self.validate(color: color)
         return try await store.write(logger: logger) { db in
             try Self.requireUnusedTitle(db, title, except: nil)
-            let position = try db.fetchOne(Int.self, "SELECT coalesce(max(\"position\") + 1, 0) FROM \"remindersLists\"") ?? 0
+            let position = try db.fetchOne(RemindersList.all.select { $0.position.max() + 1 ?? 0 }) ?? 0
             return try db.insert(RemindersList(title: title, color: color, position: position))
         }
     }
@@ -213,7 +198,7 @@ public struct RemindersModel: Sendable {
     public func moveList(_ nameOrID: String, to position: Int) async throws {
         try await store.write(logger: logger) { db in
             let list = try Self.findList(db, nameOrID)
-            var ids = try db.fetchAll(Int64.self, "SELECT \"id\" FROM \"remindersLists\" ORDER BY \"position\" ASC, \"id\" ASC")
+            var ids = try Self.listIDsInOrder(db)
             ids.removeAll { $0 == list.id }
             ids.insert(list.id ?? 0, at: min(max(0, position), ids.count))
             try Self.renumberLists(db, ids)
@@ -237,7 +222,7 @@ public struct RemindersModel: Sendable {
         try await store.write(logger: logger) { db in
             let list = try Self.findList(db, nameOrID)
             try db.delete(list)
-            let remaining = try db.fetchAll(Int64.self, "SELECT \"id\" FROM \"remindersLists\" ORDER BY \"position\" ASC, \"id\" ASC")
+            let remaining = try Self.listIDsInOrder(db)
             if remaining.isEmpty {
                 try db.insert(RemindersList(title: Self.defaultListTitle, color: 0x4A99_EFFF, position: 0))
             } else {
@@ -248,8 +233,13 @@ public struct RemindersModel: Sendable {
 
     static func renumberLists(_ db: Database, _ ids: [Int64]) throws {
         for (position, id) in ids.enumerated() {
-            try db.execute("UPDATE \"remindersLists\" SET \"position\" = \(position) WHERE \"id\" = \(id)")
+            try db.update(RemindersList.where { $0.id.eq(id) }) { [$0.position.to(position)] }
         }
+    }
+
+    /// The lists' ids, by position.
+    static func listIDsInOrder(_ db: Database) throws -> [Int64] {
+        try db.fetchAll(RemindersList.order { [$0.position, $0.id] }.select { $0.id }).compactMap { $0 }
     }
 
     static func validTitle(_ title: String) throws -> String {
@@ -270,18 +260,17 @@ public struct RemindersModel: Sendable {
         guard !reminders.isEmpty else { return [] }
         let ids = reminders.compactMap(\.id)
         let listIDs = Array(Set(reminders.map(\.remindersListID))).sorted()
-        let lists = try db.fetchAll(RemindersList.self, "SELECT * FROM \"remindersLists\" WHERE \"id\" IN \(list: listIDs)")
+        let lists = try db.fetchAll(RemindersList.self, ids: listIDs)
         let byID = Dictionary(lists.compactMap { list in list.id.map { ($0, list) } }, uniquingKeysWith: { a, _ in a })
-        struct Pair: Decodable { var reminderID: Int64; var title: String }
         var tags: [Int64: [String]] = [:]
         // Chunks keep every IN list well below each engine's bound-value limit.
         for chunk in stride(from: 0, to: ids.count, by: 1000).map({ Array(ids[$0..<min($0 + 1000, ids.count)]) }) {
-            for pair in try db.fetchAll(Pair.self, """
-                SELECT "rt"."reminderID", "t"."title" FROM "remindersTags" AS "rt" JOIN "tags" AS "t" ON "t"."id" = "rt"."tagID"
-                WHERE "rt"."reminderID" IN \(list: chunk)
-                ORDER BY \(db.folded("\"t\".\"title\"")) ASC, "t"."id" ASC
-                """) {
-                tags[pair.reminderID, default: []].append(pair.title)
+            let links = try db.fetchAll(ReminderTag.where { $0.reminderID.in(chunk) })
+            let titles = try db.fetchAll(Tag.where { $0.id.in(Set(links.map(\.tagID))) }.order { [$0.title.folded, $0.id] })
+            var linked: [Int64: Set<Int64>] = [:]
+            for link in links { linked[link.tagID, default: []].insert(link.reminderID) }
+            for tag in titles {
+                for reminderID in linked[tag.id ?? 0] ?? [] { tags[reminderID, default: []].append(tag.title) }
             }
         }
         return reminders.map { reminder in

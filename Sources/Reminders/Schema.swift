@@ -229,10 +229,4 @@ public enum RemindersSchema {
 extension Database {
     /// Whether this is PostgreSQL, for the few statements that must differ.
     var isPostgres: Bool { engineName == "PostgreSQL" }
-
-    /// Folds letter case the same way on both engines: A-Z only (SQLite's
-    /// `lower` folds ASCII; PostgreSQL's does too under the "C" collation).
-    func folded(_ expression: SQL) -> SQL {
-        isPostgres ? "lower(\(expression) COLLATE \"C\")" : "lower(\(expression))"
-    }
 }
