@@ -119,6 +119,20 @@ func queryBuilder(store: Store) async throws -> ([Chore], String) {
     return (chores, sql)
 }
 
+/// QueryBuilder: computed values.
+func computedValues(store: Store) async throws -> [(String, String, Date)] {
+    // doc begin: QueryBuilder#2
+    let rows = try await store.read { db in
+        try db.fetchAll(Chore.all.select {
+            ($0.title.substring(from: 0, count: 12) + "…",
+             Case.when($0.isDone, then: "done").else("open"),
+             $0.dueDate ?? Date.distantFuture)
+        })
+    }
+    // doc end
+    return rows
+}
+
 /// MovingToPostgreSQL: the same migrator and query on a server.
 func movingToPostgreSQL(url: String, migrator: Migrator) async throws -> [Chore] {
     // doc begin: MovingToPostgreSQL#1
@@ -238,10 +252,12 @@ func handlingErrors(store: Store) async throws {
         let chores = try await TestStore.sqlite(migrator: started.migrator)
         let (found, sqliteSQL) = try await queryBuilder(store: chores)
         #expect(found.isEmpty)
+        try await Self.expectComputedValues(chores)
         await chores.close()
         var renderedSQL = [sqliteSQL]
         if PostgresTestServer.shouldRun {
             let server = try await TestStore.postgres(migrator: started.migrator)
+            try await Self.expectComputedValues(server)
             renderedSQL.append(try await queryBuilder(store: server).1)
             let plantsOnServer = try await TestStore.postgres()
             #expect(try await recordsAndMapping(store: plantsOnServer).map(\.name) == ["Fern"])
@@ -264,6 +280,20 @@ func handlingErrors(store: Store) async throws {
             let scoped = url + (url.contains("?") ? "&" : "?") + "search_path=\(schema)"
             #expect(try await movingToPostgreSQL(url: scoped, migrator: started.migrator) == [])
         }
+    }
+
+    /// The computed values of the article's example, over two chores.
+    static func expectComputedValues(_ store: Store) async throws {
+        let due = Date(timeIntervalSince1970: 1_800_000_000)
+        try await store.write { db in
+            try db.insert(Chore(title: "Water the plants every morning", isDone: false, dueDate: nil))
+            try db.insert(Chore(title: "Sweep", isDone: true, dueDate: due))
+        }
+        let rows = try await computedValues(store: store)
+        #expect(rows.map(\.0) == ["Water the pl…", "Sweep…"])
+        #expect(rows.map(\.1) == ["open", "done"])
+        #expect(rows.map(\.2) == [Date.distantFuture, due])
+        try await store.write { db in try db.delete(Chore.all) }
     }
 
     static let catalog = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
