@@ -126,9 +126,9 @@ extension Database {
     }
 
     /// The column name of a typed column of `T`.
-    private func columnName<T: ColumnMapped>(_ column: QueryNode.QueryColumn, in type: T.Type) throws -> String {
+    func columnName<T: ColumnMapped>(_ column: QueryNode.QueryColumn, in type: T.Type) throws -> String {
         guard !column.key.isEmpty, column.source == 0 else {
-            throw DatabaseError.misuse("including(...) takes a column of \(T.self), not a computed expression")
+            throw DatabaseError.misuse("a column of \(T.self) is needed here, not a computed expression or another table's column")
         }
         return column.isColumnName || coding.keyStrategy.isDefault ? column.key : coding.keyStrategy.columnName(for: column.key)
     }

@@ -78,8 +78,21 @@ extension Database {
     ///   an UPDATE cannot take on every engine.
     @discardableResult
     public func update<T>(_ query: Query<T>, set assignments: (T.Columns) -> [QueryAssignment]) throws -> Int {
+        let renderer = try renderUpdate(query, assignments(T.columns))
+        return try execute(text: renderer.text.string, values: renderer.values)
+    }
+
+    /// Deletes every record the query selects, and returns how many.
+    ///
+    /// - Throws: a `misuse` error for a query with a limit or an offset.
+    @discardableResult
+    public func delete<T>(_ query: Query<T>) throws -> Int {
+        let renderer = try renderDelete(query)
+        return try execute(text: renderer.text.string, values: renderer.values)
+    }
+
+    func renderUpdate<T>(_ query: Query<T>, _ assignments: [QueryAssignment]) throws -> QueryRenderer {
         try requireWholeTable(query, "update")
-        let assignments = assignments(T.columns)
         guard !assignments.isEmpty else { throw DatabaseError.misuse("update(_:set:) needs at least one assignment") }
         let renderer = try queryRenderer(rootTable: T.tableName)
         renderer.text += "UPDATE "
@@ -93,20 +106,16 @@ extension Database {
             try renderer.render(assignment.value)
         }
         try renderer.renderWhere(query.filters)
-        return try execute(text: renderer.text.string, values: renderer.values)
+        return renderer
     }
 
-    /// Deletes every record the query selects, and returns how many.
-    ///
-    /// - Throws: a `misuse` error for a query with a limit or an offset.
-    @discardableResult
-    public func delete<T>(_ query: Query<T>) throws -> Int {
+    func renderDelete<T>(_ query: Query<T>) throws -> QueryRenderer {
         try requireWholeTable(query, "delete")
         let renderer = try queryRenderer(rootTable: T.tableName)
         renderer.text += "DELETE FROM "
         renderer.identifier(T.tableName)
         try renderer.renderWhere(query.filters)
-        return try execute(text: renderer.text.string, values: renderer.values)
+        return renderer
     }
 
     /// The records with these primary keys (a single-column key), ordered by key.

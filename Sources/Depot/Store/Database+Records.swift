@@ -143,7 +143,7 @@ extension Database {
     // MARK: Helpers
 
     /// Moves the engine's key generators past the integer keys one record gave explicitly.
-    private func advanceKeyGenerators<T: Record>(_ type: T.Type, past columns: EncodedColumns) throws {
+    func advanceKeyGenerators<T: Record>(_ type: T.Type, past columns: EncodedColumns) throws {
         var keys = ExplicitKeys<T>()
         keys.note(columns)
         try keys.advanceGenerators(self)
@@ -233,11 +233,17 @@ extension Database {
     }
 
     /// Runs a rendered INSERT or UPSERT ... RETURNING * and decodes the one row it returns.
-    private func fetchReturned<T: Record>(_ type: T.Type, _ text: String, _ values: [Value], action: String) throws -> T {
+    func fetchReturned<T: Record>(_ type: T.Type, _ text: String, _ values: [Value], action: String) throws -> T {
+        guard let stored = try fetchReturnedIfAny(type, text, values) else {
+            throw DatabaseError(.other, "\(action) returned no row", table: T.tableName)
+        }
+        return stored
+    }
+
+    /// Runs a rendered INSERT ... RETURNING * and decodes the row it returns, if any.
+    func fetchReturnedIfAny<T: Record>(_ type: T.Type, _ text: String, _ values: [Value]) throws -> T? {
         try withStatement(text: text, values: values) { statement, _ in
-            guard try statement.step() else {
-                throw DatabaseError(.other, "\(action) returned no row", table: T.tableName)
-            }
+            guard try statement.step() else { return nil }
             // A primary key is never NULL. SQLite lets a non-integer key of an
             // ordinary table hold one (its legacy, documented); PostgreSQL refuses
             // it. Refuse it everywhere, as the engine's failure it is: the
@@ -255,7 +261,7 @@ extension Database {
         }
     }
 
-    private func primaryKeyColumns<T: Record>(_ type: T.Type, in names: [String]) throws -> [String] {
+    func primaryKeyColumns<T: Record>(_ type: T.Type, in names: [String]) throws -> [String] {
         let key = T.primaryKey
         guard !key.isEmpty, key.allSatisfy(names.contains) else {
             throw DatabaseError.misuse("\(T.self).primaryKey \(key) names columns the record does not encode (it encodes \(names))")
