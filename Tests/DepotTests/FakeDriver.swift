@@ -26,6 +26,8 @@ extension OddDialect: QueryDialect {
     func integerSum(_ expression: String) -> String { "EXACT_SUM(\(expression))" }
     func integerArithmetic(_ op: ArithmeticOperator, _ lhs: String, _ rhs: String) -> String { "CHECKED(\(lhs) \(op.rawValue) \(rhs))" }
     func average(_ expression: String) -> String { "MEAN(\(expression))" }
+    func jsonPath(_ path: [JSONPathComponent]) -> Value { .text("\(path)") }
+    func jsonScalar(_ kind: JSONScalarKind, in document: String, at path: String) -> String { "JSON_\(kind)(\(document), \(path))" }
     func booleanExtreme(_ expression: String, max: Bool) -> String { (max ? "ANY_TRUE(" : "ALL_TRUE(") + expression + ")" }
     func booleanLiteral(_ value: Bool) -> String { value ? "1=1" : "1=0" }
     func isNotDistinct(_ lhs: String, _ rhs: String, negated: Bool) -> String { (negated ? "NOT " : "") + "\(lhs) <=> \(rhs)" }

@@ -116,3 +116,35 @@ extension PostgresDialect {
         "(CAST(" + lhs + " AS bigint) " + op.rawValue + " CAST(" + rhs + " AS bigint))"
     }
 }
+
+extension PostgresDialect {
+    /// `{"key","0"}`: the text array `#>` takes.
+    public func jsonPath(_ path: [JSONPathComponent]) -> Value {
+        let parts = path.map { component -> String in
+            switch component {
+            case .key(let key): "\"" + key + "\""
+            case .index(let index): "\"\(index)\""
+            }
+        }
+        return .text("{" + parts.joined(separator: ",") + "}")
+    }
+
+    /// `jsonb_typeof` decides the kind before `#>>` reads the text; an integer
+    /// is a number whose value is whole and within 64 bits, whatever its spelling.
+    public func jsonScalar(_ kind: JSONScalarKind, in document: String, at path: String) -> String {
+        let node = "(CAST(\(document) AS jsonb) #> CAST(\(path) AS text[]))"
+        let type = "jsonb_typeof(\(node))", text = "(\(node) #>> '{}')"
+        switch kind {
+        case .text:
+            return "(CASE WHEN \(type) = 'string' THEN \(text) END)"
+        case .integer:
+            let number = "CAST(\(text) AS numeric)"
+            return "(CASE WHEN \(type) = 'number' THEN (CASE WHEN \(number) = trunc(\(number))"
+                + " AND \(number) BETWEEN -9223372036854775808 AND 9223372036854775807 THEN CAST(\(number) AS bigint) END) END)"
+        case .double:
+            return "(CASE WHEN \(type) = 'number' THEN CAST(\(text) AS double precision) END)"
+        case .bool:
+            return "(CASE WHEN \(type) = 'boolean' THEN CAST(\(text) AS boolean) END)"
+        }
+    }
+}

@@ -122,3 +122,35 @@ extension SQLiteDialect {
         return name + "(" + lhs + ", " + rhs + ")"
     }
 }
+
+extension SQLiteDialect {
+    /// `$."key"[0]`: SQLite's path text.
+    public func jsonPath(_ path: [JSONPathComponent]) -> Value {
+        var text = "$"
+        for component in path {
+            switch component {
+            case .key(let key): text += ".\"" + key + "\""
+            case .index(let index): text += "[\(index)]"
+            }
+        }
+        return .text(text)
+    }
+
+    /// `json_type` decides the kind before `json_extract` reads it: SQLite's
+    /// own `json_extract` would read the string "3" as text that compares
+    /// with anything. A whole `real` (`3.0`, `1e2`) is an integer, as on PostgreSQL.
+    public func jsonScalar(_ kind: JSONScalarKind, in document: String, at path: String) -> String {
+        let type = "json_type(\(document), \(path))", value = "json_extract(\(document), \(path))"
+        switch kind {
+        case .text:
+            return "(CASE WHEN \(type) = 'text' THEN \(value) END)"
+        case .integer:
+            return "(CASE WHEN \(type) = 'integer' AND typeof(\(value)) = 'integer' THEN \(value)"
+                + " WHEN \(type) IN ('integer', 'real') AND \(value) = CAST(\(value) AS INTEGER) THEN CAST(\(value) AS INTEGER) END)"
+        case .double:
+            return "(CASE WHEN \(type) IN ('integer', 'real') THEN CAST(\(value) AS REAL) END)"
+        case .bool:
+            return "(CASE \(type) WHEN 'true' THEN 1 WHEN 'false' THEN 0 END)"
+        }
+    }
+}

@@ -15,7 +15,7 @@ enum SQLiteError {
         // the data error PostgreSQL reports as "out of range".
         // Checked arithmetic fails the same way (the builder's depot_divide...).
         if code == SQLITE_ERROR, message == "integer overflow" || message == "division by zero"
-            || message == "integer arithmetic on a value that is not an integer" { kind = .encoding }
+            || message == "integer arithmetic on a value that is not an integer" || message == "malformed JSON" { kind = .encoding }
         var error = DatabaseError(kind, message, engineCode: "\(name(code)) (\(code))", sql: sql)
         // "UNIQUE constraint failed: lists.title" names the table and column;
         // "CHECK constraint failed: positive_priority" names the constraint.

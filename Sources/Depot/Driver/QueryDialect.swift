@@ -32,6 +32,14 @@ public protocol QueryDialect: SQLDialect {
     /// of kind `encoding` (never a wrap, a float or a NULL); division truncates
     /// toward zero, a remainder has the dividend's sign, and `Int64.min % -1` is 0.
     func integerArithmetic(_ op: ArithmeticOperator, _ lhs: String, _ rhs: String) -> String
+    /// The value bound for a JSON path (keys without `"` or `\`, indexes of
+    /// at least 0), as ``jsonScalar(_:in:at:)`` takes it.
+    func jsonPath(_ path: [JSONPathComponent]) -> Value
+    /// The scalar of `kind` at the bound `path` in the JSON `document`, NULL
+    /// when the path is missing, the value is JSON null or of another kind: no
+    /// conversion (the string "3" is no integer); an integer is a number written
+    /// without fraction or exponent within 64 bits.
+    func jsonScalar(_ kind: JSONScalarKind, in document: String, at path: String) -> String
     /// The smallest (`max` false: true only when every value is) or largest
     /// (`max` true: true when any value is) of Boolean values: NULL when there are none.
     func booleanExtreme(_ expression: String, max: Bool) -> String

@@ -137,7 +137,7 @@ extension QueryNode {
         case .exists: false
         case .and(let parts), .or(let parts), .coalesce(let parts), .caseWhen(let parts, _): parts.contains { $0.hasAggregate }
         case .arithmetic(let a, _, let b), .concatenate(let a, let b), .nullIf(let a, let b): a.hasAggregate || b.hasAggregate
-        case .substring(let a, _, _): a.hasAggregate
+        case .substring(let a, _, _), .json(let a, _, _): a.hasAggregate
         }
     }
 }

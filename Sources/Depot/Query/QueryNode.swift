@@ -38,6 +38,8 @@ public struct QueryNode: Sendable {
         case caseWhen([QueryNode], hasElse: Bool)
         /// `count` code points from the 0-based code point `offset` (both bound).
         indirect case substring(QueryNode, offset: Int, count: Int)
+        /// The scalar of this kind at the path in a JSON document; NULL otherwise (the path is bound).
+        indirect case json(QueryNode, [JSONPathComponent], JSONScalarKind)
     }
 
     /// A selection of another (or the same) table, rendered in place.
@@ -65,7 +67,7 @@ public struct QueryNode: Sendable {
     /// Whether the node computes a value from others (arithmetic, CASE, coalesce...).
     var isComputed: Bool {
         switch kind {
-        case .arithmetic, .concatenate, .coalesce, .nullIf, .caseWhen, .substring: true
+        case .arithmetic, .concatenate, .coalesce, .nullIf, .caseWhen, .substring, .json: true
         default: false
         }
     }

@@ -196,7 +196,7 @@ final class QueryRenderer {
             text += negated ? " NOT IN " : " IN "
             try subquery.render(self)
             text += ")"
-        case .arithmetic, .concatenate, .coalesce, .nullIf, .caseWhen, .substring:
+        case .arithmetic, .concatenate, .coalesce, .nullIf, .caseWhen, .substring, .json:
             try renderComputed(node)
         }
     }
@@ -255,6 +255,19 @@ final class QueryRenderer {
             text += " AS INTEGER), CAST("
             bind(.integer(length))
             text += " AS INTEGER))"
+        case .json(let document, let path, let kind):
+            for component in path {
+                switch component {
+                case .key(let key) where key.contains("\"") || key.contains("\\"):
+                    throw DatabaseError.misuse("a JSON path key cannot hold \" or \\ (\(key.debugDescription))")
+                case .index(let index) where index < 0:
+                    throw DatabaseError.misuse("a JSON path index cannot be negative (\(index))")
+                default: break
+                }
+            }
+            let rendered = try rendered(document)
+            let placeholder = bindingPlaceholder(dialect.jsonPath(path))
+            text += dialect.jsonScalar(kind, in: rendered, at: placeholder)
         default:
             try render(node)
         }

@@ -104,6 +104,9 @@ extension QueryNode {
         case (.substring(let a, _, _), .substring(let b, _, _)):
             // The offset and count are bound.
             return a.hasSameShape(as: b)
+        case (.json(let a, _, let kindA), .json(let b, _, let kindB)):
+            // The path is bound (and checked again each time values are collected).
+            return kindA == kindB && a.hasSameShape(as: b)
         default:
             // Subqueries are never cached; different kinds differ.
             return false
@@ -253,6 +256,10 @@ extension QueryNode {
             return parts.allSatisfy { $0.feedShape(&hasher) }
         case .substring(let operand, _, _):
             hasher.node(21, type)
+            return operand.feedShape(&hasher)
+        case .json(let operand, _, let kind):
+            hasher.node(22, type)
+            hasher.mix(kind == .text ? 1 : kind == .integer ? 2 : kind == .double ? 3 : 4)
             return operand.feedShape(&hasher)
         }
         return true
