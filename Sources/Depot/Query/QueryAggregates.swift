@@ -129,7 +129,7 @@ extension QueryNode {
     var hasAggregate: Bool {
         switch kind {
         case .aggregate: true
-        case .column, .value, .constant: false
+        case .column, .value, .constant, .parameter: false
         case .compare(let a, _, let b), .isNotDistinct(let a, let b, _): a.hasAggregate || b.hasAggregate
         case .isNull(let a, _), .not(let a), .textMatch(let a, _, _, _), .length(let a), .folded(let a): a.hasAggregate
         case .inList(let a, let list, _): a.hasAggregate || list.contains { $0.hasAggregate }

@@ -8,9 +8,21 @@ final class QueryCache: ConnectionCache {
     var selectPrefixes: [ObjectIdentifier: String] = [:]
     /// The renderer that collects a cached query shape's values.
     var valuesRenderer: QueryRenderer?
+    /// Each declared query's SQL, constant values and parameter slots, by its identity.
+    var declared: [ObjectIdentifier: DeclaredRendering] = [:]
 
     init() {}
 
     /// The SQL stays right: it names columns, not their types.
     func schemaMayHaveChanged() {}
+}
+
+/// A declared query rendered on one connection: its SQL, the values bound with
+/// the parameters' places left NULL, and where each parameter goes.
+struct DeclaredRendering {
+    /// Keeps the identity alive, so its `ObjectIdentifier` is never reused while cached.
+    let owner: AnyObject
+    let text: String
+    let values: [Value]
+    let slots: [(value: Int, parameter: Int)]
 }

@@ -144,6 +144,17 @@ extension QueryExpression where Value: QueryComparable {
     }
 }
 
+extension QueryExpression where Value: QueryOptional, Value.Wrapped: QueryComparable {
+    /// Less than a non-optional expression (unknown where this is NULL).
+    public static func < (lhs: Self, rhs: QueryExpression<Value.Wrapped>) -> QueryPredicate { lhs.compare(.less, rhs.node) }
+    /// Less than or equal to a non-optional expression.
+    public static func <= (lhs: Self, rhs: QueryExpression<Value.Wrapped>) -> QueryPredicate { lhs.compare(.lessOrEqual, rhs.node) }
+    /// Greater than a non-optional expression.
+    public static func > (lhs: Self, rhs: QueryExpression<Value.Wrapped>) -> QueryPredicate { lhs.compare(.greater, rhs.node) }
+    /// Greater than or equal to a non-optional expression.
+    public static func >= (lhs: Self, rhs: QueryExpression<Value.Wrapped>) -> QueryPredicate { lhs.compare(.greaterOrEqual, rhs.node) }
+}
+
 // MARK: Logic
 
 extension QueryExpression where Value: QueryBool {

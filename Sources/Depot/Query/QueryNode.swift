@@ -40,6 +40,8 @@ public struct QueryNode: Sendable {
         indirect case substring(QueryNode, offset: Int, count: Int)
         /// The scalar of this kind at the path in a JSON document; NULL otherwise (the path is bound).
         indirect case json(QueryNode, [JSONPathComponent], JSONScalarKind)
+        /// The value a declared query's parameter at this position takes when it runs.
+        case parameter(Int)
     }
 
     /// A selection of another (or the same) table, rendered in place.

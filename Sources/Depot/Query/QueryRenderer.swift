@@ -35,6 +35,9 @@ final class QueryRenderer {
     var rootTable: String?
     /// The column names of a `@Columns` type, which a selection decoded into it names its outputs by.
     var mappedNames: ((any ColumnMapped.Type) -> [String])?
+    /// Where a declared query's parameters go among the bound values: set
+    /// (empty) only while a declared query renders; nil refuses parameters.
+    var parameterSlots: [(value: Int, parameter: Int)]?
     /// Qualifiers other than the aliases `t0`, `t1`..., by source.
     var qualifiers: [Int: String] = [:]
 
@@ -122,6 +125,12 @@ final class QueryRenderer {
             }
         case .constant(let truth):
             text += dialect.booleanLiteral(truth)
+        case .parameter(let position):
+            guard parameterSlots != nil else {
+                throw DatabaseError.misuse("a declared query's parameter was used in another query: it has a value only in its own DeclaredQuery")
+            }
+            bind(.null)
+            parameterSlots?.append((values.count - 1, position))
         case .compare(let lhs, let op, let rhs):
             text += "("
             try renderBinary(lhs, ordering: op.isOrdering)
