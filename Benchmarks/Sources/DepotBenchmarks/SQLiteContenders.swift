@@ -406,15 +406,23 @@ final class DepotSQLiteContender: SQLiteContender {
     let builder: Bool
     /// Whether lookups are hand-written SQL (`fetchOne` of an interpolated SELECT) instead of `find`.
     let handWritten: Bool
+    /// Whether lookups run a declared query (`DeclaredQuery`) instead of `find`.
+    let declared: Bool
 
-    init(generated: Bool = true, builder: Bool = false, handWritten: Bool = false) {
+    init(generated: Bool = true, builder: Bool = false, handWritten: Bool = false, declared: Bool = false) {
         self.generated = generated
         self.builder = builder
         self.handWritten = handWritten
-        name = builder ? "Depot, query builder" : handWritten ? "Depot, hand-written SQL" : generated ? "Depot, @Columns" : "Depot, Codable"
+        self.declared = declared
+        name = declared ? "Depot, declared query" : builder ? "Depot, query builder" : handWritten ? "Depot, hand-written SQL"
+            : generated ? "Depot, @Columns" : "Depot, Codable"
     }
 
-    private static func lookup(_ db: Depot.Database, _ id: Int64, builder: Bool, handWritten: Bool = false) throws -> Item? {
+    /// The lookup by key, declared once.
+    static let byID = DeclaredQuery { (id: QueryExpression<Int64>) in Item.where { $0.id.eq(id) } }
+
+    private static func lookup(_ db: Depot.Database, _ id: Int64, builder: Bool, handWritten: Bool = false, declared: Bool = false) throws -> Item? {
+        if declared { return try db.fetchOne(byID, id) }
         if builder { return try db.fetchOne(Item.where { $0.id.eq(id) }) }
         if handWritten { return try db.fetchOne(Item.self, "SELECT * FROM items WHERE id = \(id)") }
         return try db.find(Item.self, id: id)
@@ -450,36 +458,36 @@ final class DepotSQLiteContender: SQLiteContender {
     }
 
     func fetchAll() async throws -> [Item] {
-        let builder = self.builder, handWritten = self.handWritten
+        let builder = self.builder, handWritten = self.handWritten, declared = self.declared
         return try await opened().read { db in builder ? try db.fetchAll(Item.all) : try db.fetchAll(Item.self, "SELECT * FROM items") }
     }
 
     func fetchEach(_ ids: [Int64]) async throws -> Int64 {
-        let builder = self.builder, handWritten = self.handWritten
+        let builder = self.builder, handWritten = self.handWritten, declared = self.declared
         return try await opened().read { db in
             var sum: Int64 = 0
-            for id in ids { sum &+= try Self.lookup(db, id, builder: builder, handWritten: handWritten).map { checksum($0) } ?? 0 }
+            for id in ids { sum &+= try Self.lookup(db, id, builder: builder, handWritten: handWritten, declared: declared).map { checksum($0) } ?? 0 }
             return sum
         }
     }
 
     func fetchEachItems(_ ids: [Int64]) async throws -> [Item] {
-        let builder = self.builder, handWritten = self.handWritten
-        return try await opened().read { db in try ids.compactMap { try Self.lookup(db, $0, builder: builder, handWritten: handWritten) } }
+        let builder = self.builder, handWritten = self.handWritten, declared = self.declared
+        return try await opened().read { db in try ids.compactMap { try Self.lookup(db, $0, builder: builder, handWritten: handWritten, declared: declared) } }
     }
 
     func accessEach(_ ids: [Int64]) async throws -> Int64 {
-        let builder = self.builder, handWritten = self.handWritten
+        let builder = self.builder, handWritten = self.handWritten, declared = self.declared
         let store = try opened()
         var sum: Int64 = 0
         for id in ids {
-            sum &+= try await store.read { db in try Self.lookup(db, id, builder: builder, handWritten: handWritten).map { checksum($0) } ?? 0 }
+            sum &+= try await store.read { db in try Self.lookup(db, id, builder: builder, handWritten: handWritten, declared: declared).map { checksum($0) } ?? 0 }
         }
         return sum
     }
 
     func stream() async throws -> (Int, Int64) {
-        let builder = self.builder, handWritten = self.handWritten
+        let builder = self.builder, handWritten = self.handWritten, declared = self.declared
         return try await opened().read { db in
             var count = 0, sum: Int64 = 0
             try Self.each(db, builder: builder) { count += 1; sum &+= checksum($0) }
@@ -488,7 +496,7 @@ final class DepotSQLiteContender: SQLiteContender {
     }
 
     func streamItems() async throws -> [Item] {
-        let builder = self.builder, handWritten = self.handWritten
+        let builder = self.builder, handWritten = self.handWritten, declared = self.declared
         return try await opened().read { db in
             var items: [Item] = []
             try Self.each(db, builder: builder) { items.append($0) }

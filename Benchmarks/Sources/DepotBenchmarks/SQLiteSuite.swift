@@ -8,7 +8,7 @@ struct SQLiteSuite {
     let lookupIDs: [Int64]
 
     static func allContenders() -> [any SQLiteContender] {
-        [RawSQLite(), DepotSQLiteContender(generated: true), DepotSQLiteContender(generated: false), DepotSQLiteContender(builder: true), DepotSQLiteContender(handWritten: true),
+        [RawSQLite(), DepotSQLiteContender(generated: true), DepotSQLiteContender(generated: false), DepotSQLiteContender(builder: true), DepotSQLiteContender(handWritten: true), DepotSQLiteContender(declared: true),
          GRDBContender(codable: false), GRDBContender(codable: true)]
     }
 
