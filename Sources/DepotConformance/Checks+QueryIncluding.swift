@@ -114,5 +114,12 @@ extension QueryChecks {
         try expectEqual(all.map(\.0.id), [1, 2, 3, 4], "the volumes")
         try expectEqual(all.map { $0.1.map(\.id) }, [[1, 2], [], [1], []], "labels by primary key, a label linked twice once")
         try expectEqual(ordered.map { $0.1.map(\.name) }, [["New", "old"], [], ["old"], [], [], ["New"], []], "labels by name in code-point order")
+        let nested = try await store.read { db in
+            try db.fetchAll(Rack.all.including(all: Volume.self, by: \.rackID)
+                .including(all: VolumeLabel.self, through: VolumeLabeling.self, from: \.volumeID, to: \.labelID) { $0.order { $0.name } })
+        }
+        try expectEqual(nested.map { rack, volumes in "\(rack.id): " + volumes.map { "\($0.0.id)\($0.1.map(\.name))" }.joined(separator: " ") },
+                        ["1: 1[\"New\", \"old\"] 2[]", "2: 3[\"old\"]", "3: ", "4: 5[] 6[\"New\"]"],
+                        "racks, their volumes by key, each volume's labels by name")
     }
 }

@@ -39,10 +39,33 @@ extension Database {
 
     /// Every record the query selects, each with the targets the link table joins it to, in the query's order.
     public func fetchAll<T, L, G>(_ query: IncludingThrough<T, L, G>) throws -> [(T, [G])] {
+        try loadThrough(query, alsoReading: nil).map { ($0.record, $0.targets) }
+    }
+
+    /// Every record the query selects, each with its children, and each child
+    /// with the targets the link table joins it to, in the queries' orders.
+    public func fetchAll<P, C, L, G>(_ query: IncludingAllThrough<P, C, L, G>) throws -> [(P, [(C, [G])])] {
+        try requireUnpaged(query.children.children, "including(all:)")
+        let parentKey = try singleKey(P.self)
+        let childKey = try columnName(query.children.foreignKey, in: C.self)
+        let parents = try keyedRecords(query.children.parents, key: parentKey)
+        guard !parents.isEmpty else { return [] }
+        var children = query.children.children
+        children.filters.append(Self.keyIn(childKey, keysOf: query.children.parents, key: parentKey))
+        let through = IncludingThrough<C, L, G>(records: children, targets: query.targets, rootKey: query.rootKey, targetKey: query.targetKey)
+        var byParent: [Value: [(C, [G])]] = [:]
+        for child in try loadThrough(through, alsoReading: childKey) { byParent[child.extra, default: []].append((child.record, child.targets)) }
+        return parents.map { parent, key in (parent, byParent[key] ?? []) }
+    }
+
+    /// Records with their targets through a link table, and the value of one more of the records' columns.
+    private func loadThrough<T, L, G>(
+        _ query: IncludingThrough<T, L, G>, alsoReading column: String?
+    ) throws -> [(record: T, targets: [G], extra: Value)] {
         try requireUnpaged(query.targets, "including(all:through:)")
         let rootKey = try singleKey(T.self), targetKey = try singleKey(G.self)
         let linkRoot = try columnName(query.rootKey, in: L.self), linkTarget = try columnName(query.targetKey, in: L.self)
-        let records = try keyedRecords(query.records, key: rootKey)
+        let records = try keyedRecords(query.records, key: rootKey, alsoReading: column)
         guard !records.isEmpty else { return [] }
         // The links of these records: (root key, target key) pairs.
         let renderer = try queryRenderer(rootTable: L.tableName)
@@ -74,9 +97,9 @@ extension Database {
         var position: [Value: Int] = [:]
         let found = try keyedRecords(targets, key: targetKey)
         for (index, (_, key)) in found.enumerated() { position[key] = index }
-        return records.map { record, key in
+        return records.map { record, key, extra in
             let indexes = (links[key] ?? []).compactMap { position[$0] }.sorted()
-            return (record, indexes.map { found[$0].0 })
+            return (record, indexes.map { found[$0].0 }, extra)
         }
     }
 
@@ -84,15 +107,25 @@ extension Database {
 
     /// The records a query selects, each with the value of its column `key`.
     private func keyedRecords<T>(_ query: Query<T>, key: String) throws -> [(T, Value)] {
+        try keyedRecords(query, key: key, alsoReading: nil).map { ($0.0, $0.1) }
+    }
+
+    /// The records a query selects, each with the values of its column `key` and of `column` (NULL without one).
+    private func keyedRecords<T>(_ query: Query<T>, key: String, alsoReading column: String?) throws -> [(T, Value, Value)] {
         let names = mappedColumnNames(T.self)
-        guard let index = names.firstIndex(of: key) else {
-            throw DatabaseError.misuse("\(T.self) has no column \(key) among its columns \(names)")
+        func index(_ name: String) throws -> Int {
+            guard let index = names.firstIndex(of: name) else {
+                throw DatabaseError.misuse("\(T.self) has no column \(name) among its columns \(names)")
+            }
+            return index
         }
+        let keyIndex = try index(key), extraIndex = try column.map(index)
         let (text, values) = try renderSelect(query)
-        var results: [(T, Value)] = []
+        var results: [(T, Value, Value)] = []
         try mappedRows(T.self, text: text, values: values, limit: .all) { reader in
-            let keyValue = try reader.source.value(at: index)
-            results.append((try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self), keyValue))
+            let keyValue = try reader.source.value(at: keyIndex)
+            let extra = try extraIndex.map { try reader.source.value(at: $0) } ?? .null
+            results.append((try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self), keyValue, extra))
         }
         return results
     }

@@ -44,6 +44,35 @@ public struct IncludingThrough<Root: Record & ColumnMapped, Link: Record & Colum
     let targetKey: QueryNode.QueryColumn
 }
 
+/// Records with their children, and each child with the records a link table
+/// joins it to (a list with its reminders, each with its tags); see ``IncludingAll``.
+public struct IncludingAllThrough<Root: Record & ColumnMapped, Child: Record & ColumnMapped, Link: Record & ColumnMapped, Target: Record & ColumnMapped>: Sendable {
+    var children: IncludingAll<Root, Child>
+    var targets: Query<Target>
+    let rootKey: QueryNode.QueryColumn
+    let targetKey: QueryNode.QueryColumn
+}
+
+extension IncludingAll {
+    /// Each child also with the records of `target` that rows of the link table
+    /// `link` join it to: four queries in all, whatever the number of records.
+    ///
+    /// ```swift
+    /// let lists = try db.fetchAll(RemindersList.all
+    ///     .including(all: Reminder.self, by: \.listID)
+    ///     .including(all: Tag.self, through: ReminderTag.self, from: \.reminderID, to: \.tagID))
+    /// // [(RemindersList, [(Reminder, [Tag])])]
+    /// ```
+    public func including<Link, Target, ChildKey: QueryValue, TargetKey: QueryValue>(
+        all target: Target.Type, through link: Link.Type,
+        from: KeyPath<Link.Columns, QueryExpression<ChildKey>>, to: KeyPath<Link.Columns, QueryExpression<TargetKey>>,
+        _ refine: (Query<Target>) -> Query<Target> = { $0 }
+    ) -> IncludingAllThrough<Root, Child, Link, Target> {
+        IncludingAllThrough(children: self, targets: refine(Query<Target>()),
+                            rootKey: Query<Root>.column(Link.columns[keyPath: from]), targetKey: Query<Root>.column(Link.columns[keyPath: to]))
+    }
+}
+
 extension Query {
     /// Each record with the records of `child` whose `foreignKey` holds its
     /// primary key (a list with its reminders), in `refine`'s order (then by
