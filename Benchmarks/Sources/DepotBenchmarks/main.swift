@@ -96,6 +96,10 @@ func entry(_ options: Options) async throws {
         try await PostgresCount.run(scenario, options)
         exit(0)
     }
+    if options.count == "related" {
+        try await RelatedLoading.count(contender: options.contender ?? "Depot, including", repetitions: options.repetitions)
+        exit(0)
+    }
     if let scenario = options.count ?? options.profile {
         // One contender's loop for one scenario, SQLite in memory, for a profiler or
         // for callgrind (Benchmarks/instructions runs it at two repetition counts and

@@ -1,8 +1,8 @@
 // Selections of any number of outputs: tuples through parameter packs, and
 // rows decoded into a `@Columns` type.
 
-/// How a selection's row becomes its output.
-enum SelectionReading<Output>: Sendable {
+/// How a selection's row becomes its output. (Unchecked: a metatype is immutable.)
+enum SelectionReading<Output>: @unchecked Sendable {
     /// Cell by cell, from the statement.
     case cells(@Sendable (Database, any DriverStatement) throws -> Output)
     /// Through a `@Columns` type's mapping, the outputs named after its columns.
