@@ -32,6 +32,24 @@ extension QueryChecks {
     }
 
     static let joins: [ConformanceCheck] = [
+        ConformanceCheck("query: a join of three tables, one of them twice, pairs every matching triple in a total order") { context in
+            let store = try await library(context)
+            let triples = try await store.read { db in
+                try db.fetchAll(Book.all.join(Shelf.self) { book, shelf in book.shelfID.eq(shelf.id) }
+                    .join(Book.self) { book, shelf, other in other.shelfID.eq(shelf.id) && other.id.neq(book.id) })
+            }
+            try expectEqual(triples.map { "\($0.0.id)@\($0.1.id)+\($0.2.id)" }, ["10@1+12", "12@1+10"], "books sharing a shelf, by the three keys")
+            let (ordered, counted, filtered) = try await store.read { db in
+                let all = Book.all.join(Shelf.self) { book, shelf in book.shelfID.eq(shelf.id) }
+                    .join(Book.self) { _, shelf, other in other.shelfID.eq(shelf.id) }
+                return (try db.fetchAll(all.order { _, shelf, other in [shelf.name, other.title.descending()] }).map { "\($0.0.id)+\($0.2.id)" },
+                        try db.fetchCount(all),
+                        try db.fetchAll(all.where { book, _, other in book.title < other.title }.limit(1)).map { "\($0.0.title)<\($0.2.title)" })
+            }
+            try expectEqual(ordered, ["11+11", "10+10", "12+10", "10+12", "12+12"], "by shelf name, the third's title descending, then the keys")
+            try expectEqual(counted, 5, "count of the triples")
+            try expectEqual(filtered, ["w<x"], "a filter across the first and third, limited")
+        },
         ConformanceCheck("query: an inner join pairs matching records, ordered by the terms then both primary keys") { context in
             let store = try await library(context)
             let pairs = try await store.read { db in

@@ -18,6 +18,43 @@ extension Database {
         return results
     }
 
+    /// Every triple the join selects, in its order.
+    public func fetchAll<T, U, V>(_ join: Join3<T, U, V>) throws -> [(T, U, V)] {
+        let renderer = try queryRenderer()
+        renderer.qualifiesColumns = true
+        let names = [mappedColumnNames(T.self), mappedColumnNames(U.self), mappedColumnNames(V.self)]
+        renderer.text += "SELECT "
+        for (source, columns) in zip([0, 1, QuerySource.joinedThird.index], names) {
+            for (index, name) in columns.enumerated() {
+                if source > 0 || index > 0 { renderer.text += ", " }
+                renderer.column(QueryNode.QueryColumn(key: name, source: source, isColumnName: true))
+            }
+        }
+        try renderJoinBody(renderer, T.self, U.self, join.parts, ordered: true)
+        return try withStatement(text: renderer.text.string, values: renderer.values) { statement, _ in
+            let sets = names.map(ColumnSet.init)
+            let plans = [DecodePlan(columns: sets[0], options: coding.decoding, type: T.self),
+                         DecodePlan(columns: sets[1], options: coding.decoding, type: U.self),
+                         DecodePlan(columns: sets[2], options: coding.decoding, type: V.self)]
+            let offsets = [0, names[0].count, names[0].count + names[1].count]
+            func record<R: ColumnMapped>(_ type: R.Type, _ part: Int) throws -> R {
+                let row = ShiftedRowSource(base: statement, offset: offsets[part], columns: sets[part])
+                var reader = ColumnReader(source: row, plan: plans[part], mapping: plans[part].mapping)
+                return try reader.usesGeneratedMapping ? R(columns: &reader) : reader.decodeThroughCodable(R.self)
+            }
+            var results: [(T, U, V)] = []
+            while try statement.step() {
+                results.append((try record(T.self, 0), try record(U.self, 1), try record(V.self, 2)))
+            }
+            return results
+        }
+    }
+
+    /// How many triples the join selects.
+    public func fetchCount<T, U, V>(_ join: Join3<T, U, V>) throws -> Int {
+        try joinCount(T.self, U.self, join.parts)
+    }
+
     /// How many pairs the join selects.
     public func fetchCount<T, U>(_ join: Join<T, U>) throws -> Int {
         try joinCount(T.self, U.self, join.parts)
@@ -51,9 +88,18 @@ extension Database {
         renderer.identifier(QueryRenderer.alias(1))
         renderer.text += " ON "
         try renderer.render(parts.on)
+        if let third = parts.third {
+            renderer.text += " JOIN "
+            renderer.identifier(third.table)
+            renderer.text += " AS "
+            renderer.identifier(QueryRenderer.alias(QuerySource.joinedThird.index))
+            renderer.text += " ON "
+            try renderer.render(third.on)
+        }
         try renderer.renderWhere(parts.filters)
         if ordered {
-            let tieBreak = T.primaryKey.map { QueryNode.columnNamed($0, source: 0) } + U.primaryKey.map { QueryNode.columnNamed($0, source: 1) }
+            var tieBreak = T.primaryKey.map { QueryNode.columnNamed($0, source: 0) } + U.primaryKey.map { QueryNode.columnNamed($0, source: 1) }
+            tieBreak += (parts.third?.primaryKey ?? []).map { QueryNode.columnNamed($0, source: QuerySource.joinedThird.index) }
             try renderOrder(renderer, parts.orderings, tieBreak: tieBreak)
         }
         try renderer.renderPage(limit: parts.limitCount, offset: parts.offsetCount)

@@ -72,6 +72,50 @@ public struct LeftJoin<Root: Record & ColumnMapped, Other: Record & ColumnMapped
 extension QuerySource {
     /// The second table of a join.
     public static let joined = QuerySource(index: 1)
+    /// The third table of a join (`t3`: `t2` is an `exists` subquery's).
+    public static let joinedThird = QuerySource(index: 3)
+}
+
+/// Three tables' records side by side: a join of two joined again, whose rows
+/// are the triples for which both conditions are true.
+///
+/// ```swift
+/// let tagged = try db.fetchAll(ReminderTag.all
+///     .join(Reminder.self) { link, reminder in link.reminderID.eq(reminder.id) }
+///     .join(Tag.self) { link, _, tag in link.tagID.eq(tag.id) }
+///     .order { _, reminder, tag in [tag.title, reminder.title] })
+/// // [(ReminderTag, Reminder, Tag)]
+/// ```
+///
+/// A table may appear more than once (a self-join): each place has its own
+/// alias. The order is total: after your terms come the three primary keys.
+public struct Join3<First: Record & ColumnMapped, Second: Record & ColumnMapped, Third: Record & ColumnMapped>: Sendable {
+    var parts: JoinParts
+
+    /// Keeps the triples for which `predicate` is true.
+    public func `where`(_ predicate: (First.Columns, Second.Columns, Third.Columns) -> QueryExpression<some QueryBool>) -> Join3 {
+        Join3(parts: parts.filtered(by: predicate(First.columns, Second.Columns(source: .joined), Third.Columns(source: .joinedThird)).node))
+    }
+
+    /// Orders by these terms, after any earlier ones; the primary keys end the order.
+    public func order(_ terms: (First.Columns, Second.Columns, Third.Columns) -> [any QueryOrderingTerm]) -> Join3 {
+        Join3(parts: parts.ordered(by: terms(First.columns, Second.Columns(source: .joined), Third.Columns(source: .joinedThird)).map(\.queryOrdering)))
+    }
+
+    /// At most `count` triples, after skipping `offset`.
+    public func limit(_ count: Int, offset: Int? = nil) -> Join3 {
+        Join3(parts: parts.limited(to: count, offset: offset))
+    }
+}
+
+extension Join {
+    /// The triples of this join's pairs and `third`'s records for which `condition` holds (an inner join).
+    public func join<Third>(_ third: Third.Type, on condition: (Root.Columns, Other.Columns, Third.Columns) -> QueryExpression<some QueryBool>) -> Join3<Root, Other, Third> {
+        var parts = self.parts
+        parts.third = JoinParts.ThirdTable(table: Third.tableName, primaryKey: Third.primaryKey,
+                                           on: condition(Root.columns, Other.Columns(source: .joined), Third.Columns(source: .joinedThird)).node)
+        return Join3(parts: parts)
+    }
 }
 
 /// What both kinds of join hold: the first table's query, the condition and
@@ -83,6 +127,14 @@ struct JoinParts: Sendable {
     var orderings: [QueryOrdering]
     var limitCount: Int?
     var offsetCount: Int?
+    /// A third table, inner-joined after the second.
+    var third: ThirdTable?
+
+    struct ThirdTable: Sendable {
+        let table: String
+        let primaryKey: [String]
+        let on: QueryNode
+    }
 
     func filtered(by filter: QueryNode) -> JoinParts {
         var parts = self
