@@ -157,7 +157,7 @@ let package = Package(
         .testTarget(
             name: "DepotPropertyTests",
             dependencies: [
-                "Depot", "DepotSQLite", "DepotPostgres", "TestSupport",
+                "Depot", "DepotSQLite", "DepotPostgres", "DepotConformance", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             path: "Tests/DepotPropertyTests"

@@ -1,4 +1,5 @@
 import Depot
+@testable import DepotConformance
 import Foundation
 import Testing
 import TestSupport
@@ -6,48 +7,22 @@ import TestSupport
 /// Random JSON documents read at random paths as random kinds, selected and
 /// filtered on both engines and in the model: a value of the asked kind, or NULL.
 extension QueryFuzzTests {
-    /// Any JSON value.
-    indirect enum Doc: Codable, Equatable {
-        case null, bool(Bool), int(Int), double(Double), string(String), array([Doc]), object([String: Doc])
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if container.decodeNil() { self = .null }
-            else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-            else if let value = try? container.decode(Int.self) { self = .int(value) }
-            else if let value = try? container.decode(Double.self) { self = .double(value) }
-            else if let value = try? container.decode(String.self) { self = .string(value) }
-            else if let value = try? container.decode([Doc].self) { self = .array(value) }
-            else { self = .object(try container.decode([String: Doc].self)) }
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            switch self {
-            case .null: try container.encodeNil()
-            case .bool(let value): try container.encode(value)
-            case .int(let value): try container.encode(value)
-            case .double(let value): try container.encode(value)
-            case .string(let value): try container.encode(value)
-            case .array(let value): try container.encode(value)
-            case .object(let value): try container.encode(value)
-            }
-        }
-
-        subscript(_ component: JSONPathComponent) -> Doc? {
-            switch (self, component) {
-            case (.object(let members), .key(let key)): members[key]
-            case (.array(let elements), .index(let index)): index < elements.count ? elements[index] : nil
-            default: nil
-            }
-        }
-    }
+    /// Any JSON value: the conformance suite's.
+    typealias Doc = JSONDocument
 
     @Columns
     struct FuzzDoc: Record, Equatable {
         static let tableName = "fuzzDocs"
         var id: Int64
         var body: [String: QueryFuzzTests.Doc]
+    }
+
+    static func member(_ doc: Doc?, _ component: JSONPathComponent) -> Doc? {
+        switch (doc, component) {
+        case (.object(let members)?, .key(let key)): members[key]
+        case (.array(let elements)?, .index(let index)): index < elements.count ? elements[index] : nil
+        default: nil
+        }
     }
 
     static func scalar(_ g: inout Generator) -> Doc {
@@ -106,7 +81,7 @@ extension QueryFuzzTests {
             let filterPath = g.pick(paths), threshold = g.pick([-1, 0, 3, 8])
             let filters = g.chance(2)
             func value(_ doc: FuzzDoc, _ path: [JSONPathComponent]) -> Doc? {
-                path.reduce(Optional(Doc.object(doc.body))) { $0?[$1] }
+                path.reduce(Optional(Doc.object(doc.body))) { Self.member($0, $1) }
             }
             let kept = docs.filter { doc in
                 guard filters else { return true }

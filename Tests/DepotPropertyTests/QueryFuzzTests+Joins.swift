@@ -133,19 +133,24 @@ extension QueryFuzzTests {
     }
 
     @Test func randomJoinsGiveTheSamePairsOnBothEnginesAndInTheModel() async throws {
+        try await Self.runJoinCases("joins", Self.joinCase)
+    }
+
+    /// Runs random join cases on both engines against the model; `DEPOT_FUZZ_SEED` replays a run.
+    static func runJoinCases(_ label: String, _ make: (inout Generator, [FuzzRow], [FuzzLink]) -> JoinCase) async throws {
         let environment = ProcessInfo.processInfo.environment
         let seed = environment["DEPOT_FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         let count = (environment["DEPOT_FUZZ_QUERIES"].flatMap { Int($0) } ?? 2_000) / 4
-        print("QueryFuzzTests (joins): seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
+        print("QueryFuzzTests (\(label)): seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
         var g = Generator(seed: seed)
-        let (engines, rows, links) = try await Self.setUp(&g)
+        let (engines, rows, links) = try await setUp(&g)
         defer { Task { await engines.close() } }
         var disagreements = 0
         for index in 0..<count {
-            let fuzzCase = Self.joinCase(&g, rows: rows, links: links)
+            let fuzzCase = make(&g, rows, links)
             for (name, store) in engines.both {
                 let got = try await store.read { db in try fuzzCase.run(db) }
-                // The count is of the page, as the pairs are.
+                // The count is of the page, as the rows are.
                 if got.pairs != fuzzCase.expected || got.count != fuzzCase.expected.count {
                     disagreements += 1
                     Issue.record("seed \(seed), query \(index): \(fuzzCase.text): \(name) gave \(got.pairs) (count \(got.count)), the model \(fuzzCase.expected)")

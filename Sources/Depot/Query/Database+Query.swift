@@ -228,6 +228,12 @@ extension Database {
 
     private func renderSelectText<T>(_ query: Query<T>) throws -> (String, [Value]) {
         let renderer = try queryRenderer(rootTable: T.tableName)
+        try renderRecordSelect(renderer, query)
+        return (renderer.text.string, renderer.values)
+    }
+
+    /// A record query's whole SELECT, into `renderer`: the mapping's columns, the filters, the total order and the page.
+    func renderRecordSelect<T>(_ renderer: QueryRenderer, _ query: Query<T>) throws {
         if let prefix = queryCache.selectPrefixes[ObjectIdentifier(T.self)] {
             renderer.text += prefix
         } else {
@@ -243,7 +249,6 @@ extension Database {
         try renderer.renderWhere(query.filters)
         try renderOrder(renderer, query.orderings, tieBreak: T.primaryKey.map { QueryNode.columnNamed($0) })
         try renderer.renderPage(limit: query.limitCount, offset: query.offsetCount)
-        return (renderer.text.string, renderer.values)
     }
 
     func renderSelect<T, V>(_ selection: Selection<T, V>) throws -> (String, [Value]) {

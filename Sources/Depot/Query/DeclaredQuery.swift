@@ -69,16 +69,7 @@ extension Database {
         } else {
             let renderer = try queryRenderer(rootTable: T.tableName)
             renderer.parameterSlots = []
-            renderer.text += "SELECT "
-            for (index, name) in mappedColumnNames(T.self).enumerated() {
-                if index > 0 { renderer.text += ", " }
-                renderer.identifier(name)
-            }
-            renderer.text += " FROM "
-            renderer.identifier(T.tableName)
-            try renderer.renderWhere(declared.query.filters)
-            try renderOrder(renderer, declared.query.orderings, tieBreak: T.primaryKey.map { QueryNode.columnNamed($0) })
-            try renderer.renderPage(limit: declared.query.limitCount, offset: declared.query.offsetCount)
+            try renderRecordSelect(renderer, declared.query)
             rendering = DeclaredRendering(owner: declared.identity, text: renderer.text.string, values: renderer.values,
                                           slots: renderer.parameterSlots ?? [])
             // Declarations are meant to be static; a program that makes them per call must not grow this without end.
