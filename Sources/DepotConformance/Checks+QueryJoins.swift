@@ -32,6 +32,24 @@ extension QueryChecks {
     }
 
     static let joins: [ConformanceCheck] = [
+        ConformanceCheck("query: a join's selection reads expressions of both tables, grouped and aggregated") { context in
+            let store = try await library(context)
+            let (counts, pairs, total, busy) = try await store.read { db in
+                (try db.fetchAll(Shelf.all.leftJoin(Book.self) { shelf, book in book.shelfID.eq(shelf.id) }
+                    .select { shelf, book in (shelf.name, book.id.count()) }.group { shelf, _ in shelf.id }),
+                 try db.fetchAll(Book.all.join(Shelf.self) { book, shelf in book.shelfID.eq(shelf.id) }
+                    .select { book, shelf in (book.title + "@" + shelf.name, book.id) }),
+                 try db.fetchAll(Book.all.join(Shelf.self) { book, shelf in book.shelfID.eq(shelf.id) }.select { _, _ in (Aggregates.countAll(), Aggregates.countAll()) }),
+                 try db.fetchAll(Shelf.all.leftJoin(Book.self) { shelf, book in book.shelfID.eq(shelf.id) }
+                    .select { shelf, book in (shelf.id, book.id.count()) }.group { shelf, _ in shelf.id }
+                    .having { _, book in book.id.count() > 1 }))
+            }
+            try expectEqual(counts.map(\.0), ["b", "a", "empty"], "every shelf, by the group key")
+            try expectEqual(counts.map(\.1), [2, 1, 0], "0 for the shelf without books: count of the unmatched NULL key")
+            try expectEqual(pairs.map(\.0), ["x@b", "y@a", "w@b"], "expressions over both tables, by the primary keys")
+            try expectEqual(total.map(\.0), [3], "one aggregated row")
+            try expectEqual(busy.map(\.0), [1], "having")
+        },
         ConformanceCheck("query: a join of three tables, one of them twice, pairs every matching triple in a total order") { context in
             let store = try await library(context)
             let triples = try await store.read { db in

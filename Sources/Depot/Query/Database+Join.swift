@@ -74,9 +74,10 @@ extension Database {
         return try fetchOne(Int.self, text: renderer.text.string, values: renderer.values) ?? 0
     }
 
-    /// FROM, JOIN, WHERE, ORDER BY (when `ordered`) and the page of a join.
-    private func renderJoinBody<T: Record & ColumnMapped, U: Record & ColumnMapped>(
-        _ renderer: QueryRenderer, _ first: T.Type, _ second: U.Type, _ parts: JoinParts, ordered: Bool
+    /// FROM, JOIN, WHERE, GROUP BY and HAVING (of a selection), ORDER BY (when `ordered`) and the page of a join.
+    func renderJoinBody<T: Record & ColumnMapped, U: Record & ColumnMapped>(
+        _ renderer: QueryRenderer, _ first: T.Type, _ second: U.Type, _ parts: JoinParts, ordered: Bool,
+        grouping: (groups: [QueryNode], having: [QueryNode], aggregated: Bool)? = nil
     ) throws {
         renderer.text += " FROM "
         renderer.identifier(T.tableName)
@@ -97,9 +98,12 @@ extension Database {
             try renderer.render(third.on)
         }
         try renderer.renderWhere(parts.filters)
+        if let grouping { try renderer.renderGrouping(grouping.groups, having: grouping.having) }
         if ordered {
             var tieBreak = T.primaryKey.map { QueryNode.columnNamed($0, source: 0) } + U.primaryKey.map { QueryNode.columnNamed($0, source: 1) }
             tieBreak += (parts.third?.primaryKey ?? []).map { QueryNode.columnNamed($0, source: QuerySource.joinedThird.index) }
+            // Grouped rows end their order with the group keys; one aggregated row needs none.
+            if let grouping, grouping.aggregated || !grouping.groups.isEmpty { tieBreak = grouping.groups }
             try renderOrder(renderer, parts.orderings, tieBreak: tieBreak)
         }
         try renderer.renderPage(limit: parts.limitCount, offset: parts.offsetCount)

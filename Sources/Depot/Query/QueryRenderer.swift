@@ -432,18 +432,7 @@ final class QueryRenderer {
         text += " FROM "
         identifier(T.tableName)
         try renderWhere(selection.query.filters)
-        if !selection.groups.isEmpty {
-            text += " GROUP BY "
-            for (index, group) in selection.groups.enumerated() {
-                if index > 0 { text += ", " }
-                // Text groups by code point, as it compares: not under the column's collation.
-                try renderBinary(group, ordering: false)
-            }
-        }
-        if !selection.having.isEmpty {
-            text += " HAVING "
-            try render(selection.having.count == 1 ? selection.having[0] : QueryNode(.and(selection.having), type: .bool))
-        }
+        try renderGrouping(selection.groups, having: selection.having)
         let paged = selection.query.limitCount != nil || selection.query.offsetCount != nil
         if ordered || paged {
             // A total order: the group keys, or the primary key when rows are not aggregated.
@@ -453,6 +442,22 @@ final class QueryRenderer {
             try renderOrder(selection.query.orderings, tieBreak: tieBreak)
         }
         try renderPage(limit: selection.query.limitCount, offset: selection.query.offsetCount)
+    }
+
+    /// GROUP BY and HAVING, when there are groups or conditions.
+    func renderGrouping(_ groups: [QueryNode], having: [QueryNode]) throws {
+        if !groups.isEmpty {
+            text += " GROUP BY "
+            for (index, group) in groups.enumerated() {
+                if index > 0 { text += ", " }
+                // Text groups by code point, as it compares: not under the column's collation.
+                try renderBinary(group, ordering: false)
+            }
+        }
+        if !having.isEmpty {
+            text += " HAVING "
+            try render(having.count == 1 ? having[0] : QueryNode(.and(having), type: .bool))
+        }
     }
 
     /// A subquery, in parentheses, its columns its own table's.

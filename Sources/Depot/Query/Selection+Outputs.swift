@@ -19,17 +19,7 @@ extension Query {
     public func select<each V: QueryValue>(
         _ outputs: (Root.Columns) -> (repeat QueryExpression<each V>)
     ) -> Selection<Root, (repeat each V)> {
-        let tuple = outputs(Root.columns)
-        var nodes: [QueryNode] = []
-        for expression in repeat each tuple { nodes.append(expression.node) }
-        return Selection(query: self, outputs: nodes, reading: .cells { db, statement in
-            var index = 0
-            func next<C: QueryValue>(_ type: C.Type) throws -> C {
-                defer { index += 1 }
-                return try db.decodeCell(C.self, statement, index)
-            }
-            return (repeat try next((each V).self))
-        })
+        Selection(query: self, outputs: queryNodes(outputs, Root.columns), reading: tupleReading(repeat (each V).self))
     }
 
     /// Expressions per row decoded into a `@Columns` type: the first output is
@@ -50,11 +40,29 @@ extension Query {
         into target: Target.Type,
         _ outputs: (Root.Columns) -> (repeat QueryExpression<each V>)
     ) -> Selection<Root, Target> {
-        let tuple = outputs(Root.columns)
-        var nodes: [QueryNode] = []
-        for expression in repeat each tuple { nodes.append(expression.node) }
-        return Selection(query: self, outputs: nodes, reading: .mapped(Target.self) { reader in
+        Selection(query: self, outputs: queryNodes(outputs, Root.columns), reading: .mapped(Target.self) { reader in
             try reader.usesGeneratedMapping ? Target(columns: &reader) : reader.decodeThroughCodable(Target.self)
         })
+    }
+}
+
+/// The nodes of the tuple of expressions `body` makes of a table's columns.
+/// (The closure is called here: a pack tuple passed on as an argument crashes Swift 6.3's SILGen.)
+func queryNodes<A, each V>(_ body: (A) -> (repeat QueryExpression<each V>), _ a: A) -> [QueryNode] {
+    let tuple = body(a)
+    var nodes: [QueryNode] = []
+    for expression in repeat each tuple { nodes.append(expression.node) }
+    return nodes
+}
+
+/// Reads a row's cells in order as a tuple of these types.
+func tupleReading<each V: QueryValue>(_ types: repeat (each V).Type) -> SelectionReading<(repeat each V)> {
+    .cells { db, statement in
+        var index = 0
+        func next<C: QueryValue>(_ type: C.Type) throws -> C {
+            defer { index += 1 }
+            return try db.decodeCell(C.self, statement, index)
+        }
+        return (repeat try next((each V).self))
     }
 }

@@ -1,0 +1,103 @@
+/// What a join returns instead of records: expressions over both tables'
+/// columns, optionally grouped, such as each list with how many open
+/// reminders it has.
+///
+/// ```swift
+/// let counts = try db.fetchAll(RemindersList.all
+///     .leftJoin(Reminder.self) { list, reminder in reminder.listID.eq(list.id) && !reminder.isCompleted }
+///     .select { list, reminder in (list.id, reminder.id.count()) }
+///     .group { list, _ in list.id })
+/// // [(Int64, Int)]: 0 for a list without open reminders
+/// ```
+///
+/// The order is total: after your terms come the group keys, or, without
+/// grouping or aggregates, every table's primary key.
+public struct JoinSelection<Root: Record & ColumnMapped, Other: Record & ColumnMapped, Output>: Sendable {
+    var parts: JoinParts
+    var outputs: [QueryNode]
+    var groups: [QueryNode] = []
+    var having: [QueryNode] = []
+    let reading: SelectionReading<Output>
+
+    /// Groups the rows by an expression: one output row per distinct value.
+    public func group(by key: (Root.Columns, Other.Columns) -> QueryExpression<some QueryComparable>) -> JoinSelection {
+        var selection = self
+        selection.groups.append(key(Root.columns, Other.Columns(source: .joined)).node)
+        return selection
+    }
+
+    /// Keeps the groups for which `predicate` (over aggregates) is true.
+    public func having(_ predicate: (Root.Columns, Other.Columns) -> QueryExpression<some QueryBool>) -> JoinSelection {
+        var selection = self
+        selection.having.append(predicate(Root.columns, Other.Columns(source: .joined)).node)
+        return selection
+    }
+
+    /// Orders the output rows by these terms, before the group keys or the primary keys.
+    public func order(_ terms: (Root.Columns, Other.Columns) -> [any QueryOrderingTerm]) -> JoinSelection {
+        var selection = self
+        selection.parts = parts.ordered(by: terms(Root.columns, Other.Columns(source: .joined)).map(\.queryOrdering))
+        return selection
+    }
+
+    /// At most `count` output rows, after skipping `offset`.
+    public func limit(_ count: Int, offset: Int? = nil) -> JoinSelection {
+        var selection = self
+        selection.parts = parts.limited(to: count, offset: offset)
+        return selection
+    }
+}
+
+extension Join {
+    /// Expressions over both tables' columns per pair, read as a tuple.
+    public func select<each V: QueryValue>(
+        _ outputs: (Root.Columns, Other.Columns) -> (repeat QueryExpression<each V>)
+    ) -> JoinSelection<Root, Other, (repeat each V)> {
+        JoinSelection<Root, Other, (repeat each V)>(parts: parts, outputs: queryNodes(outputs, Root.columns, Other.Columns(source: .joined)),
+                                                    reading: tupleReading(repeat (each V).self))
+    }
+}
+
+extension LeftJoin {
+    /// Expressions over both tables' columns per row, read as a tuple; the
+    /// second table's columns are NULL for an unmatched record, so
+    /// `count()` of its key counts 0 for it.
+    public func select<each V: QueryValue>(
+        _ outputs: (Root.Columns, Other.Columns) -> (repeat QueryExpression<each V>)
+    ) -> JoinSelection<Root, Other, (repeat each V)> {
+        JoinSelection<Root, Other, (repeat each V)>(parts: parts, outputs: queryNodes(outputs, Root.columns, Other.Columns(source: .joined)),
+                                                    reading: tupleReading(repeat (each V).self))
+    }
+}
+
+extension Database {
+    /// Every row of a join's selection, in its order.
+    public func fetchAll<T, U, Output>(_ selection: JoinSelection<T, U, Output>) throws -> [Output] {
+        guard case .cells(let read) = selection.reading else {
+            throw DatabaseError.misuse("a join's selection reads cells")
+        }
+        let renderer = try queryRenderer()
+        renderer.qualifiesColumns = true
+        renderer.text += "SELECT "
+        for (index, output) in selection.outputs.enumerated() {
+            if index > 0 { renderer.text += ", " }
+            try renderer.render(output)
+        }
+        let aggregated = selection.outputs.contains { $0.hasAggregate }
+        try renderJoinBody(renderer, T.self, U.self, selection.parts, ordered: true,
+                           grouping: (selection.groups, selection.having, aggregated))
+        return try withStatement(text: renderer.text.string, values: renderer.values) { statement, _ in
+            var results: [Output] = []
+            while try statement.step() { results.append(try read(self, statement)) }
+            return results
+        }
+    }
+}
+
+/// The nodes of the tuple of expressions `body` makes of two tables' columns.
+func queryNodes<A, B, each V>(_ body: (A, B) -> (repeat QueryExpression<each V>), _ a: A, _ b: B) -> [QueryNode] {
+    let tuple = body(a, b)
+    var nodes: [QueryNode] = []
+    for expression in repeat each tuple { nodes.append(expression.node) }
+    return nodes
+}
