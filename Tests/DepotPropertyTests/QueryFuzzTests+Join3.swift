@@ -66,3 +66,40 @@ extension QueryFuzzTests {
         try await Self.runJoinCases("three-table joins", Self.threeWayCase)
     }
 }
+
+/// Random aggregates over a left join: each row with how many links name it
+/// and the sum of their numbers, under random filters on both sides.
+extension QueryFuzzTests {
+    static func joinAggregateCase(_ g: inout Generator, rows: [FuzzRow], links: [FuzzLink]) -> JoinCase {
+        let onExtra = g.chance(2) ? linkPredicate(&g) : nil
+        let rowFilter = g.chance(2) ? predicate(&g, depth: 2) : nil
+        let minimum: Int? = g.chance(3) ? Int.random(in: 0...2, using: &g) : nil
+        let descending = g.chance(2)
+        var expected: [(Int64, Int, Int?)] = []
+        for row in rows where rowFilter.map({ $0.evaluate(row) == true }) ?? true {
+            let matched = links.filter { link in link.rowID == row.id && (onExtra.map { $0.evaluate(link) == true } ?? true) }
+            let numbers = matched.compactMap(\.n)
+            let entry = (row.id, matched.count, numbers.isEmpty ? nil : numbers.reduce(0, +))
+            if let minimum, entry.1 <= minimum { continue }
+            expected.append(entry)
+        }
+        // Ordered by the count, then the group key.
+        expected.sort { x, y in x.1 != y.1 ? (descending ? x.1 > y.1 : x.1 < y.1) : x.0 < y.0 }
+        var join = FuzzRow.all.leftJoin(FuzzLink.self) { row, link in onExtra.map { link.rowID.eq(row.id) && $0.build(link) } ?? link.rowID.eq(row.id) }
+        if let rowFilter { join = join.where { row, _ in rowFilter.build(row) } }
+        var selection = join.select { row, link in (row.id, link.id.count(), link.n.sum()) }.group { row, _ in row.id }
+            .order { _, link in [descending ? link.id.count().descending() : link.id.count().ascending()] }
+        if let minimum { selection = selection.having { _, link in link.id.count() > minimum } }
+        let built = selection
+        let text = "SELECT r.id, count(l.id), sum(l.n) FROM r LEFT JOIN l ON l.rowID = r.id\(onExtra.map { " AND " + $0.text } ?? "")"
+            + " WHERE \(rowFilter?.text ?? "-") GROUP BY r.id\(minimum.map { " HAVING count > \($0)" } ?? "") ORDER BY count \(descending ? "DESC" : "ASC"), r.id"
+        return JoinCase(run: { db in
+            let rows = try db.fetchAll(built).map { "\($0.0):\($0.1):\($0.2.map(String.init) ?? "NULL")" }
+            return (rows, rows.count)
+        }, expected: expected.map { "\($0.0):\($0.1):\($0.2.map(String.init) ?? "NULL")" }, text: text)
+    }
+
+    @Test func randomAggregatesOverJoinsGiveTheSameGroupsOnBothEnginesAndInTheModel() async throws {
+        try await Self.runJoinCases("aggregates over joins", Self.joinAggregateCase)
+    }
+}
