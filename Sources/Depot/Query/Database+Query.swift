@@ -156,14 +156,22 @@ extension Database {
                 while try statement.step() { results.append(try read(self, statement)) }
                 return results
             }
-        case .mapped(let type, let read):
+        case .mapped(let type):
             let names = mappedColumnNames(type)
             guard selection.outputs.count == names.count else {
                 throw DatabaseError.misuse("select(into: \(type).self) has \(selection.outputs.count) outputs for its \(names.count) columns \(names)")
             }
             let (text, values) = try renderSelect(selection)
             var results: [Output] = []
-            try mappedRows(type, text: text, values: values, limit: .all) { reader in results.append(try read(&reader)) }
+            try mappedRows(type, text: text, values: values, limit: .all) { reader in
+                func decode<M: ColumnMapped>(_ type: M.Type) throws -> M {
+                    try reader.usesGeneratedMapping ? M(columns: &reader) : reader.decodeThroughCodable(M.self)
+                }
+                guard let row = try decode(type) as? Output else {
+                    throw DatabaseError.misuse("a selection into \(type) cannot be read as \(Output.self)")
+                }
+                results.append(row)
+            }
             return results
         }
     }

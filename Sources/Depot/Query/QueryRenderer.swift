@@ -424,7 +424,7 @@ final class QueryRenderer {
         for (index, output) in selection.outputs.enumerated() {
             if index > 0 { text += ", " }
             try render(output)
-            if case .mapped(let type, _) = selection.reading, let names = mappedNames?(type), index < names.count {
+            if case .mapped(let type) = selection.reading, let names = mappedNames?(type), index < names.count {
                 text += " AS "
                 identifier(names[index])
             }

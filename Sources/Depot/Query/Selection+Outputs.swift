@@ -5,8 +5,8 @@
 enum SelectionReading<Output>: @unchecked Sendable {
     /// Cell by cell, from the statement.
     case cells(@Sendable (Database, any DriverStatement) throws -> Output)
-    /// Through a `@Columns` type's mapping, the outputs named after its columns.
-    case mapped(any ColumnMapped.Type, @Sendable (inout ColumnReader) throws -> Output)
+    /// Through a `@Columns` type's mapping (`Output` itself), the outputs named after its columns.
+    case mapped(any ColumnMapped.Type)
 }
 
 extension Query {
@@ -40,9 +40,7 @@ extension Query {
         into target: Target.Type,
         _ outputs: (Root.Columns) -> (repeat QueryExpression<each V>)
     ) -> Selection<Root, Target> {
-        Selection(query: self, outputs: queryNodes(outputs, Root.columns), reading: .mapped(Target.self) { reader in
-            try reader.usesGeneratedMapping ? Target(columns: &reader) : reader.decodeThroughCodable(Target.self)
-        })
+        Selection(query: self, outputs: queryNodes(outputs, Root.columns), reading: .mapped(Target.self))
     }
 }
 
