@@ -25,6 +25,13 @@ public struct ColumnReader {
     @usableFromInline
     var usesGeneratedMapping: Bool { mapping != nil }
 
+    /// The row as a record: through the generated mapping, or through Codable
+    /// when the store turned the mapping off.
+    @inlinable
+    mutating func record<T: ColumnMapped>(_ type: T.Type) throws -> T {
+        try usesGeneratedMapping ? T(columns: &self) : decodeThroughCodable(T.self)
+    }
+
     /// Decodes the row through the type's Codable conformance, as `RowDecoder` does.
     @usableFromInline
     func decodeThroughCodable<T: Decodable>(_ type: T.Type) throws -> T {

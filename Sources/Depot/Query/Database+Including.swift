@@ -25,13 +25,7 @@ extension Database {
         let otherKey = try singleKey(O.self)
         let key = try columnName(query.foreignKey, in: T.self)
         // Left out by the query, so a limit counts only records that have one.
-        records.filters.append(QueryNode(.inSubquery(.columnNamed(key), QueryNode.Subquery { renderer in
-            renderer.text += "(SELECT "
-            renderer.identifier(otherKey)
-            renderer.text += " FROM "
-            renderer.identifier(O.tableName)
-            renderer.text += ")"
-        }, negated: false), type: .bool))
+        records.filters.append(Self.keyIn(key, keysOf: Query<O>(), key: otherKey))
         let (found, others) = try recordsWithOthers(records, O.self, query.foreignKey)
         // A record deleted between the two reads of a read access cannot happen: both run in one transaction.
         return found.compactMap { record, key in others[key].map { (record, $0) } }
@@ -67,6 +61,8 @@ extension Database {
         let linkRoot = try columnName(query.rootKey, in: L.self), linkTarget = try columnName(query.targetKey, in: L.self)
         let records = try keyedRecords(query.records, key: rootKey, alsoReading: column)
         guard !records.isEmpty else { return [] }
+        var theirLinks = Query<L>()
+        theirLinks.filters.append(Self.keyIn(linkRoot, keysOf: query.records, key: rootKey))
         // The links of these records: (root key, target key) pairs.
         let renderer = try queryRenderer(rootTable: L.tableName)
         renderer.text += "SELECT "
@@ -75,7 +71,7 @@ extension Database {
         renderer.identifier(linkTarget)
         renderer.text += " FROM "
         renderer.identifier(L.tableName)
-        try renderer.renderWhere([Self.keyIn(linkRoot, keysOf: query.records, key: rootKey)])
+        try renderer.renderWhere(theirLinks.filters)
         var links: [Value: [Value]] = [:]
         try withStatement(text: renderer.text.string, values: renderer.values) { statement, _ in
             while try statement.step() {
@@ -86,14 +82,7 @@ extension Database {
         }
         // The targets any of them links to, in the targets' order.
         var targets = query.targets
-        targets.filters.append(QueryNode(.inSubquery(.columnNamed(targetKey), QueryNode.Subquery { renderer in
-            renderer.text += "(SELECT "
-            renderer.identifier(linkTarget)
-            renderer.text += " FROM "
-            renderer.identifier(L.tableName)
-            try renderer.renderWhere([Self.keyIn(linkRoot, keysOf: query.records, key: rootKey)])
-            renderer.text += ")"
-        }, negated: false), type: .bool))
+        targets.filters.append(Self.keyIn(targetKey, keysOf: theirLinks, key: linkTarget))
         var position: [Value: Int] = [:]
         let found = try keyedRecords(targets, key: targetKey)
         for (index, (_, key)) in found.enumerated() { position[key] = index }
@@ -125,7 +114,7 @@ extension Database {
         try mappedRows(T.self, text: text, values: values, limit: .all) { reader in
             let keyValue = try reader.source.value(at: keyIndex)
             let extra = try extraIndex.map { try reader.source.value(at: $0) } ?? .null
-            results.append((try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self), keyValue, extra))
+            results.append((try reader.record(T.self), keyValue, extra))
         }
         return results
     }

@@ -40,7 +40,7 @@ extension Database {
             func record<R: ColumnMapped>(_ type: R.Type, _ part: Int) throws -> R {
                 let row = ShiftedRowSource(base: statement, offset: offsets[part], columns: sets[part])
                 var reader = ColumnReader(source: row, plan: plans[part], mapping: plans[part].mapping)
-                return try reader.usesGeneratedMapping ? R(columns: &reader) : reader.decodeThroughCodable(R.self)
+                return try reader.record(R.self)
             }
             var results: [(T, U, V)] = []
             while try statement.step() {
@@ -139,12 +139,12 @@ extension Database {
             while try statement.step() {
                 let firstRow = ShiftedRowSource(base: statement, offset: 0, columns: firstColumns)
                 var reader = ColumnReader(source: firstRow, plan: firstPlan, mapping: firstPlan.mapping)
-                let record = try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self)
+                let record = try reader.record(T.self)
                 var other: U?
                 if !keyIndexes.allSatisfy({ statement.isNull(at: $0) }) {
                     let secondRow = ShiftedRowSource(base: statement, offset: firstNames.count, columns: secondColumns)
                     var reader = ColumnReader(source: secondRow, plan: secondPlan, mapping: secondPlan.mapping)
-                    other = try reader.usesGeneratedMapping ? U(columns: &reader) : reader.decodeThroughCodable(U.self)
+                    other = try reader.record(U.self)
                 }
                 try body(record, other)
             }

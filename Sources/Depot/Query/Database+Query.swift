@@ -11,7 +11,7 @@ extension Database {
         let (text, values) = try renderSelect(query)
         var results: [T] = []
         try mappedRows(T.self, text: text, values: values, limit: .all) { reader in
-            results.append(try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self))
+            results.append(try reader.record(T.self))
         }
         return results
     }
@@ -22,7 +22,7 @@ extension Database {
     public func forEach<T>(_ query: Query<T>, _ body: (T) throws -> Void) throws {
         let (text, values) = try renderSelect(query)
         try mappedRows(T.self, text: text, values: values, limit: .streaming) { reader in
-            try body(try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self))
+            try body(try reader.record(T.self))
         }
     }
 
@@ -35,7 +35,7 @@ extension Database {
         let (text, values) = try renderSelect(query)
         var result: T?
         try mappedRows(T.self, text: text, values: values, limit: .one) { reader in
-            result = try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self)
+            result = try reader.record(T.self)
         }
         return result
     }
@@ -130,7 +130,7 @@ extension Database {
         text += " ORDER BY " + dialect.quote(identifier: key) + " ASC"
         var results: [T] = []
         try mappedRows(T.self, text: text, values: values, limit: .all) { reader in
-            results.append(try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self))
+            results.append(try reader.record(T.self))
         }
         return results
     }
@@ -165,7 +165,7 @@ extension Database {
             var results: [Output] = []
             try mappedRows(type, text: text, values: values, limit: .all) { reader in
                 func decode<M: ColumnMapped>(_ type: M.Type) throws -> M {
-                    try reader.usesGeneratedMapping ? M(columns: &reader) : reader.decodeThroughCodable(M.self)
+                    try reader.record(M.self)
                 }
                 guard let row = try decode(type) as? Output else {
                     throw DatabaseError.misuse("a selection into \(type) cannot be read as \(Output.self)")

@@ -133,7 +133,7 @@ extension Database {
         var results: [(T, [Value])] = []
         try mappedRows(T.self, text: renderer.text.string, values: renderer.values, limit: .all) { reader in
             let key = try keyIndexes.map { try reader.source.value(at: $0) }
-            results.append((try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self), key))
+            results.append((try reader.record(T.self), key))
         }
         // RETURNING follows no ORDER BY: the primary key orders them on every engine.
         return results.sorted { Value.keyPrecedes($0.1, $1.1) }.map(\.0)

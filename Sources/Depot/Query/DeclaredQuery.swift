@@ -41,7 +41,7 @@ extension Database {
         let (text, values) = try declaredStatement(declared, repeat each parameters)
         var results: [T] = []
         try mappedRows(T.self, text: text, values: values, limit: .all) { reader in
-            results.append(try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self))
+            results.append(try reader.record(T.self))
         }
         return results
     }
@@ -53,7 +53,7 @@ extension Database {
         let (text, values) = try declaredStatement(declared, repeat each parameters)
         var result: T?
         try mappedRows(T.self, text: text, values: values, limit: .one) { reader in
-            result = try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self)
+            result = try reader.record(T.self)
         }
         return result
     }

@@ -14,7 +14,7 @@ extension Database {
     public func fetchAll<T: ColumnMapped>(_ type: T.Type, _ sql: SQL) throws -> [T] {
         var results: [T] = []
         try mappedRows(type, sql, limit: .all) { reader in
-            results.append(try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self))
+            results.append(try reader.record(T.self))
         }
         return results
     }
@@ -26,7 +26,7 @@ extension Database {
     public func fetchOne<T: ColumnMapped>(_ type: T.Type, _ sql: SQL) throws -> T? {
         var result: T?
         try mappedRows(type, sql, limit: .one) { reader in
-            result = try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self)
+            result = try reader.record(T.self)
         }
         return result
     }
@@ -36,7 +36,7 @@ extension Database {
     @inlinable
     public func forEach<T: ColumnMapped>(_ type: T.Type, _ sql: SQL, _ body: (T) throws -> Void) throws {
         try mappedRows(type, sql, limit: .streaming) { reader in
-            try body(try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self))
+            try body(try reader.record(T.self))
         }
     }
 
@@ -47,7 +47,7 @@ extension Database {
         let (text, values) = try findStatement(type, id: id)
         var result: T?
         try mappedRows(type, text: text, values: values, limit: .oneByPrimaryKey) { reader in
-            result = try reader.usesGeneratedMapping ? T(columns: &reader) : reader.decodeThroughCodable(T.self)
+            result = try reader.record(T.self)
         }
         return result
     }
