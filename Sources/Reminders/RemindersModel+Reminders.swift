@@ -126,59 +126,6 @@ extension RemindersModel {
         }
     }
 
-    // MARK: Search
-
-    /// Reminders whose title, notes or tag titles contain `text`, ignoring letter case
-    /// (A-Z); `%`, `_` and `\` match themselves.
-    public func search(_ text: String, includeCompleted: Bool = false) async throws -> (result: SearchResult, details: [ReminderDetail]) {
-        try await store.read(logger: logger) { db in
-            let matching = Reminder.where(Self.matching(text))
-            let completedCount = try db.fetchCount(matching.where { $0.isCompleted })
-            let shown = includeCompleted ? matching : matching.where { !$0.isCompleted }
-            let reminders = try db.fetchAll(shown.order { [$0.isCompleted.ascending(), $0.dueDate.ascending()] })
-            return (SearchResult(reminders: reminders, completedCount: completedCount), try Self.details(db, reminders, today: today))
-        }
-    }
-
-    /// How many completed reminders match a search (and are old enough): what
-    /// ``deleteCompletedMatches(_:olderThan:)`` would delete.
-    public func completedMatchCount(_ text: String, olderThan age: CompletedAge = .any) async throws -> Int {
-        let cutoff = try age.cutoff(before: today, in: timeZone)
-        return try await store.read(logger: logger) { db in
-            var matches = Reminder.where(Self.matching(text)).where { $0.isCompleted }
-            if let cutoff { matches = matches.where { $0.dueDate < cutoff } }
-            return try db.fetchCount(matches)
-        }
-    }
-
-    /// Deletes the completed reminders that match a search; returns how many.
-    ///
-    /// With `olderThan`, only those due more than that many months before
-    /// today's calendar day (in ``timeZone``): a reminder without a due date is
-    /// never older than anything.
-    @discardableResult
-    public func deleteCompletedMatches(_ text: String, olderThan age: CompletedAge = .any) async throws -> Int {
-        let cutoff = try age.cutoff(before: today, in: timeZone)
-        return try await store.write(logger: logger) { db in
-            var doomed = Reminder.where(Self.matching(text)).where { $0.isCompleted }
-            if let cutoff { doomed = doomed.where { $0.dueDate < cutoff } }
-            return try db.delete(doomed)
-        }
-    }
-
-    /// Whether a reminder's title, notes or one of its tags' titles contains
-    /// `text`, ignoring A–Z case; `%`, `_` and `\` match themselves.
-    static func matching(_ text: String) -> @Sendable (Reminder.Columns) -> QueryPredicate {
-        { reminder in
-            reminder.title.contains(text, caseInsensitive: true)
-                || reminder.notes.contains(text, caseInsensitive: true)
-                || ReminderTag.exists { link in
-                    link.reminderID.eq(reminder.id)
-                        && link.tagID.in(Tag.where { $0.title.contains(text, caseInsensitive: true) }.select { $0.id })
-                }
-        }
-    }
-
     // MARK: Changes
 
     /// Adds a reminder at the end of a list, with its tags (created when new).
@@ -194,6 +141,7 @@ extension RemindersModel {
                                                   priority: draft.priority ?? .none, dueDate: draft.dueDate ?? nil,
                                                   createdAt: createdAt, position: position, remindersListID: listID))
             try Self.tag(db, reminder.id ?? 0, draft.tags)
+            try Self.reindex(db, [reminder.id ?? 0])
             return try Self.details(db, [reminder], today: today)[0]
         }
     }
@@ -220,6 +168,7 @@ extension RemindersModel {
                 try db.delete(ReminderTag.where { $0.reminderID.eq(id) })
             }
             try Self.tag(db, id, changes.tags)
+            try Self.reindex(db, [id])
             return try Self.details(db, [reminder], today: today)[0]
         }
     }
@@ -263,6 +212,7 @@ extension RemindersModel {
         try await store.write(logger: logger) { db in
             guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
             try Self.tag(db, id, titles)
+            try Self.reindex(db, [id])
             return try Self.details(db, [reminder], today: today)[0]
         }
     }
@@ -276,6 +226,7 @@ extension RemindersModel {
                 guard let tag = try Self.findTag(db, title) else { throw RemindersError.tagNotFound(title) }
                 try db.delete(ReminderTag.where { $0.reminderID.eq(id) && $0.tagID.eq(tag.id ?? 0) })
             }
+            try Self.reindex(db, [id])
             return try Self.details(db, [reminder], today: today)[0]
         }
     }

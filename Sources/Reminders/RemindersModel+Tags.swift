@@ -69,6 +69,7 @@ extension RemindersModel {
             }
             tag.title = newTitle
             try db.update(tag)
+            try Self.reindex(db, try Self.reminderIDs(db, taggedWith: tag.id ?? 0))
             return tag
         }
     }
@@ -78,9 +79,10 @@ extension RemindersModel {
     public func deleteTag(_ title: String) async throws -> Int {
         try await store.write(logger: logger) { db in
             guard let tag = try Self.findTag(db, title), let id = tag.id else { throw RemindersError.tagNotFound(title) }
-            let links = try db.fetchCount(ReminderTag.where { $0.tagID.eq(id) })
+            let tagged = try Self.reminderIDs(db, taggedWith: id)
             try db.delete(tag)   // its links go with it (ON DELETE CASCADE)
-            return links
+            try Self.reindex(db, tagged)
+            return tagged.count
         }
     }
 

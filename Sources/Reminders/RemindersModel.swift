@@ -18,7 +18,8 @@ import Foundation
 ///   computed in Swift and bound, never the server's session zone;
 /// - letter case folds A-Z only, on both engines (`lower(x)` on SQLite,
 ///   `lower(x COLLATE "C")` on PostgreSQL; user text is folded the same way in Swift);
-/// - search matches literally: `%`, `_` and `\` are escaped, with `ESCAPE '\'`;
+/// - search is full-text search with Depot's tokenizer (``Reminder/searchIndex``):
+///   words folded for case and diacritics, each a prefix, all of them needed;
 /// - booleans are tested as booleans (`NOT "isCompleted"`), counts use
 ///   `count(*) FILTER (WHERE ...)`, both valid on both engines.
 public struct RemindersModel: Sendable {
@@ -256,12 +257,8 @@ public struct RemindersModel: Sendable {
 
     /// Each reminder with its list's title and colour, its tags, and what a row
     /// draws (past due before `today`, a notes preview), in one query per kind.
-    static func details(_ db: Database, _ reminders: [Reminder], today: Day) throws -> [ReminderDetail] {
-        guard !reminders.isEmpty else { return [] }
-        let ids = reminders.compactMap(\.id)
-        let listIDs = Array(Set(reminders.map(\.remindersListID))).sorted()
-        let lists = try db.fetchAll(RemindersList.self, ids: listIDs)
-        let byID = Dictionary(lists.compactMap { list in list.id.map { ($0, list) } }, uniquingKeysWith: { a, _ in a })
+    /// The titles of each reminder's tags, ignoring case in order.
+    static func tagTitles(_ db: Database, of ids: [Int64]) throws -> [Int64: [String]] {
         var tags: [Int64: [String]] = [:]
         // Chunks keep every IN list well below each engine's bound-value limit.
         for chunk in stride(from: 0, to: ids.count, by: 1000).map({ Array(ids[$0..<min($0 + 1000, ids.count)]) }) {
@@ -273,6 +270,16 @@ public struct RemindersModel: Sendable {
                 for reminderID in linked[tag.id ?? 0] ?? [] { tags[reminderID, default: []].append(tag.title) }
             }
         }
+        return tags
+    }
+
+    static func details(_ db: Database, _ reminders: [Reminder], today: Day) throws -> [ReminderDetail] {
+        guard !reminders.isEmpty else { return [] }
+        let ids = reminders.compactMap(\.id)
+        let listIDs = Array(Set(reminders.map(\.remindersListID))).sorted()
+        let lists = try db.fetchAll(RemindersList.self, ids: listIDs)
+        let byID = Dictionary(lists.compactMap { list in list.id.map { ($0, list) } }, uniquingKeysWith: { a, _ in a })
+        let tags = try tagTitles(db, of: ids)
         return reminders.map { reminder in
             let list = byID[reminder.remindersListID]
             return ReminderDetail(reminder: reminder, listTitle: list?.title ?? "", listColor: list?.color ?? 0,

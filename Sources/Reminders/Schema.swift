@@ -107,6 +107,13 @@ public enum RemindersSchema {
             // is harmless on PostgreSQL (CREATE OR REPLACE TRIGGER).
             try db.enableObservation(of: observedTables + ["remindersListCoverImages"])
         }
+        migrator.register("8 reminder search", revision: "1") { db in
+            // Depot's full-text index of titles, tags and notes, filled from
+            // the reminders already stored; observable, as the tables it serves.
+            try db.createSearchIndex(Reminder.searchIndex, keyType: .integer)
+            try RemindersModel.reindexAll(db)
+            try db.enableObservation(of: [Reminder.searchIndex.tableName])
+        }
         return migrator
     }
 

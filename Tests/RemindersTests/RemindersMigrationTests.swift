@@ -15,6 +15,7 @@ import Testing
             // As if the store had only the first migration: the later ones run again.
             try db.execute("DELETE FROM \(ident: "depotMigrations") WHERE \(ident: "name") <> \("1 lists, reminders, tags")")
             try db.execute("DROP TABLE \(ident: "remindersListCoverImages")")
+            try db.execute("DROP TABLE \(ident: "reminderSearch")")
         }
         try await RemindersSchema.migrate(store)
         let texts = try await store.read { db in
@@ -36,7 +37,8 @@ import Testing
         #expect(try await model.createList(title: "Three").id ?? 0 > last.id ?? 0)
         // As if the store had only the first five migrations: the sixth runs again and keeps the sequence.
         try await store.write { db in
-            try db.execute("DELETE FROM \(ident: "depotMigrations") WHERE \(ident: "name") IN (\("6 keys never reused"), \("7 observed tables on every engine"))")
+            try db.execute("DELETE FROM \(ident: "depotMigrations") WHERE \(ident: "name") IN (\("6 keys never reused"), \("7 observed tables on every engine"), \("8 reminder search"))")
+            try db.execute("DROP TABLE \(ident: "reminderSearch")")
         }
         try await RemindersSchema.migrate(store)
         try await model.deleteList("Three")
@@ -51,7 +53,8 @@ import Testing
         // As a database made before migration 7: nothing recorded.
         try await store.write { db in
             try db.execute("DROP TABLE \(ident: "depotObservedTables")")
-            try db.execute("DELETE FROM \(ident: "depotMigrations") WHERE \(ident: "name") = \("7 observed tables on every engine")")
+            try db.execute("DELETE FROM \(ident: "depotMigrations") WHERE \(ident: "name") IN (\("7 observed tables on every engine"), \("8 reminder search"))")
+            try db.execute("DROP TABLE \(ident: "reminderSearch")")
         }
         let model = RemindersModel(store: store)
         var before = model.watch(.home).makeAsyncIterator()

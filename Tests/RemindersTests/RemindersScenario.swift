@@ -158,7 +158,7 @@ struct RemindersScenario {
 
         var searches: [String: [String]] = [:]
         var completedCounts: [String: Int] = [:]
-        for text in ["MILK", "milk", "%", "_", "\\", "c:\\t", "café", "CAFÉ", "errand", "100%", "nothing at all", "o_n"] {
+        for text in ["MILK", "milk", "%", "_", "\\", "c:\\t", "café", "CAFÉ", "errand", "100%", "nothing at all", "o_n", "temp", "creme", "errand milk", "oat mil"] {
             let (result, details) = try await model.search(text)
             searches[text] = titles(details)
             completedCounts[text] = result.completedCount

@@ -133,7 +133,7 @@ extension QueryNode {
         case .compare(let a, _, let b), .isNotDistinct(let a, let b, _): a.hasAggregate || b.hasAggregate
         case .isNull(let a, _), .not(let a), .textMatch(let a, _, _, _), .length(let a), .folded(let a): a.hasAggregate
         case .inList(let a, let list, _): a.hasAggregate || list.contains { $0.hasAggregate }
-        case .inSubquery(let a, _, _): a.hasAggregate
+        case .inSubquery(let a, _, _), .search(let a, _): a.hasAggregate
         case .exists: false
         case .and(let parts), .or(let parts), .coalesce(let parts), .caseWhen(let parts, _): parts.contains { $0.hasAggregate }
         case .arithmetic(let a, _, let b), .concatenate(let a, let b), .nullIf(let a, let b): a.hasAggregate || b.hasAggregate

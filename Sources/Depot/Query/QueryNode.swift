@@ -42,6 +42,18 @@ public struct QueryNode: Sendable {
         indirect case json(QueryNode, [JSONPathComponent], JSONScalarKind)
         /// The value a declared query's parameter at this position takes when it runs.
         case parameter(Int)
+        /// Whether the record with this key matches a full-text query, or its rank.
+        indirect case search(QueryNode, SearchNode)
+    }
+
+    /// A full-text query of a search index, as a predicate or a rank.
+    struct SearchNode: Sendable {
+        let table: String
+        let query: SearchQuery
+        /// The fields' weights, or the error of an index that cannot be used.
+        let weights: Result<[Int], DatabaseError>
+        /// Whether the node is the rank (an integer) rather than the predicate.
+        let isRank: Bool
     }
 
     /// A selection of another (or the same) table, rendered in place.

@@ -207,6 +207,8 @@ final class QueryRenderer {
             text += ")"
         case .arithmetic, .concatenate, .coalesce, .nullIf, .caseWhen, .substring, .json:
             try renderComputed(node)
+        case .search(let key, let search):
+            try renderSearch(key, search)
         }
     }
 

@@ -227,7 +227,7 @@ extension QueryNode {
             hasher.node(14, type)
             hasher.mix(UInt64(aggregate.shapeCode) << 2 | (operand != nil ? 1 : 0) | (filter != nil ? 2 : 0))
             return (operand?.feedShape(&hasher) ?? true) && (filter?.feedShape(&hasher) ?? true)
-        case .inSubquery, .parameter:
+        case .inSubquery, .parameter, .search:
             // A parameter's value comes only through its declared query.
             return false
         case .exists(let table, let filters, let negated):

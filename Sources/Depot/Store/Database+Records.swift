@@ -160,6 +160,15 @@ extension Database {
         }
     }
 
+    /// The value one column of a record is stored as.
+    func encodedColumn<T: Record>(_ name: String, of record: T) throws -> Value {
+        let columns = try encode(record, deduplicating: false)
+        guard let index = columns.names.firstIndex(of: name) else {
+            throw DatabaseError.misuse("\(T.self) encodes no column \(name) (it encodes \(columns.names))")
+        }
+        return columns.values[index]
+    }
+
     private func encode<T: Record>(_ record: T, deduplicating: Bool = true) throws -> EncodedColumns {
         try Self.encoding(T.self) {
             try EncodedColumns.encode(record, options: coding.encoding, keyStrategy: coding.keyStrategy, deduplicating: deduplicating,

@@ -1,0 +1,175 @@
+import Depot
+import Foundation
+
+/// A record with two indexed texts.
+@Columns
+struct Article: Record, Equatable {
+    static var tableName: String { "articles" }
+    var id: Int64?
+    var title: String
+    var body: String
+
+    /// Matches in the title weigh three times those in the body.
+    static let searchIndex = SearchIndex<Article>(tableName: "articleSearch", fields: [SearchIndex.Field("title", weight: 3), "body"])
+}
+
+/// A record whose text primary key is named like a column of the index's own table.
+@Columns
+struct Memo: Record, Equatable {
+    static var tableName: String { "memos" }
+    static var primaryKey: [String] { ["key"] }
+    var key: String
+    var text: String
+
+    static let searchIndex = SearchIndex<Memo>(tableName: "memoSearch", fields: ["text"])
+}
+
+/// Full-text search: the same tokens, matches and ranks on every engine.
+extension QueryChecks {
+    static let search: [ConformanceCheck] = [
+        ConformanceCheck("search: terms match tokens folded for case, diacritics and compatibility forms; punctuation and emoji separate", searchFolding),
+        ConformanceCheck("search: all terms, any term and prefixes; a query without terms matches nothing", searchMatching),
+        ConformanceCheck("search: the rank sums field weight times occurrences of matching tokens, ties by key", searchRanking),
+        ConformanceCheck("search: updating replaces a record's tokens, deleting the record removes them, rebuilding refills", searchMaintenance),
+        ConformanceCheck("search: a text key named like the index's own columns", searchTextKeys),
+        ConformanceCheck("search: a weight out of range or a wrong number of texts is misuse", searchMisuse),
+    ]
+
+    static let articles: [Article] = [
+        Article(id: 1, title: "Café crème", body: "Fresh milk, oat-milk and MILK."),
+        Article(id: 2, title: "CAFE NOIR", body: "Straße 3.14 — naïve ﬁne 👍🏽 emoji😀test"),
+        Article(id: 3, title: "milkshake", body: "Under_score C:\\temp 100% x²"),
+        Article(id: 4, title: "Über alles", body: ""),
+        Article(id: 5, title: "Long", body: String(repeating: "a", count: SearchTokenizer.maximumTokenLength + 1) + " short"),
+    ]
+
+    static func articleStore(_ context: ConformanceContext) async throws -> Store {
+        let store = try await context.makeStore(Store.Configuration())
+        try await store.write { db in
+            try DepotConformance.createTable(db, "articles", [("id", .autoIncrementingPrimaryKey, ""), ("title", .text, "NOT NULL"),
+                                                              ("body", .text, "NOT NULL")])
+            try db.createSearchIndex(Article.searchIndex, keyType: .autoIncrementingPrimaryKey)
+            for article in articles {
+                let stored = try db.insert(article)
+                try db.updateSearchIndex(Article.searchIndex, key: stored.id, texts: [stored.title, stored.body])
+            }
+        }
+        return store
+    }
+
+    static func found(_ store: Store, _ query: SearchQuery) async throws -> [Int64] {
+        try await store.read { db in
+            try db.fetchAll(Article.all.matching(query, in: Article.searchIndex)).compactMap(\.id)
+        }
+    }
+
+    static func searchFolding(_ context: ConformanceContext) async throws {
+        let store = try await articleStore(context)
+        let cases: [(String, [Int64])] = [
+            ("cafe", [1, 2]), ("CAFÉ", [1, 2]), ("crème", [1]), ("CREME", [1]),
+            ("STRASSE", [2]), ("straße", [2]), ("naive", [2]), ("fine", [2]), ("ﬁne", [2]),
+            ("3", [2]), ("14", [2]), ("3.14", [2]), ("emoji", [2]), ("test", [2]),
+            ("score", [3]), ("under_score", [3]), ("temp", [3]), ("100", [3]), ("x2", [3]), ("x²", [3]),
+            ("uber", [4]), ("ÜBER", [4]), ("short", [5]),
+            (String(repeating: "a", count: SearchTokenizer.maximumTokenLength + 1), []),
+        ]
+        for (text, expected) in cases {
+            try expectEqual(try await found(store, SearchQuery(text)), expected, "search for \(text)")
+        }
+    }
+
+    static func searchMatching(_ context: ConformanceContext) async throws {
+        let store = try await articleStore(context)
+        try expectEqual(try await found(store, SearchQuery("milk")), [1], "an exact term: milkshake is another token")
+        try expectEqual(try await found(store, SearchQuery("milk", prefixes: .lastTerm)), [1, 3], "a prefix")
+        try expectEqual(try await found(store, SearchQuery("cafe milk")), [1], "all terms")
+        try expectEqual(try await found(store, SearchQuery("cafe milk", matching: .anyTerm)), [1, 2], "any term")
+        try expectEqual(try await found(store, SearchQuery("caf mil", prefixes: .lastTerm)), [], "only the last term is a prefix")
+        try expectEqual(try await found(store, SearchQuery("caf mil", prefixes: .everyTerm)), [1], "every term a prefix")
+        try expectEqual(try await found(store, SearchQuery("mil caf", matching: .anyTerm, prefixes: .everyTerm)), [1, 2, 3], "any prefix")
+        try expectEqual(try await found(store, SearchQuery("noir creme", matching: .allTerms)), [], "terms in two records")
+        try expectEqual(try await found(store, SearchQuery("")), [], "no text")
+        try expectEqual(try await found(store, SearchQuery("👍 — %")), [], "no word")
+        let combined = try await store.read { db in
+            try db.fetchAll(Article.where { $0.id.matches(SearchQuery("cafe"), in: Article.searchIndex) || $0.title.eq("Long") }).compactMap(\.id)
+        }
+        try expectEqual(combined, [1, 2, 5], "a match combined with another condition")
+        let counted = try await store.read { db in try db.fetchCount(Article.all.matching(SearchQuery("c", prefixes: .lastTerm), in: Article.searchIndex)) }
+        try expectEqual(counted, 3, "counted: café, crème, cafe, c")
+    }
+
+    static func searchRanking(_ context: ConformanceContext) async throws {
+        let store = try await articleStore(context)
+        let query = SearchQuery("milk cafe", matching: .anyTerm, prefixes: .everyTerm)
+        let ranked = try await store.read { db in
+            try db.fetchAll(Article.all.matching(query, in: Article.searchIndex).orderedBySearchRank(query, in: Article.searchIndex)
+                .select { ($0.id, $0.id.searchRank(query, in: Article.searchIndex)) })
+        }
+        try expectEqual(ranked.map(\.0), [1, 2, 3], "rank order, ties by key")
+        try expectEqual(ranked.map(\.1), [6, 3, 3], "title matches weigh 3; milk occurs 3 times in article 1's body")
+        let unmatched = try await store.read { db in
+            try db.fetchAll(Article.all.select { ($0.id, $0.id.searchRank(SearchQuery("zebra"), in: Article.searchIndex)) })
+        }
+        try expectEqual(unmatched.map(\.1), [0, 0, 0, 0, 0], "no match ranks 0")
+        let empty = try await store.read { db in try db.fetchAll(Article.all.select { $0.id.searchRank(SearchQuery(""), in: Article.searchIndex) }) }
+        try expectEqual(empty, [0, 0, 0, 0, 0], "no term ranks 0")
+        let unordered = try await store.read { db in
+            try db.fetchAll(Article.all.orderedBySearchRank(SearchQuery(""), in: Article.searchIndex)).compactMap(\.id)
+        }
+        try expectEqual(unordered, [1, 2, 3, 4, 5], "ordered by the rank of no term: by key")
+    }
+
+    static func searchMaintenance(_ context: ConformanceContext) async throws {
+        let store = try await articleStore(context)
+        try await store.write { db in
+            try db.updateSearchIndex(Article.searchIndex, key: Int64(3), texts: ["milk", ""])
+        }
+        try expectEqual(try await found(store, SearchQuery("milk")), [1, 3], "the new texts")
+        try expectEqual(try await found(store, SearchQuery("milkshake")), [], "not the old ones")
+        _ = try await store.write { db in try db.execute("DELETE FROM \(ident: "articles") WHERE \(ident: "id") = \(Int64(1))") }
+        try expectEqual(try await found(store, SearchQuery("milk")), [3], "a deleted record's tokens go with it")
+        let left = try await store.read { db in
+            try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "articleSearch") WHERE \(ident: "key") = \(Int64(1))")
+        }
+        try expectEqual(left, 0, "no row of the deleted record")
+        _ = try await store.write { db in
+            try db.execute("INSERT INTO \(ident: "articles") (\(ident: "id"), \(ident: "title"), \(ident: "body")) VALUES (\(Int64(9)), \("zebra"), \(""))")
+        }
+        try expectEqual(try await found(store, SearchQuery("zebra")), [], "a record written past the index")
+        try await store.write { db in try db.rebuildSearchIndex(Article.searchIndex) { [$0.title, $0.body] } }
+        try expectEqual(try await found(store, SearchQuery("zebra")), [9], "rebuilt")
+        try expectEqual(try await found(store, SearchQuery("milkshake")), [3], "rebuilt from the records")
+        _ = try await expectError(.foreignKey, "a key with no record") {
+            try await store.write { db in try db.updateSearchIndex(Article.searchIndex, key: Int64(77), texts: ["x", "y"]) }
+        }
+    }
+
+    static func searchTextKeys(_ context: ConformanceContext) async throws {
+        let store = try await context.makeStore(Store.Configuration())
+        let ranked = try await store.write { db in
+            try DepotConformance.createTable(db, "memos", [("key", .text, "PRIMARY KEY"), ("text", .text, "NOT NULL")])
+            try db.createSearchIndex(Memo.searchIndex, keyType: .text)
+            for memo in [Memo(key: "a", text: "alpha beta"), Memo(key: "b", text: "beta, beta"), Memo(key: "c", text: "gamma")] {
+                try db.insert(memo)
+                try db.updateSearchIndex(Memo.searchIndex, key: memo.key, texts: [memo.text])
+            }
+            let query = SearchQuery("beta")
+            return try db.fetchAll(Memo.all.matching(query, in: Memo.searchIndex).orderedBySearchRank(query, in: Memo.searchIndex)
+                .select { ($0.key, $0.key.searchRank(query, in: Memo.searchIndex)) })
+        }
+        try expectEqual(ranked.map(\.0), ["b", "a"], "by rank")
+        try expectEqual(ranked.map(\.1), [2, 1], "the rank of each memo, not of the index's own key column")
+    }
+
+    static func searchMisuse(_ context: ConformanceContext) async throws {
+        let store = try await articleStore(context)
+        let heavy = SearchIndex<Article>(tableName: "articleSearch", fields: [SearchIndex.Field("title", weight: 1_001), "body"])
+        _ = try await expectError(.misuse, "a weight past 1,000") {
+            try await store.read { db in try db.fetchAll(Article.all.matching(SearchQuery("cafe"), in: heavy)) }
+        }
+        _ = try await expectError(.misuse, "one text for two fields") {
+            try await store.write { db in try db.updateSearchIndex(Article.searchIndex, key: Int64(1), texts: ["only one"]) }
+        }
+        try expectEqual(try await found(store, SearchQuery("cafe")), [1, 2], "nothing changed")
+    }
+}

@@ -1,0 +1,90 @@
+import Depot
+
+extension Reminder {
+    /// The reminders' full-text index: a reminder's title (a match weighs 3),
+    /// its tags' titles (2) and its notes (1). The model writes it in every
+    /// write that changes one of them.
+    public static let searchIndex = SearchIndex<Reminder>(tableName: "reminderSearch", fields: [
+        SearchIndex.Field("title", weight: 3), SearchIndex.Field("tags", weight: 2), "notes",
+    ])
+}
+
+extension RemindersModel {
+    /// What a person's search text asks: every word, each as the start of a
+    /// word of the reminder's title, tags or notes, folded for case and
+    /// diacritics (``SearchTokenizer``'s rules): "oat mil" finds "Oat milk".
+    public static func searchQuery(_ text: String) -> SearchQuery {
+        SearchQuery(text, matching: .allTerms, prefixes: .everyTerm)
+    }
+
+    /// The reminders that match a search: open ones unless `includeCompleted`,
+    /// the best matches first (a match in the title weighs most), then by due date.
+    /// Text without a word (only punctuation or emoji) matches nothing.
+    public func search(_ text: String, includeCompleted: Bool = false) async throws -> (result: SearchResult, details: [ReminderDetail]) {
+        let query = Self.searchQuery(text)
+        return try await store.read(logger: logger) { db in
+            let matching = Reminder.all.matching(query, in: Reminder.searchIndex)
+            let completedCount = try db.fetchCount(matching.where { $0.isCompleted })
+            let shown = includeCompleted ? matching : matching.where { !$0.isCompleted }
+            let reminders = try db.fetchAll(shown.order { $0.isCompleted.ascending() }
+                .orderedBySearchRank(query, in: Reminder.searchIndex)
+                .order { $0.dueDate.ascending() })
+            return (SearchResult(reminders: reminders, completedCount: completedCount), try Self.details(db, reminders, today: today))
+        }
+    }
+
+    /// How many completed reminders match a search (and are old enough): what
+    /// ``deleteCompletedMatches(_:olderThan:)`` would delete.
+    public func completedMatchCount(_ text: String, olderThan age: CompletedAge = .any) async throws -> Int {
+        let cutoff = try age.cutoff(before: today, in: timeZone)
+        let query = Self.searchQuery(text)
+        return try await store.read(logger: logger) { db in
+            var matches = Reminder.all.matching(query, in: Reminder.searchIndex).where { $0.isCompleted }
+            if let cutoff { matches = matches.where { $0.dueDate < cutoff } }
+            return try db.fetchCount(matches)
+        }
+    }
+
+    /// Deletes the completed reminders that match a search; returns how many.
+    ///
+    /// With `olderThan`, only those due more than that many months before
+    /// today's calendar day (in ``timeZone``): a reminder without a due date is
+    /// never older than anything.
+    @discardableResult
+    public func deleteCompletedMatches(_ text: String, olderThan age: CompletedAge = .any) async throws -> Int {
+        let cutoff = try age.cutoff(before: today, in: timeZone)
+        let query = Self.searchQuery(text)
+        return try await store.write(logger: logger) { db in
+            var doomed = Reminder.all.matching(query, in: Reminder.searchIndex).where { $0.isCompleted }
+            if let cutoff { doomed = doomed.where { $0.dueDate < cutoff } }
+            return try db.delete(doomed)   // their index rows go with them (ON DELETE CASCADE)
+        }
+    }
+
+    /// Writes the search index of these reminders from their titles, tags and
+    /// notes, in the caller's write.
+    static func reindex(_ db: Database, _ ids: [Int64]) throws {
+        guard !ids.isEmpty else { return }
+        let tags = try tagTitles(db, of: ids)
+        for reminder in try db.fetchAll(Reminder.self, ids: ids) {
+            guard let id = reminder.id else { continue }
+            try db.updateSearchIndex(Reminder.searchIndex, key: id, texts: searchTexts(reminder, tags: tags[id] ?? []))
+        }
+    }
+
+    /// Writes the search index of every reminder again.
+    static func reindexAll(_ db: Database) throws {
+        let tags = try tagTitles(db, of: try db.fetchAll(Reminder.all.select { $0.id }).compactMap { $0 })
+        try db.rebuildSearchIndex(Reminder.searchIndex) { reminder in searchTexts(reminder, tags: reminder.id.flatMap { tags[$0] } ?? []) }
+    }
+
+    /// The indexed texts of a reminder, in the index's field order.
+    static func searchTexts(_ reminder: Reminder, tags: [String]) -> [String] {
+        [reminder.title, tags.joined(separator: " "), reminder.notes]
+    }
+
+    /// The reminders that carry a tag.
+    static func reminderIDs(_ db: Database, taggedWith tagID: Int64) throws -> [Int64] {
+        try db.fetchAll(ReminderTag.where { $0.tagID.eq(tagID) }.select { $0.reminderID })
+    }
+}
