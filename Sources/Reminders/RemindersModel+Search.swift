@@ -12,7 +12,7 @@ extension Reminder {
 extension RemindersModel {
     /// What a person's search text asks: every word, each as the start of a
     /// word of the reminder's title, tags or notes, folded for case and
-    /// diacritics (``SearchTokenizer``'s rules): "oat mil" finds "Oat milk".
+    /// diacritics (Depot's `SearchTokenizer` rules): "oat mil" finds "Oat milk".
     public static func searchQuery(_ text: String) -> SearchQuery {
         SearchQuery(text, matching: .allTerms, prefixes: .everyTerm)
     }

@@ -330,9 +330,10 @@ struct Untag: AsyncParsableCommand {
 }
 
 struct Search: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Find reminders whose title, notes or tags contain a text, ignoring case.")
+    static let configuration = CommandConfiguration(abstract: "Find reminders by words of their title, notes or tags, best matches first.",
+                                                    discussion: "Every word must start a word of the reminder; case and accents are ignored (\"cafe\" finds \"Café\"), punctuation separates words.")
     @OptionGroup var options: GlobalOptions
-    @Argument(help: "The text to find, taken literally.") var text: String
+    @Argument(help: "The words to find: \"oat mil\" finds \"Oat milk\".") var text: String
     @Flag(help: "Include completed reminders.") var completed = false
     @Flag(help: "Delete the completed reminders that match.") var deleteCompleted = false
     @Option(help: "With --delete-completed: only those due more than 1m, 6m or 12m before today.") var olderThan: AgeChoice?

@@ -133,6 +133,27 @@ func computedValues(store: Store) async throws -> [(String, String, Date)] {
     return rows
 }
 
+/// QueryBuilder: full-text search.
+func fullTextSearch(store: Store) async throws -> [String] {
+    // doc begin: QueryBuilder#3
+    let index = SearchIndex<Chore>(tableName: "choreSearch", fields: ["title"])
+    try await store.write { db in
+        try db.createSearchIndex(index, keyType: .integer)   // in a migration
+        for title in ["Water the plants", "Repot the PLANT", "Sweep"] {
+            let chore = try db.insert(Chore(title: title, isDone: false, dueDate: nil))
+            try db.updateSearchIndex(index, key: chore.id, texts: [chore.title])
+        }
+    }
+    let query = SearchQuery("plant", prefixes: .lastTerm)
+    let found = try await store.read { db in
+        try db.fetchAll(Chore.all.matching(query, in: index).orderedBySearchRank(query, in: index))
+    }
+    let shown = found.map { query.highlight($0.title, open: "**", close: "**") }
+    // ["Water the **plants**", "Repot the **PLANT**"]
+    // doc end
+    return shown
+}
+
 /// MovingToPostgreSQL: the same migrator and query on a server.
 func movingToPostgreSQL(url: String, migrator: Migrator) async throws -> [Chore] {
     // doc begin: MovingToPostgreSQL#1
@@ -253,11 +274,13 @@ func handlingErrors(store: Store) async throws {
         let (found, sqliteSQL) = try await queryBuilder(store: chores)
         #expect(found.isEmpty)
         try await Self.expectComputedValues(chores)
+        #expect(try await fullTextSearch(store: chores) == ["Water the **plants**", "Repot the **PLANT**"])
         await chores.close()
         var renderedSQL = [sqliteSQL]
         if PostgresTestServer.shouldRun {
             let server = try await TestStore.postgres(migrator: started.migrator)
             try await Self.expectComputedValues(server)
+            #expect(try await fullTextSearch(store: server) == ["Water the **plants**", "Repot the **PLANT**"])
             renderedSQL.append(try await queryBuilder(store: server).1)
             let plantsOnServer = try await TestStore.postgres()
             #expect(try await recordsAndMapping(store: plantsOnServer).map(\.name) == ["Fern"])

@@ -54,7 +54,7 @@ struct SQLiteConformance {
     func suiteCoversTheContract() {
         let areas = Set(Self.checks.map { $0.split(separator: ":").first.map(String.init) ?? "" })
         #expect(areas == ["round trip", "decoding", "errors", "strategies", "sql", "constraints", "records",
-                          "transactions", "migrations", "concurrency", "streaming", "values", "mapping", "query", "logging", "metrics", "tracing", "observation", "live query", "replicas", "statement paths"])
+                          "transactions", "migrations", "concurrency", "streaming", "values", "mapping", "query", "logging", "metrics", "tracing", "observation", "live query", "replicas", "statement paths", "search"])
         #expect(Set(Self.checks).count == Self.checks.count, "check names are unique")
     }
 }

@@ -73,7 +73,7 @@ public enum RemindersRoutes {
         (.delete, "/reminders/:id/complete", "marks a reminder not done (undo)", { _, context, model in
             try json(ReminderDetailJSON(try await model.complete(try reminderID(context), false)))
         }),
-        (.get, "/search", "reminders whose title, notes or tags contain ?q=", { request, _, model in
+        (.get, "/search", "reminders whose title, notes or tags hold every word of ?q= (full-text search)", { request, _, model in
             guard let text = request.uri.queryParameters.get("q") else {
                 throw ServerError(status: .badRequest, message: "search needs ?q=", cause: "missing query")
             }
