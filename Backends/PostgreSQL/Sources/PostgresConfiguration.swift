@@ -48,6 +48,27 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     public var user: String
     /// The role's password; nil for trust or peer authentication.
     public var password: String?
+    /// Gives the password for each new connection, in place of ``password``:
+    /// for credentials that rotate (a secret manager's, a cloud IAM token).
+    ///
+    /// ```swift
+    /// configuration.passwordProvider = { try vault.currentPassword(for: "app") }
+    /// configuration.connectionLifetime = .seconds(600)   // also renew open connections
+    /// ```
+    ///
+    /// It is called on the thread that opens the connection (never Swift's
+    /// cooperative pool), so it may block briefly; keep the secret cached and
+    /// refreshed elsewhere. When the server refuses a password it gave, it is
+    /// called once more at once, so a rotation that lands between the two
+    /// calls costs nobody an error. An error it throws fails the connection
+    /// as a `connection` error. Open connections keep the session they
+    /// authenticated (PostgreSQL checks a password only at login); set
+    /// ``connectionLifetime`` to renew them too.
+    public var passwordProvider: (@Sendable () throws -> String)?
+    /// How long a connection serves before the pool closes it (when it is next
+    /// idle) and opens another: nil, the default, keeps connections open.
+    /// For credentials that expire, and for load balancers that must see new sessions.
+    public var connectionLifetime: Duration?
     /// The database.
     public var database: String
     /// The schema search path to set on every connection, such as `"app"`; nil keeps the server's.
@@ -113,6 +134,8 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         self.listenerHosts = nil
         self.batchInsertRows = 500
         self.store = Store.Configuration()
+        self.passwordProvider = nil
+        self.connectionLifetime = nil
     }
 
     /// A configuration from a `postgres://user:password@host:port/database?parameter=value` URL.
@@ -228,6 +251,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     public var customMirror: Mirror {
         Mirror(self, children: [
             "hosts": hosts.map(\.description), "user": user, "password": password.map { _ in "***" } as Any,
+            "passwordProvider": passwordProvider.map { _ in "a provider" } as Any, "connectionLifetime": connectionLifetime as Any,
             "database": database, "searchPath": searchPath as Any,
             "parameters": parameters.mapValues { _ in "…" }, "maxConnections": maxConnections,
             "maxReplicaConnections": maxReplicaConnections, "transactionPooling": transactionPooling,
@@ -263,17 +287,25 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// Whether the store has several servers to choose from: a primary and standbys.
     var isReplicated: Bool { hosts.count > 1 }
 
-    /// The keyword/value pairs libpq's PQconnectdbParams takes.
-    var libpqParameters: [(String, String)] { libpqParameters(hosts: hosts) }
-
-    /// The keyword/value pairs for these hosts, in this order, and the kind of
-    /// server libpq must find among them (`read-write`, `prefer-standby`).
-    func libpqParameters(hosts: [Host], target: String? = nil) -> [(String, String)] {
+    /// The keyword/value pairs libpq's PQconnectdbParams takes, for a new
+    /// connection to these hosts, in this order, and the kind of server libpq
+    /// must find among them (`read-write`, `prefer-standby`). Calls the
+    /// ``passwordProvider``, whose error is a `connection` error.
+    func connectionParameters(hosts: [Host], target: String? = nil) throws -> [(String, String)] {
         var pairs: [(String, String)] = [("host", hosts.map(\.host).joined(separator: ",")),
                                          ("port", hosts.map { String($0.port) }.joined(separator: ",")),
                                          ("user", user), ("dbname", database),
                                          ("client_encoding", "UTF8"), ("application_name", "depot")]
-        if let password { pairs.append(("password", password)) }
+        if let passwordProvider {
+            do {
+                pairs.append(("password", try passwordProvider()))
+            } catch {
+                throw DatabaseError(.connection, "the password provider failed for \(user)@\(hosts.map(\.description).joined(separator: ",")): \(error)",
+                                    engineCode: "cannot connect")
+            }
+        } else if let password {
+            pairs.append(("password", password))
+        }
         if parameters["connect_timeout"] == nil { pairs.append(("connect_timeout", "10")) }
         for (name, value) in parameters.sorted(by: { $0.key < $1.key }) {
             pairs.removeAll { $0.0 == name }

@@ -46,8 +46,17 @@ final class PostgresConnection: DriverConnection {
     /// transaction mode, with no ``PostgresConfiguration/listenerHosts``.
     let cannotListen: Bool
 
-    convenience init(configuration: PostgresConfiguration) throws {
-        try self.init(configuration: configuration, parameters: configuration.libpqParameters)
+    /// A connection to these hosts (the configuration's by default), looking
+    /// for this kind of server. A password the server refuses is asked of the
+    /// ``PostgresConfiguration/passwordProvider`` once more: it may have rotated
+    /// between the two.
+    convenience init(configuration: PostgresConfiguration, hosts: [PostgresConfiguration.Host]? = nil, target: String? = nil) throws {
+        let hosts = hosts ?? configuration.hosts
+        do {
+            try self.init(configuration: configuration, parameters: try configuration.connectionParameters(hosts: hosts, target: target))
+        } catch let error as DatabaseError where error.kind == .authentication && configuration.passwordProvider != nil {
+            try self.init(configuration: configuration, parameters: try configuration.connectionParameters(hosts: hosts, target: target))
+        }
     }
 
     init(configuration: PostgresConfiguration, parameters: [(String, String)]) throws {
@@ -73,6 +82,7 @@ final class PostgresConnection: DriverConnection {
         }
         server = (PQhost(connection).map { String(cString: $0) } ?? configuration.host) + ":" + (PQport(connection).map { String(cString: $0) } ?? String(configuration.port))
         handle = connection
+        retireAt = configuration.connectionLifetime.map { ContinuousClock.now + $0 }
         cancelHandle = PQgetCancel(connection)
         // libpq prints server notices ("relation already exists, skipping") to stderr
         // by default; a library must stay quiet.
@@ -329,7 +339,14 @@ final class PostgresConnection: DriverConnection {
         replaceAfter = standbyRetryInterval.flatMap { isOnStandby ? nil : ContinuousClock.now + $0 }
     }
 
-    var wantsReplacement: Bool { replaceAfter.map { ContinuousClock.now >= $0 } ?? false }
+    /// When the connection has served its ``PostgresConfiguration/connectionLifetime``.
+    private let retireAt: ContinuousClock.Instant?
+
+    var wantsReplacement: Bool {
+        guard replaceAfter != nil || retireAt != nil else { return false }
+        let now = ContinuousClock.now
+        return replaceAfter.map { now >= $0 } ?? false || retireAt.map { now >= $0 } ?? false
+    }
 
     func interrupt() {
         cancelLock.withLock {

@@ -90,92 +90,16 @@ extension PostgresConnection: ReadTrackingConnection {
 
 extension PostgresDriver: ChangeListeningDriver {
     func startChangeListener(_ onChange: @escaping @Sendable (ObservedChange) -> Void) -> any ChangeListener {
-        PostgresChangeListener(configuration: configuration, onChange: onChange)
-    }
-}
-
-/// A connection of its own, outside the pool and never in a transaction, that
-/// LISTENs to `depot_changes` on a thread of its own, on the primary (after a
-/// failover, the new one) or at ``PostgresConfiguration/listenerHosts``. When the connection
-/// drops, it connects again (backing off up to two seconds), LISTENs, and then
-/// reports `.unknown`: notifications sent meanwhile are lost.
-final class PostgresChangeListener: ChangeListener, @unchecked Sendable {
-    private let configuration: PostgresConfiguration
-    private let onChange: @Sendable (ObservedChange) -> Void
-    private let lock = NSLock()
-    private var listening = false
-    private var stopped = false
-
-    init(configuration: PostgresConfiguration, onChange: @escaping @Sendable (ObservedChange) -> Void) {
-        self.configuration = configuration
-        self.onChange = onChange
-        let thread = Thread { [self] in run() }
-        thread.name = "depot.postgresql.listener"
-        thread.start()
-    }
-
-    var isListening: Bool { lock.withLock { listening } }
-    private var isStopped: Bool { lock.withLock { stopped } }
-
-    func stop() {
-        lock.withLock { stopped = true }
-    }
-
-    private func run() {
-        var delay = 0.05
-        while !isStopped {
-            guard let connection = connect() else {
-                Thread.sleep(forTimeInterval: delay)
-                delay = min(delay * 2, 2)
-                continue
+        PostgresListener(configuration: configuration, channels: [depotChangeChannel]) { event in
+            switch event {
+            case .listening:
+                // Every (re)connect: changes may have been missed while nobody listened.
+                onChange(.unknown)
+            case .notifications(let batch):
+                onChange(.tables(Set(batch.map(\.payload))))
+            case .failedToConnect:
+                break
             }
-            delay = 0.05
-            lock.withLock { listening = true }
-            // Every (re)connect: changes may have been missed while nobody listened.
-            onChange(.unknown)
-            listen(on: connection)
-            lock.withLock { listening = false }
-            PQfinish(connection)
-        }
-    }
-
-    private func connect() -> OpaquePointer? {
-        // LISTEN runs on the primary (a standby refuses it, and commits notify
-        // on the primary only), never through a pooler in transaction mode.
-        let hosts = configuration.listenerHosts ?? configuration.hosts
-        var pairs = configuration.libpqParameters(hosts: hosts, target: hosts.count > 1 ? "read-write" : nil)
-        pairs.removeAll { $0.0 == "application_name" }
-        pairs += [("application_name", "depot-listener"), ("keepalives", "1"), ("keepalives_idle", "5"),
-                  ("keepalives_interval", "2"), ("keepalives_count", "3")]
-        let connection = PostgresConnection.connect(pairs)
-        guard let connection, PQstatus(connection) == CONNECTION_OK else {
-            PQfinish(connection)
-            return nil
-        }
-        PQsetNoticeProcessor(connection, { _, _ in }, nil)
-        let result = PQexec(connection, "LISTEN \(depotChangeChannel)")
-        defer { PQclear(result) }
-        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
-            PQfinish(connection)
-            return nil
-        }
-        return connection
-    }
-
-    /// Reads notifications until the connection fails or the listener stops.
-    private func listen(on connection: OpaquePointer) {
-        var descriptor = pollfd(fd: PQsocket(connection), events: Int16(POLLIN), revents: 0)
-        while !isStopped {
-            let ready = poll(&descriptor, 1, 100)
-            guard ready >= 0 || errno == EINTR else { return }
-            guard ready > 0 else { continue }
-            guard PQconsumeInput(connection) == 1, PQstatus(connection) == CONNECTION_OK else { return }
-            var tables: Set<String> = []
-            while let notification = PQnotifies(connection) {
-                if let payload = notification.pointee.extra { tables.insert(String(cString: payload)) }
-                PQfreemem(notification)
-            }
-            if !tables.isEmpty { onChange(.tables(tables)) }
         }
     }
 }

@@ -71,14 +71,12 @@ struct PostgresDriver: DatabaseDriver {
         guard configuration.isReplicated else { return try PostgresConnection(configuration: configuration) }
         switch role {
         case .writer:
-            return try PostgresConnection(configuration: configuration,
-                                          parameters: configuration.libpqParameters(hosts: configuration.hosts, target: "read-write"))
+            return try PostgresConnection(configuration: configuration, target: "read-write")
         case .reader:
             let hosts = configuration.hosts
             let start = readerRotation.next() % hosts.count
             let rotated = Array(hosts[start...] + hosts[..<start])
-            let connection = try PostgresConnection(configuration: configuration,
-                                                    parameters: configuration.libpqParameters(hosts: rotated, target: "prefer-standby"))
+            let connection = try PostgresConnection(configuration: configuration, hosts: rotated, target: "prefer-standby")
             connection.standbyRetryInterval = configuration.standbyRetryInterval
             return connection
         }

@@ -1,0 +1,117 @@
+import CLibPQ
+@_spi(Driver) import Depot
+import Foundation
+
+/// A connection of its own, outside the pool and never in a transaction, that
+/// LISTENs to some channels on a thread of its own, on the primary (after a
+/// failover, the new one) or at ``PostgresConfiguration/listenerHosts``. When
+/// the connection drops, it connects again (backing off up to two seconds),
+/// LISTENs, and reports `.listening` again: notifications sent meanwhile are lost.
+final class PostgresListener: ChangeListener, @unchecked Sendable {
+    enum Event {
+        /// Listening, after the first connect or a reconnect.
+        case listening
+        /// Notifications that arrived together, in order.
+        case notifications([PostgresNotification])
+        /// A connection attempt failed (it is retried).
+        case failedToConnect(DatabaseError)
+    }
+
+    private let configuration: PostgresConfiguration
+    private let channels: [String]
+    private let onEvent: @Sendable (Event) -> Void
+    private let lock = NSLock()
+    private var listening = false
+    private var stopped = false
+
+    init(configuration: PostgresConfiguration, channels: [String], onEvent: @escaping @Sendable (Event) -> Void) {
+        self.configuration = configuration
+        self.channels = channels
+        self.onEvent = onEvent
+        let thread = Thread { [self] in run() }
+        thread.name = "depot.postgresql.listener"
+        thread.start()
+    }
+
+    var isListening: Bool { lock.withLock { listening } }
+    private var isStopped: Bool { lock.withLock { stopped } }
+
+    func stop() {
+        lock.withLock { stopped = true }
+    }
+
+    private func run() {
+        var delay = 0.05
+        while !isStopped {
+            let connection: OpaquePointer
+            switch connect() {
+            case .failure(let error):
+                onEvent(.failedToConnect(error))
+                Thread.sleep(forTimeInterval: delay)
+                delay = min(delay * 2, 2)
+                continue
+            case .success(let handle):
+                connection = handle
+            }
+            delay = 0.05
+            lock.withLock { listening = true }
+            onEvent(.listening)
+            listen(on: connection)
+            lock.withLock { listening = false }
+            PQfinish(connection)
+        }
+    }
+
+    private func connect() -> Result<OpaquePointer, DatabaseError> {
+        // LISTEN runs on the primary (a standby refuses it, and commits notify
+        // on the primary only), never through a pooler in transaction mode.
+        let hosts = configuration.listenerHosts ?? configuration.hosts
+        var pairs: [(String, String)]
+        do {
+            pairs = try configuration.connectionParameters(hosts: hosts, target: hosts.count > 1 ? "read-write" : nil)
+        } catch let error as DatabaseError {
+            return .failure(error)
+        } catch {
+            return .failure(DatabaseError(.connection, "cannot connect the listener: \(error)"))
+        }
+        pairs.removeAll { $0.0 == "application_name" }
+        pairs += [("application_name", "depot-listener"), ("keepalives", "1"), ("keepalives_idle", "5"),
+                  ("keepalives_interval", "2"), ("keepalives_count", "3")]
+        let connection = PostgresConnection.connect(pairs)
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let error = PostgresError.connection(connection, "cannot connect the listener to PostgreSQL", neverConnected: true)
+            PQfinish(connection)
+            return .failure(error)
+        }
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        let script = channels.map { "LISTEN " + PostgresDialect().quote(identifier: $0) }.joined(separator: "; ")
+        let result = PQexec(connection, script)
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+            let error = PostgresError.connection(connection, "cannot LISTEN")
+            PQfinish(connection)
+            return .failure(error)
+        }
+        return .success(connection)
+    }
+
+    /// Reads notifications until the connection fails or the listener stops.
+    private func listen(on connection: OpaquePointer) {
+        var descriptor = pollfd(fd: PQsocket(connection), events: Int16(POLLIN), revents: 0)
+        while !isStopped {
+            let ready = poll(&descriptor, 1, 100)
+            guard ready >= 0 || errno == EINTR else { return }
+            guard ready > 0 else { continue }
+            guard PQconsumeInput(connection) == 1, PQstatus(connection) == CONNECTION_OK else { return }
+            var batch: [PostgresNotification] = []
+            while let notification = PQnotifies(connection) {
+                let entry = notification.pointee
+                batch.append(PostgresNotification(channel: entry.relname.map { String(cString: $0) } ?? "",
+                                                  payload: entry.extra.map { String(cString: $0) } ?? "",
+                                                  backendPID: entry.be_pid))
+                PQfreemem(notification)
+            }
+            if !batch.isEmpty { onEvent(.notifications(batch)) }
+        }
+    }
+}
