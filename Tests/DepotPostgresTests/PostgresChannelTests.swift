@@ -9,15 +9,25 @@ import TestSupport
 final class ChannelRecorder: @unchecked Sendable {
     private let lock = NSLock()
     private var collected: [PostgresChannelEvent] = []
+    private var finished = false
+
+    /// Whether the sequence ended.
+    var isFinished: Bool { lock.withLock { finished } }
     private var task: Task<Void, Never>?
+    private let listener: PostgresChannelListener
 
     init(_ listener: PostgresChannelListener) {
+        self.listener = listener
         task = Task { [self] in
             for await event in listener { lock.withLock { collected.append(event) } }
+            lock.withLock { finished = true }
         }
     }
 
     var events: [PostgresChannelEvent] { lock.withLock { collected } }
+
+    /// Stops the listener.
+    func stop() { listener.stop() }
 
     var notifications: [PostgresNotification] {
         events.compactMap { if case .notification(let notification) = $0 { notification } else { nil } }
@@ -90,6 +100,7 @@ struct PostgresChannelTests {
         #expect(recorder.events.last == .notification(recorder.notifications.last ?? PostgresNotification(channel: "", payload: "", backendPID: 0)))
         #expect(recorder.notifications.map(\.payload) == ["before", "after"])
         listener.stop()
+        try await recorder.wait("the end of the sequence") { _ in recorder.isFinished }
         await store.close()
     }
 

@@ -182,6 +182,22 @@ struct PostgresReplicaTests {
 /// PgBouncer in transaction mode before the primary, started by scripts/test.
 @Suite(.enabled(if: ScaleOutServers.shouldRun, "no scale-out servers named (run scripts/test)"))
 struct PgBouncerTests {
+    /// Notifications sent through the pooler (pg_notify at each transaction's
+    /// commit) reach a listener that connects to the server itself.
+    @Test func channelsWorkThroughThePoolerWithTheDirectListener() async throws {
+        let url = try ScaleOutServers.require(ScaleOutServers.pgbouncerURL, "DEPOT_PGBOUNCER_URL")
+        let store = try await ScaleOutServers.freshStore(url: url)
+        let channel = "bounced_" + UUID().uuidString.prefix(8).lowercased()
+        let recorder = ChannelRecorder(try await store.listen(to: channel))
+        for number in 1...3 {
+            try await store.write { db in try db.notify(channel, payload: "\(number)") }
+        }
+        try await recorder.wait("three notifications") { $0.count == 3 }
+        #expect(recorder.notifications.map(\.payload) == ["1", "2", "3"])
+        recorder.stop()
+        await store.close()
+    }
+
     /// Two stores with different search paths share PgBouncer's server
     /// connections: a session setting made once per connection would reach
     /// the other store's transactions.

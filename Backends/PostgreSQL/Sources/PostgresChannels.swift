@@ -83,7 +83,7 @@ extension Store {
             continuation.finish()
             throw error
         }
-        return PostgresChannelListener(stream: stream, listener: listener)
+        return PostgresChannelListener(stream: stream, listener: listener, continuation: continuation)
     }
 }
 
@@ -92,12 +92,16 @@ public struct PostgresChannelListener: AsyncSequence, Sendable {
     public typealias Element = PostgresChannelEvent
     let stream: AsyncStream<PostgresChannelEvent>
     let listener: PostgresListener
+    let continuation: AsyncStream<PostgresChannelEvent>.Continuation
 
     /// The iterator: one per listener, as an `AsyncStream`'s.
     public func makeAsyncIterator() -> AsyncStream<PostgresChannelEvent>.Iterator { stream.makeAsyncIterator() }
 
     /// Stops listening and closes the listener's connection; the sequence ends.
-    public func stop() { listener.stop() }
+    public func stop() {
+        listener.stop()
+        continuation.finish()
+    }
 }
 
 /// The outcome of a listener's first connection, waited for once.
