@@ -90,3 +90,31 @@ extension StreamingChecks {
         try expectEqual(try await itemCount(store), 0, "nothing stored after the cancellation")
     }
 }
+
+/// Records streamed out through the engine's bulk export path.
+extension StreamingChecks {
+    static let exports: [ConformanceCheck] = [
+        ConformanceCheck("streaming: copyRows gives the records rows gives, in order, with or without bound values", copiesRows),
+    ]
+
+    static func copiesRows(_ context: ConformanceContext) async throws {
+        let store = try await RecordChecks.itemsStore(context)
+        try await store.insert(contentsOf: items(3_000))
+        for query in [Item.all.order { $0.id.ascending() }, Item.where { $0.isDone }.order { $0.dueDate.descending() },
+                      Item.all.order { [$0.score.ascending(), $0.title.descending()] }, Item.where { $0.score > 100 }.order { $0.id.ascending() }] {
+            var copied: [Item] = []
+            for try await item in store.copyRows(query, bufferSize: 16) { copied.append(item) }
+            let fetched = try await store.read { db in try db.fetchAll(query) }
+            try expectEqual(copied.count, fetched.count, "as many records")
+            try expect(copied == fetched, "the same records in the same order")
+        }
+        var early = 0
+        for try await _ in store.copyRows(Item.all.order { $0.id.ascending() }, bufferSize: 4) {
+            early += 1
+            if early == 10 { break }
+        }
+        try expectEqual(try await itemCount(store), 3_000, "leaving the loop early ends the access; the store goes on")
+        let afterwards = try await store.read { db in try db.fetchOne(Item.where { $0.id.eq(Int64(2_999)) }) }
+        try expect(afterwards?.id == 2_999, "a read after an export left early")
+    }
+}

@@ -29,6 +29,8 @@ final class PostgresConnection: DriverConnection {
     let showsValues: Bool
     /// The statement whose rows are being streamed, which holds the connection until drained.
     weak var streaming: PostgresStatement?
+    /// The COPY whose rows are being read, which holds the connection until drained.
+    weak var copyingOut: PostgresCopyOutStatement?
     /// The tables each statement's plan reads, for observations.
     var explainedReads: [String: Set<String>] = [:]
     /// Tables known to carry Depot's notify trigger.
@@ -155,7 +157,8 @@ final class PostgresConnection: DriverConnection {
     }
 
     func prepare(_ sql: String) throws -> any DriverStatement {
-        PostgresStatement(connection: self, sql: sql)
+        if let select = Self.copyOutSelect(sql) { return PostgresCopyOutStatement(connection: self, sql: sql, select: select) }
+        return PostgresStatement(connection: self, sql: sql)
     }
 
     func execute(script: String) throws {
@@ -298,8 +301,12 @@ final class PostgresConnection: DriverConnection {
         }
     }
 
-    /// Reads the rest of a streaming result into memory, so another statement can run.
+    /// Reads the rest of a streaming result (or COPY) into memory, so another statement can run.
     func finishStreaming() throws {
+        if let copy = copyingOut {
+            copyingOut = nil
+            try copy.bufferRemainingRows()
+        }
         guard let statement = streaming else { return }
         streaming = nil
         try statement.bufferRemainingRows()

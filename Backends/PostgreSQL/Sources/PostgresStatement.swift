@@ -129,48 +129,11 @@ final class PostgresStatement: DriverStatement {
 
     // The fast paths answer exactly as `value(at:)` would for their kind of cell, and nil otherwise.
 
-    func integer(at index: Int) -> Int64? {
-        guard let (type, bytes) = cell(index) else { return nil }
-        switch type {
-        case PostgresType.int8 where bytes.count == 8: return PostgresBinary.read(Int64.self, bytes)
-        case PostgresType.int4 where bytes.count == 4: return Int64(PostgresBinary.read(Int32.self, bytes))
-        case PostgresType.int2 where bytes.count == 2: return Int64(PostgresBinary.read(Int16.self, bytes))
-        default: return nil
-        }
-    }
-
-    func double(at index: Int) -> Double? {
-        guard let (type, bytes) = cell(index) else { return nil }
-        switch type {
-        case PostgresType.float8 where bytes.count == 8: return Double(bitPattern: PostgresBinary.read(UInt64.self, bytes))
-        case PostgresType.float4 where bytes.count == 4: return Double(Float(bitPattern: PostgresBinary.read(UInt32.self, bytes)))
-        default: return nil
-        }
-    }
-
-    func bool(at index: Int) -> Bool? {
-        guard let (type, bytes) = cell(index), type == PostgresType.bool, bytes.count == 1 else { return nil }
-        return bytes[0] != 0
-    }
-
-    func unsafeTextBytes(at index: Int) -> UnsafeBufferPointer<UInt8>? {
-        guard let (type, bytes) = cell(index) else { return nil }
-        switch type {
-        case PostgresType.text, PostgresType.varchar, PostgresType.bpchar, PostgresType.name, PostgresType.char,
-             PostgresType.unknown, PostgresType.xml:
-            return bytes.bindMemory(to: UInt8.self)
-        default:
-            return nil
-        }
-    }
-
-    func date(at index: Int) -> Date? {
-        guard let (type, bytes) = cell(index), type == PostgresType.timestamptz || type == PostgresType.timestamp,
-              bytes.count == 8 else { return nil }
-        let micros = PostgresBinary.read(Int64.self, bytes)
-        guard micros != .max, micros != .min else { return nil }
-        return try? PostgresBinary.storableDate(micros.addingReportingOverflow(PostgresBinary.epochMicros))
-    }
+    func integer(at index: Int) -> Int64? { cell(index).flatMap(PostgresCell.integer) }
+    func double(at index: Int) -> Double? { cell(index).flatMap(PostgresCell.double) }
+    func bool(at index: Int) -> Bool? { cell(index).flatMap(PostgresCell.bool) }
+    func unsafeTextBytes(at index: Int) -> UnsafeBufferPointer<UInt8>? { cell(index).flatMap(PostgresCell.textBytes) }
+    func date(at index: Int) -> Date? { cell(index).flatMap(PostgresCell.date) }
 
     func value(at index: Int) throws -> Value {
         let result: OpaquePointer

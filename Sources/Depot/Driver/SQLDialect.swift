@@ -51,6 +51,12 @@ public protocol SQLDialect: Sendable {
     /// database (several processes starting at once) apply each migration once.
     func migrationLock(key: Int64) -> SQL?
 
+    /// The statement that streams the rows of `select` (which binds no values)
+    /// through the engine's bulk export path, read as the SELECT's own rows
+    /// would be; nil when the engine has none (the default), and
+    /// ``Store/copyRows(_:bufferSize:)`` streams the SELECT itself.
+    func copyOut(select: String) -> String?
+
     /// A built-in collation that compares text ignoring letter case (SQLite's
     /// `NOCASE`), for DDL that wants one; nil when the engine has none built in.
     /// Depot's queries compare by code point whatever a column's collation:
@@ -70,6 +76,9 @@ extension SQLDialect {
 
     /// None.
     public var caseFoldingCollation: String? { nil }
+
+    /// None: the SELECT streams as it is.
+    public func copyOut(select: String) -> String? { nil }
 }
 
 extension SQLDialect {

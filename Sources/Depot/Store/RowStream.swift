@@ -25,6 +25,35 @@ extension Store {
         } store: { self }
     }
 
+    /// The records a query selects as an `AsyncSequence`, through the
+    /// engine's bulk export path where it has one: PostgreSQL's binary COPY,
+    /// which costs the server and the client less per row than a query's
+    /// results. The same records, in the same order, as ``rows(_:bufferSize:)``,
+    /// with the same backpressure and flat memory.
+    ///
+    /// ```swift
+    /// for try await reminder in store.copyRows(Reminder.all.order { $0.id }) {
+    ///     try await exporter.write(reminder)
+    /// }
+    /// ```
+    ///
+    /// COPY takes no parameters: a query that binds values (a filter on a
+    /// value, a limit) streams as ``rows(_:bufferSize:)`` does, and so does
+    /// every query on an engine without a bulk export path (SQLite).
+    public func copyRows<T: Sendable>(_ query: Query<T>, bufferSize: Int = 64) -> RowStream<T> {
+        RowStream(bufferSize: bufferSize) { store, channel in
+            try await store.read { db in
+                let (text, values) = try db.renderSelect(query)
+                guard values.isEmpty, let copy = db.dialect.copyOut(select: text) else {
+                    return try db.forEach(query) { try channel.send($0) }
+                }
+                try db.mappedRows(T.self, text: copy, values: [], limit: .streaming) { reader in
+                    try channel.send(try reader.record(T.self))
+                }
+            }
+        } store: { self }
+    }
+
     /// The records a query selects as an `AsyncSequence`; see ``rows(_:_:bufferSize:)``.
     public func rows<T: Sendable>(_ query: Query<T>, bufferSize: Int = 64) -> RowStream<T> {
         RowStream(bufferSize: bufferSize) { store, channel in
