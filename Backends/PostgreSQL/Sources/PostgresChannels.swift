@@ -1,7 +1,7 @@
 @_spi(Driver) import Depot
 import Foundation
 
-/// A notification sent on a channel with `NOTIFY` or ``Depot/Database/notify(_:payload:)``.
+/// A notification sent on a channel with `NOTIFY` or `Database.notify(_:payload:)`.
 public struct PostgresNotification: Sendable, Hashable {
     /// The channel it was sent on.
     public var channel: String
@@ -87,7 +87,7 @@ extension Store {
     }
 }
 
-/// The events of the channels a store listens to; see ``Depot/Store/listen(to:)-(String...)``.
+/// The events of the channels a store listens to; see `Store.listen(to:)`.
 public struct PostgresChannelListener: AsyncSequence, Sendable {
     public typealias Element = PostgresChannelEvent
     let stream: AsyncStream<PostgresChannelEvent>
