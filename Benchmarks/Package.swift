@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-kit", exact: "2.17.0"),
         .package(url: "https://github.com/vapor/sql-kit", exact: "3.36.0"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
     ],
     targets: [
         .systemLibrary(name: "CLibPQBench", path: "CLibPQBench", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
@@ -29,6 +30,7 @@ let package = Package(
                 .product(name: "PostgresKit", package: "postgres-kit"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 "CLibPQBench",
             ],
             path: "Sources/DepotBenchmarks"

@@ -20,6 +20,7 @@ struct Options {
     var count: String?
     var observation: Int?
     var reminders: Int?
+    var server: Int?
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -39,6 +40,7 @@ struct Options {
             case "--count": count = iterator.next()
             case "--observation": observation = Int(iterator.next() ?? "") ?? 500
             case "--reminders": reminders = Int(iterator.next() ?? "") ?? 50_000
+            case "--server": server = Int(iterator.next() ?? "") ?? 64
             default:
                 FileHandle.standardError.write(Data("unknown argument \(argument)\n".utf8))
                 exit(2)
@@ -65,6 +67,10 @@ func runAll(_ options: Options) async throws {
 /// Everything the program does, from a detached task: valgrind cannot run a
 /// Swift async main, so the main thread waits on a semaphore instead.
 func entry(_ options: Options) async throws {
+    if let clients = options.server {
+        try await ServerThroughput.run(clients: clients, seconds: 10, rounds: 3)
+        exit(0)
+    }
     if let count = options.reminders {
         try await RemindersAtScale.run(count: count)
         exit(0)
