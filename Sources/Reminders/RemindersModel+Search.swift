@@ -1,4 +1,5 @@
 import Depot
+import Foundation
 
 extension Reminder {
     /// The reminders' full-text index: a reminder's title (a match weighs 3),
@@ -36,13 +37,8 @@ extension RemindersModel {
     /// How many completed reminders match a search (and are old enough): what
     /// ``deleteCompletedMatches(_:olderThan:)`` would delete.
     public func completedMatchCount(_ text: String, olderThan age: CompletedAge = .any) async throws -> Int {
-        let cutoff = try age.cutoff(before: today, in: timeZone)
-        let query = Self.searchQuery(text)
-        return try await store.read(logger: logger) { db in
-            var matches = Reminder.all.matching(query, in: Reminder.searchIndex).where { $0.isCompleted }
-            if let cutoff { matches = matches.where { $0.dueDate < cutoff } }
-            return try db.fetchCount(matches)
-        }
+        let matches = Self.completedMatches(text, cutoff: try age.cutoff(before: today, in: timeZone))
+        return try await store.read(logger: logger) { db in try db.fetchCount(matches) }
     }
 
     /// Deletes the completed reminders that match a search; returns how many.
@@ -52,13 +48,16 @@ extension RemindersModel {
     /// never older than anything.
     @discardableResult
     public func deleteCompletedMatches(_ text: String, olderThan age: CompletedAge = .any) async throws -> Int {
-        let cutoff = try age.cutoff(before: today, in: timeZone)
-        let query = Self.searchQuery(text)
-        return try await store.write(logger: logger) { db in
-            var doomed = Reminder.all.matching(query, in: Reminder.searchIndex).where { $0.isCompleted }
-            if let cutoff { doomed = doomed.where { $0.dueDate < cutoff } }
-            return try db.delete(doomed)   // their index rows go with them (ON DELETE CASCADE)
-        }
+        let doomed = Self.completedMatches(text, cutoff: try age.cutoff(before: today, in: timeZone))
+        // Their index rows go with them (ON DELETE CASCADE).
+        return try await store.write(logger: logger) { db in try db.delete(doomed) }
+    }
+
+    /// The completed reminders that match a search, due before `cutoff` when there is one.
+    static func completedMatches(_ text: String, cutoff: Date?) -> Query<Reminder> {
+        let matches = Reminder.all.matching(searchQuery(text), in: Reminder.searchIndex).where { $0.isCompleted }
+        guard let cutoff else { return matches }
+        return matches.where { $0.dueDate < cutoff }
     }
 
     /// Writes the search index of these reminders from their titles, tags and
