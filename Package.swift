@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "DepotPostgres", targets: ["DepotPostgres"]),
         .library(name: "DepotConformance", targets: ["DepotConformance"]),
         .library(name: "DepotLifecycle", targets: ["DepotLifecycle"]),
+        .library(name: "DepotSync", targets: ["DepotSync"]),
         .executable(name: "depot-conformance", targets: ["DepotConformanceRunner"]),
         .library(name: "DepotTesting", targets: ["DepotTesting"]),
         .library(name: "DepotPostgresTesting", targets: ["DepotPostgresTesting"]),
@@ -54,6 +55,13 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ],
             path: "Sources/DepotMacros"
+        ),
+
+        // Sync between stores: hybrid clocks and a merge that converges (the core does not depend on it).
+        .target(
+            name: "DepotSync",
+            dependencies: ["Depot"],
+            path: "Sources/DepotSync"
         ),
 
         // A store as a swift-service-lifecycle Service: graceful shutdown on SIGTERM.
@@ -161,6 +169,11 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             path: "Tests/DepotPropertyTests"
+        ),
+        .testTarget(
+            name: "DepotSyncTests",
+            dependencies: ["Depot", "DepotSync", "TestSupport"],
+            path: "Tests/DepotSyncTests"
         ),
         .testTarget(
             name: "RemindersTests",
