@@ -172,7 +172,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DepotSyncTests",
-            dependencies: ["Depot", "DepotSync", "TestSupport"],
+            dependencies: ["Depot", "DepotSQLite", "DepotSync", "TestSupport"],
             path: "Tests/DepotSyncTests"
         ),
         .testTarget(

@@ -160,6 +160,14 @@ extension Database {
         }
     }
 
+    /// A record's columns as this store encodes them for an insert: names
+    /// (after the key strategy) and values, in the mapping's order. For sync,
+    /// which moves records between stores as these values.
+    @_spi(Sync) public func encodedColumns<T: Record>(of record: T) throws -> [(name: String, value: Value)] {
+        let columns = try encode(record)
+        return Array(zip(columns.names, columns.values))
+    }
+
     /// The value one column of a record is stored as.
     func encodedColumn<T: Record>(_ name: String, of record: T) throws -> Value {
         let columns = try encode(record, deduplicating: false)
