@@ -172,7 +172,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DepotSyncTests",
-            dependencies: ["Depot", "DepotSQLite", "DepotSync", "TestSupport"],
+            dependencies: ["Depot", "DepotSQLite", "DepotPostgres", "DepotSync", "TestSupport"],
             path: "Tests/DepotSyncTests"
         ),
         .testTarget(

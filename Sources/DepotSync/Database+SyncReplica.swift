@@ -22,14 +22,16 @@ extension Database {
         }
         try execute(script: """
             CREATE TABLE \(ident: SyncTables.state) ("id" INTEGER PRIMARY KEY CHECK ("id" = 1), "node" TEXT NOT NULL,
-                "hlc" INTEGER NOT NULL, "applying" INTEGER NOT NULL);
+                "hlc" INTEGER NOT NULL, "applying" INTEGER NOT NULL, "pushed" INTEGER NOT NULL DEFAULT 0,
+                "push_upto" INTEGER NOT NULL DEFAULT 0, "cursor_version" INTEGER NOT NULL DEFAULT 0,
+                "cursor_tbl" TEXT NOT NULL DEFAULT '', "cursor_key" TEXT NOT NULL DEFAULT '');
             CREATE TABLE \(ident: SyncTables.rows) ("tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL, "cl" INTEGER NOT NULL,
                 PRIMARY KEY ("tbl", "row_key"));
             CREATE TABLE \(ident: SyncTables.clocks) ("tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL, "col" TEXT NOT NULL,
                 "hlc" INTEGER NOT NULL, "node" TEXT NOT NULL, PRIMARY KEY ("tbl", "row_key", "col"));
             CREATE TABLE \(ident: SyncTables.outbox) ("seq" INTEGER PRIMARY KEY AUTOINCREMENT, "tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL)
             """)
-        try execute("INSERT INTO \(ident: SyncTables.state) VALUES (1, \(node.uuidString.lowercased()), 0, 0)")
+        try execute("INSERT INTO \(ident: SyncTables.state) (\"id\", \"node\", \"hlc\", \"applying\") VALUES (1, \(node.uuidString.lowercased()), 0, 0)")
         for table in tables {
             for trigger in SyncTriggers.sqlite(table) { try execute(SQL(unsafeRaw: trigger)) }
             // What is stored already: as inserted now.
@@ -69,10 +71,12 @@ extension Database {
     /// reach: pass it to ``acknowledgeSyncChanges(upTo:)`` once the server has them.
     /// Every entry up to that position is one of these rows; a row written
     /// again later keeps its later entries and goes again.
-    public func pendingSyncChanges(_ tables: [SyncedTable], limit: Int = 500) throws -> (changes: [SyncChange], upTo: Int64) {
+    public func pendingSyncChanges(_ tables: [SyncedTable], limit: Int = 500, upTo fixed: Int64? = nil) throws -> (changes: [SyncChange], upTo: Int64) {
         struct Pending: Decodable, Hashable { var tbl: String; var row_key: String }
         struct Entry: Decodable { var seq: Int64; var tbl: String; var row_key: String }
-        let entries = try fetchAll(Entry.self, """
+        let entries = try fetchAll(Entry.self, fixed.map { upTo in """
+            SELECT "seq", "tbl", "row_key" FROM \(ident: SyncTables.outbox) WHERE "seq" <= \(upTo) ORDER BY "seq"
+            """ } ?? """
             SELECT "seq", "tbl", "row_key" FROM \(ident: SyncTables.outbox) ORDER BY "seq" LIMIT \(max(1, limit))
             """)
         guard let upTo = entries.last?.seq else { return ([], 0) }
@@ -106,17 +110,18 @@ extension Database {
     }
 
     /// The replica's state of these rows: existence, clocks, and the values stored now.
-    func syncRows(_ table: SyncedTable, keys: [String]) throws -> [String: SyncRow] {
+    func syncRows(_ table: SyncedTable, keys: [String], rows rowsTable: String = SyncTables.rows,
+                  clocks clocksTable: String = SyncTables.clocks) throws -> [String: SyncRow] {
         struct Clock: Decodable { var row_key: String; var col: String; var hlc: Int64; var node: String }
         struct Length: Decodable { var row_key: String; var cl: Int64 }
         var rows: [String: SyncRow] = [:]
         let values = try table.read(self, keys)
         for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {
             let list = SQL.join(chunk.map { "\($0)" }, separator: ", ")
-            for length in try fetchAll(Length.self, "SELECT \"row_key\", \"cl\" FROM \(ident: SyncTables.rows) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))") {
+            for length in try fetchAll(Length.self, "SELECT \"row_key\", \"cl\" FROM \(ident: rowsTable) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))") {
                 rows[length.row_key, default: SyncRow()].causalLength = length.cl
             }
-            for clock in try fetchAll(Clock.self, "SELECT \"row_key\", \"col\", \"hlc\", \"node\" FROM \(ident: SyncTables.clocks) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))") {
+            for clock in try fetchAll(Clock.self, "SELECT \"row_key\", \"col\", \"hlc\", \"node\" FROM \(ident: clocksTable) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))") {
                 guard let node = UUID(uuidString: clock.node) else { continue }
                 // A deleted row's registers keep their stamps; their values went with the row.
                 let value = values[clock.row_key]?[clock.col] ?? .null
@@ -154,13 +159,23 @@ extension Database {
             INSERT INTO \(ident: SyncTables.rows) ("tbl", "row_key", "cl") VALUES (\(table.name), \(key), \(row.causalLength))
             ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = excluded."cl"
             """)
-        for (column, register) in row.registers {
+        try storeClocks(row, of: table, key: key, in: SyncTables.clocks)
+        try storeSyncedRow(row, of: table, key: key)
+    }
+
+    /// Writes a merged row's registers' stamps.
+    func storeClocks(_ row: SyncRow, of table: SyncedTable, key: String, in clocks: String) throws {
+        for (column, register) in row.registers.sorted(by: { $0.key < $1.key }) {
             try execute("""
-                INSERT INTO \(ident: SyncTables.clocks) ("tbl", "row_key", "col", "hlc", "node")
-                VALUES (\(table.name), \(key), \(column), \(register.stamp.time.rawValue), \(register.stamp.node.uuidString))
+                INSERT INTO \(ident: clocks) ("tbl", "row_key", "col", "hlc", "node")
+                VALUES (\(table.name), \(key), \(column), \(register.stamp.time.rawValue), \(register.stamp.node.uuidString.lowercased()))
                 ON CONFLICT ("tbl", "row_key", "col") DO UPDATE SET "hlc" = excluded."hlc", "node" = excluded."node"
                 """)
         }
+    }
+
+    /// Writes the synced table to match a merged row: its winning values, or no row.
+    func storeSyncedRow(_ row: SyncRow, of table: SyncedTable, key: String) throws {
         guard row.exists else {
             try execute("DELETE FROM \(ident: table.name) WHERE CAST(\(ident: table.key) AS TEXT) = \(key)")
             return

@@ -57,8 +57,8 @@ public struct SyncRegister: Hashable, Sendable, Codable {
 /// over an edit made concurrently with it, and only an explicit restore, which
 /// every replica sees as a larger length, brings a row back.
 ///
-/// ``merge(_:)`` takes, per column, the winning register and the larger
-/// length: it is commutative, associative and idempotent, so replicas that
+/// ``merge(_:)`` takes the later life, and within one life, per column, the
+/// winning register: it is commutative, associative and idempotent, so replicas that
 /// have seen the same writes hold the same state, whatever the order, the
 /// duplicates and the replays they saw them in.
 public struct SyncRow: Hashable, Sendable, Codable {
@@ -76,9 +76,14 @@ public struct SyncRow: Hashable, Sendable, Codable {
     /// Whether the row exists.
     public var exists: Bool { causalLength & 1 == 1 }
 
-    /// The merge of two states of one row.
+    /// The merge of two states of one row: the state of the later life (the
+    /// larger causal length) whole, registers included; for one life, per
+    /// column the winning register. A life's registers end with it: an edit
+    /// made concurrently with a delete is dropped with the deleted life, and a
+    /// restore writes every column afresh.
     public func merged(with other: SyncRow) -> SyncRow {
-        var result = SyncRow(causalLength: max(causalLength, other.causalLength), registers: registers)
+        if causalLength != other.causalLength { return causalLength > other.causalLength ? self : other }
+        var result = self
         for (column, theirs) in other.registers {
             result.registers[column] = registers[column].map { SyncRegister.winner($0, theirs) } ?? theirs
         }
@@ -94,7 +99,11 @@ public struct SyncRow: Hashable, Sendable, Codable {
     /// that did not exist (never written, or deleted) now exists, as a new
     /// insert or an explicit restore.
     public mutating func write(_ values: [String: Value], stamp: SyncStamp) {
-        if !exists { causalLength += 1 }
+        if !exists {
+            // A new life: the registers of the deleted one end with it.
+            causalLength += 1
+            registers = [:]
+        }
         for (column, value) in values { registers[column] = SyncRegister(value: value, stamp: stamp) }
     }
 
@@ -137,6 +146,67 @@ public enum SyncValueOrder {
         case .uuid: 7
         case .json: 8
         case .decimal: 9
+        }
+    }
+}
+
+extension SyncRegister {
+    enum CodingKeys: String, CodingKey { case kind, value, time, node }
+
+    /// The wire form: the value's kind and an exact text or number for it
+    /// (doubles and dates by their bit patterns, so nothing is rounded).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(stamp.time.rawValue, forKey: .time)
+        try container.encode(stamp.node, forKey: .node)
+        switch value {
+        case .null: try container.encode("null", forKey: .kind)
+        case .bool(let x): try container.encode("bool", forKey: .kind); try container.encode(x, forKey: .value)
+        case .integer(let x): try container.encode("integer", forKey: .kind); try container.encode(x, forKey: .value)
+        case .double(let x): try container.encode("double", forKey: .kind); try container.encode(String(x.bitPattern, radix: 16), forKey: .value)
+        case .text(let x): try container.encode("text", forKey: .kind); try container.encode(x, forKey: .value)
+        case .blob(let x): try container.encode("blob", forKey: .kind); try container.encode(x.base64EncodedString(), forKey: .value)
+        case .date(let x): try container.encode("date", forKey: .kind)
+            try container.encode(String(x.timeIntervalSince1970.bitPattern, radix: 16), forKey: .value)
+        case .uuid(let x): try container.encode("uuid", forKey: .kind); try container.encode(x, forKey: .value)
+        case .json(let x): try container.encode("json", forKey: .kind); try container.encode(x, forKey: .value)
+        case .decimal(let x): try container.encode("decimal", forKey: .kind); try container.encode(x.description, forKey: .value)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        stamp = SyncStamp(time: HybridTimestamp(rawValue: try container.decode(Int64.self, forKey: .time)),
+                          node: try container.decode(UUID.self, forKey: .node))
+        func bits() throws -> UInt64 {
+            let text = try container.decode(String.self, forKey: .value)
+            guard let bits = UInt64(text, radix: 16) else {
+                throw DecodingError.dataCorruptedError(forKey: .value, in: container, debugDescription: "not a bit pattern: \(text)")
+            }
+            return bits
+        }
+        switch try container.decode(String.self, forKey: .kind) {
+        case "null": value = .null
+        case "bool": value = .bool(try container.decode(Bool.self, forKey: .value))
+        case "integer": value = .integer(try container.decode(Int64.self, forKey: .value))
+        case "double": value = .double(Double(bitPattern: try bits()))
+        case "text": value = .text(try container.decode(String.self, forKey: .value))
+        case "blob":
+            guard let data = Data(base64Encoded: try container.decode(String.self, forKey: .value)) else {
+                throw DecodingError.dataCorruptedError(forKey: .value, in: container, debugDescription: "not base64")
+            }
+            value = .blob(data)
+        case "date": value = .date(Date(timeIntervalSince1970: Double(bitPattern: try bits())))
+        case "uuid": value = .uuid(try container.decode(UUID.self, forKey: .value))
+        case "json": value = .json(try container.decode(String.self, forKey: .value))
+        case "decimal":
+            let text = try container.decode(String.self, forKey: .value)
+            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw DecodingError.dataCorruptedError(forKey: .value, in: container, debugDescription: "not a decimal: \(text)")
+            }
+            value = .decimal(decimal)
+        case let kind:
+            throw DecodingError.dataCorruptedError(forKey: .kind, in: container, debugDescription: "an unknown kind of value: \(kind)")
         }
     }
 }

@@ -65,6 +65,15 @@ import TestSupport
         restored.write(["title": .text("Milk again")], stamp: SyncStamp(time: HybridTimestamp(milliseconds: 30, counter: 0), node: phone))
         #expect(restored.exists && restored.causalLength == 3, "an explicit restore")
         #expect(restored.merged(with: deleted).exists, "the restore wins over the old delete")
+
+        // A deleted life's registers (whose values went with the row) never
+        // win over a later life's, however late their stamps.
+        var late = created
+        late.write(["title": .text("Late edit")], stamp: SyncStamp(time: HybridTimestamp(milliseconds: 99, counter: 0), node: laptop))
+        late.delete()
+        late.registers["title"]?.value = .null
+        let revived = restored.merged(with: late)
+        #expect(revived.exists && revived.registers["title"]?.value == .text("Milk again"), "\(revived)")
     }
 
     @Test func equalStampsWithDifferentValuesPickTheSameWinnerEverywhere() {

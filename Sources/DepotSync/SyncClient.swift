@@ -1,0 +1,178 @@
+@_spi(Sync) import Depot
+import Foundation
+
+/// A device's side of sync: pushes what its replica captured and pulls what
+/// changed on the server, over a ``SyncTransport``.
+///
+/// ```swift
+/// let client = SyncClient(store: local, tables: [try SyncedTable(Reminder.self)], transport: transport)
+/// try await client.sync()     // push everything pending, then pull until caught up
+/// ```
+///
+/// A push keeps its number and its outbox range until the server answers, so a
+/// retry after a lost answer is recognised and applied once; writes made
+/// meanwhile go in the next push. A pull stages pages until it reaches the
+/// server's head and applies them in one write, so the replica moves from one
+/// server state to a later one, never to half of one, and observations of the
+/// replica wake once. Any lost request or answer throws: call `sync()` again.
+public struct SyncClient: Sendable {
+    /// The replica.
+    public let store: Store
+    /// The synced tables.
+    public let tables: [SyncedTable]
+    /// The way to the server.
+    public let transport: any SyncTransport
+    /// The most rows one push or pull page holds.
+    public var pageSize = 500
+
+    /// A client of a store whose migrations ran ``Depot/Database/installSyncReplica(of:node:)``.
+    public init(store: Store, tables: [SyncedTable], transport: any SyncTransport) {
+        self.store = store
+        self.tables = tables
+        self.transport = transport
+    }
+
+    struct State: Decodable {
+        var node: String
+        var pushed: Int64
+        var push_upto: Int64
+        var cursor_version: Int64
+        var cursor_tbl: String
+        var cursor_key: String
+    }
+
+    /// Pushes every pending change, then pulls until caught up.
+    public func sync() async throws {
+        try await push()
+        try await pull()
+    }
+
+    /// Pushes until the outbox is empty.
+    public func push() async throws {
+        let tables = self.tables, pageSize = self.pageSize
+        while true {
+            // The push's number and range are fixed (and stored) before it is sent.
+            let push: SyncPush? = try await store.write { db in
+                let state = try Self.state(db)
+                guard let node = UUID(uuidString: state.node) else { throw DatabaseError(.misuse, "a sync replica without a node id") }
+                let fixed = state.push_upto > 0 ? state.push_upto : nil
+                let (changes, upTo) = try db.pendingSyncChanges(tables, limit: pageSize, upTo: fixed)
+                guard upTo > 0 else { return nil }
+                if fixed == nil { try db.execute("UPDATE \(ident: SyncTables.state) SET \"push_upto\" = \(upTo) WHERE \"id\" = 1") }
+                return SyncPush(client: node, number: state.pushed + 1, changes: changes)
+            }
+            guard let push else { return }
+            _ = try await transport.push(push)
+            try await store.write { db in
+                let state = try Self.state(db)
+                guard state.pushed + 1 == push.number, state.push_upto > 0 else { return }
+                try db.acknowledgeSyncChanges(upTo: state.push_upto)
+                try db.execute("UPDATE \(ident: SyncTables.state) SET \"pushed\" = \(push.number), \"push_upto\" = 0 WHERE \"id\" = 1")
+            }
+        }
+    }
+
+    /// Pulls pages until the server's head, then applies them in one write.
+    public func pull() async throws {
+        let start = try await store.read { db in try Self.state(db) }
+        var cursor = SyncCursor(version: start.cursor_version, table: start.cursor_tbl, key: start.cursor_key)
+        var staged: [SyncChange] = []
+        while true {
+            let page = try await transport.pull(SyncPull(after: cursor, limit: pageSize))
+            staged += page.changes
+            cursor = max(cursor, page.next)
+            if page.isCaughtUp { break }
+        }
+        let (tables, reached, changes) = (self.tables, cursor, staged)
+        try await store.write { db in
+            let now = try Self.state(db)
+            // Checkpoints only move forward: a slower sync that finished later changes nothing.
+            guard reached > SyncCursor(version: now.cursor_version, table: now.cursor_tbl, key: now.cursor_key) else { return }
+            try db.applySyncChanges(changes, tables)
+            try db.execute("""
+                UPDATE \(ident: SyncTables.state) SET "cursor_version" = \(reached.version), "cursor_tbl" = \(reached.table),
+                    "cursor_key" = \(reached.key) WHERE "id" = 1
+                """)
+        }
+    }
+
+    static func state(_ db: Database) throws -> State {
+        guard let state = try db.fetchOne(State.self, "SELECT \"node\", \"pushed\", \"push_upto\", \"cursor_version\", \"cursor_tbl\", \"cursor_key\" FROM \(ident: SyncTables.state) WHERE \"id\" = 1") else {
+            throw DatabaseError(.misuse, "this database is no sync replica: installSyncReplica(of:) was never run")
+        }
+        return state
+    }
+
+    /// How many changes wait to be pushed.
+    public func pendingCount() async throws -> Int {
+        try await store.read { db in try db.fetchOne(Int.self, "SELECT count(DISTINCT \"tbl\" || ' ' || \"row_key\") FROM \(ident: SyncTables.outbox)") ?? 0 }
+    }
+}
+
+/// A transport that calls a ``SyncServer`` in the same process, through the
+/// wire format (JSON), and can lose requests, lose answers after the server
+/// applied them, and deliver requests twice: for tests.
+public final class InProcessSyncTransport: SyncTransport, @unchecked Sendable {
+    /// The faults it injects, each a probability from 0 to 1.
+    public struct Faults: Sendable {
+        /// A request never reaches the server.
+        public var dropRequest = 0.0
+        /// The server handles a request; its answer is lost.
+        public var dropAnswer = 0.0
+        /// The server handles a request twice.
+        public var duplicate = 0.0
+        /// No faults.
+        public init() {}
+    }
+
+    /// A request or an answer that the transport lost.
+    public struct Lost: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    let server: SyncServer
+    private let lock = NSLock()
+    private var random: () -> Double
+    public var faults: Faults {
+        get { lock.withLock { storedFaults } }
+        set { lock.withLock { storedFaults = newValue } }
+    }
+    private var storedFaults = Faults()
+    /// Bytes sent and received, for the figures.
+    public private(set) var bytes = 0
+
+    /// A transport to `server`, whose faults are drawn from `seed`.
+    public init(server: SyncServer, seed: UInt64) {
+        self.server = server
+        var state = seed
+        random = {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Double(state >> 11) / Double(1 << 53)
+        }
+    }
+
+    private func roll(_ probability: Double) -> Bool { lock.withLock { random() < probability } }
+    private func count(_ data: Data) { lock.withLock { bytes += data.count } }
+
+    public func push(_ push: SyncPush) async throws -> SyncPushAnswer {
+        try await exchange(push) { try await self.server.handle($0) }
+    }
+
+    public func pull(_ pull: SyncPull) async throws -> SyncPage {
+        try await exchange(pull) { try await self.server.handle($0) }
+    }
+
+    private func exchange<Request: Codable, Answer: Codable>(_ request: Request, _ handle: (Request) async throws -> Answer) async throws -> Answer {
+        let faults = self.faults
+        let body = try JSONEncoder().encode(request)
+        count(body)
+        if roll(faults.dropRequest) { throw Lost(description: "the request was lost") }
+        let received = try JSONDecoder().decode(Request.self, from: body)
+        var answer = try await handle(received)
+        if roll(faults.duplicate) { answer = try await handle(received) }
+        if roll(faults.dropAnswer) { throw Lost(description: "the answer was lost") }
+        let reply = try JSONEncoder().encode(answer)
+        count(reply)
+        return try JSONDecoder().decode(Answer.self, from: reply)
+    }
+}

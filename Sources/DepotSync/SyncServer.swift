@@ -1,0 +1,130 @@
+@_spi(Sync) import Depot
+import Foundation
+
+/// The server of a sync system: it merges pushes into its store (any Depot
+/// store; PostgreSQL in production) and serves the rows changed after a
+/// client's cursor, in commit order.
+///
+/// Versions follow commit order: each push takes the next version by updating
+/// one counter row, whose lock it holds until it commits, so a push that took
+/// a later version commits later, and a pull never passes a push still in
+/// flight. Pushes are applied exactly once: a client's push number is recorded
+/// in the push's own transaction, and a retried push is answered as a duplicate.
+public struct SyncServer: Sendable {
+    /// The store holding the synced tables and the server's sync tables.
+    public let store: Store
+    /// The synced tables.
+    public let tables: [SyncedTable]
+
+    static let state = "depot_sync_server_state", rows = "depot_sync_server_rows", clocks = "depot_sync_server_clocks",
+               clients = "depot_sync_server_clients"
+
+    /// A server over a store whose migrations ran ``installSyncServer(in:)``.
+    public init(store: Store, tables: [SyncedTable]) {
+        self.store = store
+        self.tables = tables
+    }
+
+    /// Creates the server's sync tables, in a migration.
+    public static func installSyncServer(in db: Database) throws {
+        try db.execute("CREATE TABLE \(ident: state) (\"id\" \(type: .integer) PRIMARY KEY, \"version\" \(type: .integer) NOT NULL)")
+        try db.execute("INSERT INTO \(ident: state) VALUES (1, 0)")
+        try db.execute("""
+            CREATE TABLE \(ident: rows) ("tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, "cl" \(type: .integer) NOT NULL,
+                "version" \(type: .integer) NOT NULL, PRIMARY KEY ("tbl", "row_key"))
+            """)
+        try db.execute("CREATE INDEX \(ident: rows + "_version") ON \(ident: rows) (\"version\", \"tbl\", \"row_key\")")
+        try db.execute("""
+            CREATE TABLE \(ident: clocks) ("tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, "col" \(type: .text) NOT NULL,
+                "hlc" \(type: .integer) NOT NULL, "node" \(type: .text) NOT NULL, PRIMARY KEY ("tbl", "row_key", "col"))
+            """)
+        // `applied` counts the pushes applied: equal to `last_push` when each was applied once.
+        try db.execute("CREATE TABLE \(ident: clients) (\"client\" \(type: .text) PRIMARY KEY, \"last_push\" \(type: .integer) NOT NULL, \"applied\" \(type: .integer) NOT NULL)")
+    }
+
+    /// Applies a push in one transaction: every change merged, or none.
+    public func handle(_ push: SyncPush) async throws -> SyncPushAnswer {
+        let tables = self.tables
+        do {
+            return try await apply(push, tables)
+        } catch let duplicate as Duplicate {
+            return SyncPushAnswer(wasDuplicate: true, version: duplicate.version)
+        }
+    }
+
+    private func apply(_ push: SyncPush, _ tables: [SyncedTable]) async throws -> SyncPushAnswer {
+        try await store.write { db in
+            // The counter row first: its lock orders pushes, so versions follow commits.
+            guard let version = try db.fetchOne(Int64.self, "UPDATE \(ident: Self.state) SET \"version\" = \"version\" + 1 WHERE \"id\" = 1 RETURNING \"version\"") else {
+                throw DatabaseError(.misuse, "the sync server's tables are missing: run SyncServer.installSyncServer(in:) in a migration")
+            }
+            let client = push.client.uuidString.lowercased()
+            let last = try db.fetchOne(Int64.self, "SELECT \"last_push\" FROM \(ident: Self.clients) WHERE \"client\" = \(client)") ?? 0
+            if push.number <= last {
+                // A retry of an applied push, whose answer was lost: nothing again.
+                throw Duplicate(version: version - 1)
+            }
+            guard push.number == last + 1 else {
+                throw DatabaseError(.misuse, "push \(push.number) of client \(client) follows push \(last): a push was skipped")
+            }
+            for table in tables {
+                let incoming = push.changes.filter { $0.table == table.name }
+                guard !incoming.isEmpty else { continue }
+                let stored = try db.syncRows(table, keys: incoming.map(\.key), rows: Self.rows, clocks: Self.clocks)
+                for change in incoming {
+                    let merged = (stored[change.key] ?? SyncRow()).merged(with: change.row)
+                    try db.execute("""
+                        INSERT INTO \(ident: Self.rows) ("tbl", "row_key", "cl", "version") VALUES (\(table.name), \(change.key), \(merged.causalLength), \(version))
+                        ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = excluded."cl", "version" = excluded."version"
+                        """)
+                    try db.storeClocks(merged, of: table, key: change.key, in: Self.clocks)
+                    try db.storeSyncedRow(merged, of: table, key: change.key)
+                }
+            }
+            try db.execute("""
+                INSERT INTO \(ident: Self.clients) ("client", "last_push", "applied") VALUES (\(client), \(push.number), 1)
+                ON CONFLICT ("client") DO UPDATE SET "last_push" = excluded."last_push", "applied" = \(ident: Self.clients)."applied" + 1
+                """)
+            return SyncPushAnswer(wasDuplicate: false, version: version)
+        }
+    }
+
+    struct Duplicate: Error { var version: Int64 }
+
+    /// For each client: the number of its last push and how many pushes were applied (equal when each was applied once).
+    public func pushCounts() async throws -> [UUID: (lastPush: Int64, applied: Int64)] {
+        struct Counts: Decodable { var client: String; var last_push: Int64; var applied: Int64 }
+        let rows = try await store.read { db in try db.fetchAll(Counts.self, "SELECT \"client\", \"last_push\", \"applied\" FROM \(ident: Self.clients)") }
+        return Dictionary(rows.compactMap { row in UUID(uuidString: row.client).map { ($0, (row.last_push, row.applied)) } }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The rows changed after a cursor, in version order, up to the version
+    /// committed when the pull began.
+    public func handle(_ pull: SyncPull) async throws -> SyncPage {
+        let tables = self.tables
+        return try await store.read { db in
+            let head = try db.fetchOne(Int64.self, "SELECT \"version\" FROM \(ident: Self.state) WHERE \"id\" = 1") ?? 0
+            struct Changed: Decodable { var tbl: String; var row_key: String; var version: Int64 }
+            let after = pull.after
+            let changed = try db.fetchAll(Changed.self, """
+                SELECT "tbl", "row_key", "version" FROM \(ident: Self.rows)
+                WHERE "version" <= \(head) AND ("version" > \(after.version)
+                    OR ("version" = \(after.version) AND ("tbl" > \(after.table) OR ("tbl" = \(after.table) AND "row_key" > \(after.key)))))
+                ORDER BY "version", "tbl", "row_key" LIMIT \(max(1, pull.limit))
+                """)
+            var changes: [SyncChange] = []
+            for table in tables {
+                let keys = changed.filter { $0.tbl == table.name }.map(\.row_key)
+                guard !keys.isEmpty else { continue }
+                let states = try db.syncRows(table, keys: keys, rows: Self.rows, clocks: Self.clocks)
+                changes += keys.map { SyncChange(table: table.name, key: $0, row: states[$0] ?? SyncRow()) }
+            }
+            let order = Dictionary(changed.enumerated().map { ("\($0.element.tbl)\u{0}\($0.element.row_key)", $0.offset) }, uniquingKeysWith: { a, _ in a })
+            changes.sort { (order["\($0.table)\u{0}\($0.key)"] ?? 0) < (order["\($1.table)\u{0}\($1.key)"] ?? 0) }
+            let caughtUp = changed.count < max(1, pull.limit)
+            let next = changed.last.map { SyncCursor(version: $0.version, table: $0.tbl, key: $0.row_key) } ?? after
+            return SyncPage(changes: changes, next: caughtUp ? max(next, SyncCursor(version: head, table: "", key: "")) : next,
+                            head: head, isCaughtUp: caughtUp)
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Depot
+import DepotPostgres
+import DepotSQLite
+import DepotSync
+import Foundation
+import Testing
+import TestSupport
+
+/// Clients on SQLite files and a server on PostgreSQL, edits made offline on
+/// each client, syncs at random moments through a transport that loses
+/// requests and answers and delivers twice: once everyone syncs until quiet,
+/// every replica equals the server.
+@Suite(.serialized, .enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
+struct SyncConvergenceTests {
+    static let tables = SyncReplicaTests.tables
+
+    static func server() async throws -> SyncServer {
+        let store = try await PostgresTestServer.freshStore()
+        try await store.write { db in
+            try db.execute("CREATE TABLE \"syncNotes\" (\"id\" uuid PRIMARY KEY, \"title\" text NOT NULL, \"body\" text, \"rank\" bigint NOT NULL)")
+            try SyncServer.installSyncServer(in: db)
+        }
+        return SyncServer(store: store, tables: tables)
+    }
+
+    @Test func clientsAndTheServerConvergeThroughAFaultyTransport() async throws {
+        let seed = ProcessInfo.processInfo.environment["DEPOT_SYNC_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
+        let operations = ProcessInfo.processInfo.environment["DEPOT_SYNC_OPERATIONS"].flatMap { Int($0) } ?? 1_500
+        print("SyncConvergenceTests: seed \(seed), \(operations) operations (replay with DEPOT_SYNC_SEED=\(seed))")
+        var g = SeededGenerator(seed: seed)
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await Self.server()
+        let transport = InProcessSyncTransport(server: server, seed: seed)
+        var faults = InProcessSyncTransport.Faults()
+        (faults.dropRequest, faults.dropAnswer, faults.duplicate) = (0.1, 0.15, 0.1)
+        transport.faults = faults
+        var clients: [SyncClient] = []
+        for name in ["laptop", "phone", "tablet"] {
+            clients.append(SyncClient(store: try await SyncReplicaTests.replica(folder, name), tables: Self.tables, transport: transport))
+        }
+        let ids = (0..<12).map { _ in UUID() }
+        var (syncs, lost, backwards) = (0, 0, 0)
+        /// The node's clock: it must move forward with every write that changed a row, even within a millisecond.
+        func clock(_ store: Store) async throws -> Int64 {
+            try await store.read { db in try db.fetchOne(Int64.self, "SELECT \"hlc\" FROM \"depot_sync_state\"") ?? 0 }
+        }
+        for step in 0..<operations {
+            let client = g.pick(clients), store = client.store, id = g.pick(ids)
+            let before = try await clock(store)
+            var changed = false
+            let title = g.pick(["Milk", "Bread", "Eggs", "Tea", "Café"]) + " \(step)", rank = Int.random(in: 0...3, using: &g)
+            switch Int.random(in: 0..<12, using: &g) {
+            case 0...3:
+                changed = try await store.write { db in
+                    guard try db.find(SyncNote.self, id: id) == nil else { return false }
+                    try db.insert(SyncNote(id: id, title: title, body: nil, rank: rank))
+                    return true
+                }
+            case 4...6:
+                changed = try await store.write { db in
+                    try db.execute("UPDATE \"syncNotes\" SET \"title\" = \(title) WHERE \"id\" = \(id.uuidString.lowercased())") > 0
+                }
+            case 7:
+                let body: String? = g.chance(2) ? "note \(step)" : nil
+                changed = try await store.write { db in
+                    try db.execute("UPDATE \"syncNotes\" SET \"rank\" = \(rank), \"body\" = \(body) WHERE \"id\" = \(id.uuidString.lowercased())") > 0
+                }
+            case 8:
+                try await store.write { db in _ = try db.delete(SyncNote.self, id: id) }
+            default:
+                syncs += 1
+                do { try await client.sync() } catch is InProcessSyncTransport.Lost { lost += 1 }
+            }
+            let after = try await clock(store)
+            if after < before || (changed && after == before) { backwards += 1 }
+        }
+        #expect(backwards == 0, "seed \(seed): a device's clock did not move forward with \(backwards) of its writes")
+        // Quiet: no faults, everyone syncs until nothing is pending and everyone has pulled everything.
+        transport.faults = InProcessSyncTransport.Faults()
+        for _ in 0..<2 {
+            for client in clients { try await client.sync() }
+        }
+        for client in clients { #expect(try await client.pendingCount() == 0) }
+        // Exactly once: every push a client had acknowledged was applied once, retries and duplicates included.
+        let counts = try await server.pushCounts()
+        for client in clients {
+            let node = try await client.store.read { db in try db.syncNode() }
+            let pushed = try await client.store.read { db in try db.fetchOne(Int64.self, "SELECT \"pushed\" FROM \"depot_sync_state\"") ?? 0 }
+            let count = counts[node]
+            #expect(count?.lastPush == pushed && count?.applied == pushed, "seed \(seed): \(pushed) pushes acknowledged, the server says \(String(describing: count))")
+        }
+        let onServer = try await server.store.read { db in try db.fetchAll(SyncNote.self, "SELECT * FROM \"syncNotes\" ORDER BY \"id\"::text") }
+        for client in clients {
+            let local = try await client.store.read { db in try db.fetchAll(SyncNote.self, "SELECT * FROM \"syncNotes\" ORDER BY \"id\"") }
+            #expect(local == onServer, "seed \(seed): a client differs from the server")
+        }
+        print("SyncConvergenceTests: \(syncs) syncs, \(lost) lost in transit, \(onServer.count) notes at the end, \(transport.bytes) bytes on the wire")
+        for client in clients { await client.store.close() }
+        await server.store.close()
+    }
+}
