@@ -64,6 +64,13 @@ let package = Package(
             path: "Sources/DepotSync"
         ),
 
+        // The sync client that the kill tests run and SIGKILL (not a product).
+        .executableTarget(
+            name: "DepotSyncProbe",
+            dependencies: ["Depot", "DepotSQLite", "DepotPostgres", "DepotSync"],
+            path: "Sources/DepotSyncProbe"
+        ),
+
         // A store as a swift-service-lifecycle Service: graceful shutdown on SIGTERM.
         .target(
             name: "DepotLifecycle",

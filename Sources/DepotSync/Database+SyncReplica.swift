@@ -20,6 +20,7 @@ extension Database {
         guard dialect.engineName == "SQLite" else {
             throw DatabaseError(.misuse, "installSyncReplica captures writes with SQLite triggers; this store is \(dialect.engineName)'s")
         }
+        for table in tables { try checkSyncRules(table) }
         try execute(script: """
             CREATE TABLE \(ident: SyncTables.state) ("id" INTEGER PRIMARY KEY CHECK ("id" = 1), "node" TEXT NOT NULL,
                 "hlc" INTEGER NOT NULL, "applying" INTEGER NOT NULL, "pushed" INTEGER NOT NULL DEFAULT 0,
@@ -37,6 +38,30 @@ extension Database {
             // What is stored already: as inserted now.
             let keys = try fetchAll(String.self, "SELECT CAST(\(ident: table.key) AS TEXT) FROM \(ident: table.name)")
             for key in keys { try recordLocalInsert(table, key: key) }
+        }
+    }
+
+    /// Refuses a table whose rows two devices could both create alone and
+    /// collide on: an integer key (each device would count 1, 2, 3...), or a
+    /// unique constraint besides the key (two "Groceries" lists made offline).
+    /// The errors say what to change.
+    func checkSyncRules(_ table: SyncedTable) throws {
+        struct Column: Decodable { var name: String; var type: String; var pk: Int }
+        struct Index: Decodable { var name: String; var unique: Int; var origin: String }
+        let columns = try fetchAll(Column.self, "SELECT \"name\", \"type\", \"pk\" FROM pragma_table_info(\(table.name))")
+        guard !columns.isEmpty else { throw DatabaseError(.misuse, "the synced table \(table.name) does not exist") }
+        let keys = columns.filter { $0.pk > 0 }
+        guard keys.count == 1, keys[0].name == table.key else {
+            throw DatabaseError(.misuse, "the synced table \(table.name) must have one primary key column, \(table.key); it has \(keys.map(\.name))")
+        }
+        if keys[0].type.uppercased().contains("INT") {
+            throw DatabaseError(.misuse, "the synced table \(table.name) has an integer key, \(table.key): rows made offline on two devices would get the same one. "
+                + "Use a UUID key (`var id: UUID`, a TEXT column) made on the device")
+        }
+        for index in try fetchAll(Index.self, "SELECT \"name\", \"unique\", \"origin\" FROM pragma_index_list(\(table.name))")
+        where index.unique == 1 && index.origin != "pk" {
+            throw DatabaseError(.misuse, "the synced table \(table.name) has a unique constraint besides its key (\(index.name)): two devices could each "
+                + "store a row the other's breaks. Drop it, and settle duplicates in the app or on the server")
         }
     }
 

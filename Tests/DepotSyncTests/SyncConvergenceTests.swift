@@ -100,3 +100,100 @@ struct SyncConvergenceTests {
         await server.store.close()
     }
 }
+
+extension SyncConvergenceTests {
+    @Test func anObservationOfAReplicaWakesWhenAPullBringsAnotherDevicesChange() async throws {
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await Self.server()
+        let transport = InProcessSyncTransport(server: server, seed: 1)
+        let phone = SyncClient(store: try await SyncReplicaTests.replica(folder, "phone"), tables: Self.tables, transport: transport)
+        let laptop = SyncClient(store: try await SyncReplicaTests.replica(folder, "laptop"), tables: Self.tables, transport: transport)
+        try await laptop.store.write { db in try db.enableObservation(of: ["syncNotes"]) }
+        let titles = laptop.store.observe { db in try db.fetchAll(String.self, "SELECT \"title\" FROM \"syncNotes\" ORDER BY \"title\"") }
+        let values = titles.makeAsyncIterator()
+        #expect(try await ObservationWait.next(values) == [])
+        try await phone.store.write { db in try db.insert(SyncNote(id: UUID(), title: "Milk", body: nil, rank: 1)) }
+        try await phone.sync()
+        try await laptop.sync()
+        #expect(try await ObservationWait.next(values, "after the pull") == ["Milk"])
+        await phone.store.close()
+        await laptop.store.close()
+        await server.store.close()
+    }
+}
+
+extension SyncConvergenceTests {
+    /// The probe built beside the tests.
+    static func probe() throws -> URL {
+        let folder = try #require(Bundle.main.executableURL?.deletingLastPathComponent())
+        return try #require([folder, folder.deletingLastPathComponent()].map { $0.appendingPathComponent("DepotSyncProbe") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }, "DepotSyncProbe is built beside the tests")
+    }
+
+    /// Two probe processes write and sync at once and are killed with SIGKILL
+    /// at random moments, inside writes, pushes and pulls, and restarted. Then
+    /// each replica syncs until quiet: both equal the server, nothing is left
+    /// pending, and the server applied each acknowledged push once.
+    @Test func clientsKilledMidSyncAndRestartedLoseNothingAndConverge() async throws {
+        let seed = ProcessInfo.processInfo.environment["DEPOT_SYNC_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max / 2)
+        print("SyncConvergenceTests (kills): seed \(seed) (replay with DEPOT_SYNC_SEED=\(seed))")
+        var g = SeededGenerator(seed: seed)
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await Self.server()
+        let schema = try await server.store.read { db in try db.fetchOne(String.self, "SELECT current_schema()") } ?? ""
+        let base = try #require(PostgresTestServer.url)
+        let url = base + (base.contains("?") ? "&" : "?") + "search_path=\(schema)"
+        let paths = ["a", "b"].map { folder.appendingPathComponent("probe-\($0).sqlite").path }
+        var kills = 0
+        for round in 0..<8 {
+            let processes = try paths.enumerated().map { index, path in
+                let process = Process()
+                process.executableURL = try Self.probe()
+                process.arguments = [path, url, String(seed &+ UInt64(round * 2 + index))]
+                let output = Pipe(), errors = Pipe()
+                process.standardOutput = output
+                process.standardError = errors
+                try process.run()
+                return (process, errors, output)
+            }
+            // Each probe says "ready" once its replica exists; then it writes and syncs until killed.
+            for (process, _, output) in processes {
+                let ready = output.fileHandleForReading.availableData
+                #expect(String(decoding: ready, as: UTF8.self).contains("ready") || !process.isRunning, "seed \(seed): the probe started")
+            }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 100...700, using: &g)))
+            for (process, errors, _) in processes {
+                if process.isRunning {
+                    kill(process.processIdentifier, SIGKILL)
+                    kills += 1
+                }
+                process.waitUntilExit()
+                let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                #expect(process.terminationReason == .uncaughtSignal, "seed \(seed): the probe stopped by itself: \(message)")
+            }
+        }
+        // Recovery: each replica, as it was left, syncs until quiet.
+        let transport = InProcessSyncTransport(server: server, seed: seed)
+        var clients: [SyncClient] = []
+        for path in paths { clients.append(SyncClient(store: try Store.sqlite(at: path), tables: Self.tables, transport: transport)) }
+        for _ in 0..<2 {
+            for client in clients { try await client.sync() }
+        }
+        let onServer = try await server.store.read { db in try db.fetchAll(SyncNote.self, "SELECT * FROM \"syncNotes\" ORDER BY \"id\"::text") }
+        let counts = try await server.pushCounts()
+        for client in clients {
+            #expect(try await client.pendingCount() == 0)
+            let local = try await client.store.read { db in try db.fetchAll(SyncNote.self, "SELECT * FROM \"syncNotes\" ORDER BY \"id\"") }
+            #expect(local == onServer, "seed \(seed): a replica differs from the server after recovery")
+            let node = try await client.store.read { db in try db.syncNode() }
+            let pushed = try await client.store.read { db in try db.fetchOne(Int64.self, "SELECT \"pushed\" FROM \"depot_sync_state\"") ?? 0 }
+            #expect(counts[node]?.applied == pushed && counts[node]?.lastPush == pushed, "seed \(seed): pushes applied once")
+            await client.store.close()
+        }
+        print("SyncConvergenceTests (kills): \(kills) kills, \(onServer.count) notes on the server")
+        #expect(kills >= 12, "the probes were killed while running")
+        await server.store.close()
+    }
+}

@@ -133,3 +133,32 @@ extension Array {
         return results
     }
 }
+
+/// What sync refuses when it starts, with what to change.
+@Suite struct SyncRuleTests {
+    @Columns
+    struct Counted: Record {
+        static let tableName = "counted"
+        var id: Int64
+        var title: String
+    }
+
+    @Test func anIntegerKeyOrAnotherUniqueConstraintIsRefusedSayingWhatToChange() async throws {
+        let store = Store.sqliteInMemory()
+        try await store.write { db in
+            try db.execute("CREATE TABLE \"counted\" (\"id\" INTEGER PRIMARY KEY, \"title\" TEXT NOT NULL)")
+            try db.execute("CREATE TABLE \"syncNotes\" (\"id\" TEXT PRIMARY KEY, \"title\" TEXT NOT NULL UNIQUE, \"body\" TEXT, \"rank\" INTEGER NOT NULL)")
+        }
+        let integer = await #expect(throws: DatabaseError.self) {
+            try await store.write { db in try db.installSyncReplica(of: [try SyncedTable(Counted.self)]) }
+        }
+        #expect(integer?.kind == .misuse && "\(integer.map { "\($0)" } ?? "")".contains("Use a UUID key"))
+        let unique = await #expect(throws: DatabaseError.self) {
+            try await store.write { db in try db.installSyncReplica(of: SyncReplicaTests.tables) }
+        }
+        #expect("\(unique.map { "\($0)" } ?? "")".contains("unique constraint besides its key"))
+        let installed = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM sqlite_schema WHERE name = 'depot_sync_state'") }
+        #expect(installed == 0, "nothing installed")
+        await store.close()
+    }
+}

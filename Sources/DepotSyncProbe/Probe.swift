@@ -1,0 +1,84 @@
+import Depot
+import DepotPostgres
+import DepotSQLite
+import DepotSync
+import Foundation
+
+// depot-sync-probe: a sync client that never stops, for the tests that kill it
+// with SIGKILL at random moments: it writes random notes into its SQLite replica
+// and syncs with a server on PostgreSQL, through a transport that loses requests
+// and answers. Not a product: only the tests run it.
+//
+//   depot-sync-probe SQLITE_PATH POSTGRES_URL SEED
+
+@Columns
+struct SyncNote: Record, Equatable {
+    static let tableName = "syncNotes"
+    var id: UUID
+    var title: String
+    var body: String?
+    var rank: Int
+}
+
+@main
+enum Probe {
+    static func main() async {
+        let arguments = CommandLine.arguments
+        guard arguments.count == 4, let seed = UInt64(arguments[3]) else {
+            FileHandle.standardError.write(Data("usage: depot-sync-probe SQLITE_PATH POSTGRES_URL SEED\n".utf8))
+            exit(2)
+        }
+        do {
+            try await run(path: arguments[1], url: arguments[2], seed: seed)
+        } catch {
+            FileHandle.standardError.write(Data("depot-sync-probe: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func run(path: String, url: String, seed: UInt64) async throws {
+        let tables = [try SyncedTable(SyncNote.self)]
+        let local = try Store.sqlite(at: path)
+        let isNew = try await local.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM sqlite_schema WHERE name = 'depot_sync_state'") } == 0
+        if isNew {
+            try await local.write { db in
+                try db.execute("CREATE TABLE \"syncNotes\" (\"id\" TEXT PRIMARY KEY, \"title\" TEXT NOT NULL, \"body\" TEXT, \"rank\" INTEGER NOT NULL)")
+                try db.installSyncReplica(of: tables)
+            }
+        }
+        let server = SyncServer(store: try await Store.postgres(url: url), tables: tables)
+        let transport = InProcessSyncTransport(server: server, seed: seed)
+        var faults = InProcessSyncTransport.Faults()
+        (faults.dropRequest, faults.dropAnswer, faults.duplicate) = (0.1, 0.1, 0.1)
+        transport.faults = faults
+        let client = SyncClient(store: local, tables: tables, transport: transport)
+        // The ids are shared by every probe of a test, so their edits collide.
+        var state = seed
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(state >> 33) % bound
+        }
+        let ids = (0..<16).map { UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", $0)) ?? UUID() }
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        var step = 0
+        while true {
+            step += 1
+            let id = ids[next(ids.count)], title = "note \(seed % 1000)-\(step)", rank = next(4)
+            switch next(10) {
+            case 0...3:
+                try await local.write { db in
+                    if try db.find(SyncNote.self, id: id) == nil { try db.insert(SyncNote(id: id, title: title, body: nil, rank: rank)) }
+                    else { _ = try db.execute("UPDATE \"syncNotes\" SET \"title\" = \(title) WHERE \"id\" = \(id.uuidString.lowercased())") }
+                }
+            case 4...5:
+                try await local.write { db in
+                    _ = try db.execute("UPDATE \"syncNotes\" SET \"rank\" = \(rank), \"body\" = \(title) WHERE \"id\" = \(id.uuidString.lowercased())")
+                }
+            case 6:
+                try await local.write { db in _ = try db.delete(SyncNote.self, id: id) }
+            default:
+                do { try await client.sync() } catch is InProcessSyncTransport.Lost {}
+            }
+        }
+    }
+}
