@@ -3,7 +3,8 @@ import Foundation
 
 /// The tables a sync replica keeps beside the synced ones.
 enum SyncTables {
-    static let state = "depot_sync_state", rows = "depot_sync_rows", clocks = "depot_sync_clocks", outbox = "depot_sync_outbox"
+    static let state = "depot_sync_state", rows = "depot_sync_rows", clocks = "depot_sync_clocks", outbox = "depot_sync_outbox",
+               inbox = "depot_sync_inbox"
 }
 
 extension Database {
@@ -30,7 +31,8 @@ extension Database {
                 PRIMARY KEY ("tbl", "row_key"));
             CREATE TABLE \(ident: SyncTables.clocks) ("tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL, "col" TEXT NOT NULL,
                 "hlc" INTEGER NOT NULL, "node" TEXT NOT NULL, PRIMARY KEY ("tbl", "row_key", "col"));
-            CREATE TABLE \(ident: SyncTables.outbox) ("seq" INTEGER PRIMARY KEY AUTOINCREMENT, "tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL)
+            CREATE TABLE \(ident: SyncTables.outbox) ("seq" INTEGER PRIMARY KEY AUTOINCREMENT, "tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL);
+            CREATE TABLE \(ident: SyncTables.inbox) ("seq" INTEGER PRIMARY KEY, "page" BLOB NOT NULL)
             """)
         try execute("INSERT INTO \(ident: SyncTables.state) (\"id\", \"node\", \"hlc\", \"applying\") VALUES (1, \(node.uuidString.lowercased()), 0, 0)")
         for table in tables {

@@ -72,23 +72,39 @@ public struct SyncClient: Sendable {
         }
     }
 
-    /// Pulls pages until the server's head, then applies them in one write.
+    /// Pulls pages until the server's head, staging each in the replica (so
+    /// memory holds one page, however many there are), then applies them all
+    /// in one write with the new cursor.
     public func pull() async throws {
-        let start = try await store.read { db in try Self.state(db) }
+        let start = try await store.write { db in
+            try db.execute("DELETE FROM \(ident: SyncTables.inbox)")
+            return try Self.state(db)
+        }
         var cursor = SyncCursor(version: start.cursor_version, table: start.cursor_tbl, key: start.cursor_key)
-        var staged: [SyncChange] = []
+        var pages = 0
         while true {
             let page = try await transport.pull(SyncPull(after: cursor, limit: pageSize))
-            staged += page.changes
+            if !page.changes.isEmpty {
+                let staged = try JSONEncoder().encode(page.changes)
+                pages += 1
+                let number = pages
+                try await store.write { db in
+                    try db.execute("INSERT INTO \(ident: SyncTables.inbox) (\"seq\", \"page\") VALUES (\(number), \(staged))")
+                }
+            }
             cursor = max(cursor, page.next)
             if page.isCaughtUp { break }
         }
-        let (tables, reached, changes) = (self.tables, cursor, staged)
+        let (tables, reached) = (self.tables, cursor)
         try await store.write { db in
+            defer { _ = try? db.execute("DELETE FROM \(ident: SyncTables.inbox)") }
             let now = try Self.state(db)
             // Checkpoints only move forward: a slower sync that finished later changes nothing.
             guard reached > SyncCursor(version: now.cursor_version, table: now.cursor_tbl, key: now.cursor_key) else { return }
-            try db.applySyncChanges(changes, tables)
+            for number in try db.fetchAll(Int64.self, "SELECT \"seq\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\"") {
+                guard let page = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) WHERE \"seq\" = \(number)") else { continue }
+                try db.applySyncChanges(try JSONDecoder().decode([SyncChange].self, from: page), tables)
+            }
             try db.execute("""
                 UPDATE \(ident: SyncTables.state) SET "cursor_version" = \(reached.version), "cursor_tbl" = \(reached.table),
                     "cursor_key" = \(reached.key) WHERE "id" = 1

@@ -37,7 +37,9 @@ struct SyncConvergenceTests {
         transport.faults = faults
         var clients: [SyncClient] = []
         for name in ["laptop", "phone", "tablet"] {
-            clients.append(SyncClient(store: try await SyncReplicaTests.replica(folder, name), tables: Self.tables, transport: transport))
+            var client = SyncClient(store: try await SyncReplicaTests.replica(folder, name), tables: Self.tables, transport: transport)
+            client.pageSize = 3   // pushes and pulls of several pages
+            clients.append(client)
         }
         let ids = (0..<12).map { _ in UUID() }
         var (syncs, lost, backwards) = (0, 0, 0)
