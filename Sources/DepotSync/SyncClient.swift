@@ -25,7 +25,7 @@ public struct SyncClient: Sendable {
     /// The most rows one push or pull page holds.
     public var pageSize = 500
 
-    /// A client of a store whose migrations ran ``Depot/Database/installSyncReplica(of:node:)``.
+    /// A client of a store whose migrations ran `installSyncReplica(of:node:)`.
     public init(store: Store, tables: [SyncedTable], transport: any SyncTransport) {
         self.store = store
         self.tables = tables

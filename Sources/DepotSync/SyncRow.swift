@@ -113,7 +113,7 @@ public struct SyncRow: Hashable, Sendable, Codable {
     }
 }
 
-/// A total order on ``Value``s, the same on every node, for the one case where
+/// A total order on `Value`s, the same on every node, for the one case where
 /// stamps cannot decide: the kinds of value first (in the order of `Value`'s
 /// cases), then the values.
 public enum SyncValueOrder {
