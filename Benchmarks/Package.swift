@@ -24,6 +24,7 @@ let package = Package(
                 .product(name: "DepotSQLite", package: "Depot"),
                 .product(name: "DepotPostgres", package: "Depot"),
                 .product(name: "Reminders", package: "Depot"),
+                .product(name: "DepotSync", package: "Depot"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

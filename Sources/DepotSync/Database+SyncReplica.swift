@@ -204,7 +204,7 @@ extension Database {
     /// Writes the synced table to match a merged row: its winning values, or no row.
     func storeSyncedRow(_ row: SyncRow, of table: SyncedTable, key: String) throws {
         guard row.exists else {
-            try execute("DELETE FROM \(ident: table.name) WHERE CAST(\(ident: table.key) AS TEXT) = \(key)")
+            try execute("DELETE FROM \(ident: table.name) WHERE \(SyncKey.matching(table.key, [key]))")
             return
         }
         let columns = table.columns.filter { row.registers[$0] != nil }

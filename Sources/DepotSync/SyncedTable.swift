@@ -30,8 +30,7 @@ public struct SyncedTable: Sendable {
         read = { db, keys in
             var rows: [String: [String: Value]] = [:]
             for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {
-                let list = SQL.join(chunk.map { "\($0)" }, separator: ", ")
-                for record in try db.fetchAll(T.self, "SELECT * FROM \(ident: T.tableName) WHERE CAST(\(ident: key) AS TEXT) IN (\(list))") {
+                for record in try db.fetchAll(T.self, "SELECT * FROM \(ident: T.tableName) WHERE \(SyncKey.matching(key, chunk))") {
                     let columns = try db.encodedColumns(of: record)
                     guard let keyValue = columns.first(where: { $0.name == key })?.value else { continue }
                     rows[SyncKey.text(keyValue)] = Dictionary(columns.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
@@ -44,6 +43,17 @@ public struct SyncedTable: Sendable {
 
 /// A row's key as text, the same on every engine: what `CAST(key AS TEXT)` gives.
 enum SyncKey {
+    /// `key IN (...)` for keys given as text: UUIDs bound as UUIDs (lowercase
+    /// text on SQLite, `uuid` on PostgreSQL), so the key's index serves it;
+    /// any other key compared as text.
+    static func matching(_ column: String, _ keys: [String]) -> SQL {
+        let uuids = keys.compactMap(UUID.init(uuidString:))
+        if uuids.count == keys.count, !keys.isEmpty {
+            return "\(ident: column) IN (\(SQL.join(uuids.map { "\(Value.uuid($0))" }, separator: ", ")))"
+        }
+        return "CAST(\(ident: column) AS TEXT) IN (\(SQL.join(keys.map { "\($0)" }, separator: ", ")))"
+    }
+
     static func text(_ value: Value) -> String {
         switch value {
         case .integer(let number): String(number)

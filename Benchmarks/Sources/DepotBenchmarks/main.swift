@@ -21,6 +21,7 @@ struct Options {
     var observation: Int?
     var reminders: Int?
     var server: Int?
+    var sync: Int?
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -41,6 +42,7 @@ struct Options {
             case "--observation": observation = Int(iterator.next() ?? "") ?? 500
             case "--reminders": reminders = Int(iterator.next() ?? "") ?? 50_000
             case "--server": server = Int(iterator.next() ?? "") ?? 64
+            case "--sync": sync = Int(iterator.next() ?? "") ?? 10_000
             default:
                 FileHandle.standardError.write(Data("unknown argument \(argument)\n".utf8))
                 exit(2)
@@ -67,6 +69,10 @@ func runAll(_ options: Options) async throws {
 /// Everything the program does, from a detached task: valgrind cannot run a
 /// Swift async main, so the main thread waits on a semaphore instead.
 func entry(_ options: Options) async throws {
+    if let changes = options.sync {
+        try await SyncFigures.run(changes: changes, initial: 50_000)
+        exit(0)
+    }
     if let clients = options.server {
         try await ServerThroughput.run(clients: clients, seconds: 10, rounds: 3)
         exit(0)
