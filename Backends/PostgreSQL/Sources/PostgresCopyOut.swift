@@ -25,7 +25,7 @@ final class PostgresCopyOutStatement: DriverStatement {
     private var columnTypes: [Oid] = []
     /// The bytes received and not yet read; `start` is where the current row
     /// begins, `rowEnd` where the next one does.
-    private var pending: [UInt8] = []
+    private let pending = CopyBuffer()
     private var start = 0
     private var rowEnd = 0
     /// Whether the COPY's last message was received.
@@ -72,7 +72,7 @@ final class PostgresCopyOutStatement: DriverStatement {
             while let result = PQgetResult(connection.handle) { PQclear(result) }
             if connection.copyingOut === self { connection.copyingOut = nil }
         }
-        pending.removeAll(keepingCapacity: true)
+        pending.removeAll()
         (start, rowEnd, ended) = (0, 0, false)
         fields.removeAll(keepingCapacity: true)
         headerRead = false
@@ -119,7 +119,7 @@ final class PostgresCopyOutStatement: DriverStatement {
         let length = PQgetCopyData(connection.handle, &buffer, 0)
         if length > 0, let buffer {
             buffer.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
-                pending.append(contentsOf: UnsafeBufferPointer(start: $0, count: Int(length)))
+                pending.append(UnsafeBufferPointer(start: $0, count: Int(length)))
             }
             PQfreemem(buffer)
             return true
@@ -166,7 +166,7 @@ final class PostgresCopyOutStatement: DriverStatement {
         }
         if !headerRead {
             guard try have(19, from: start) else { throw malformed("no header") }
-            guard pending[start..<start + 11].elementsEqual([0x50, 0x47, 0x43, 0x4F, 0x50, 0x59, 0x0A, 0xFF, 0x0D, 0x0A, 0x00]) else {
+            guard pending.bytes(at: start, count: 11).elementsEqual([0x50, 0x47, 0x43, 0x4F, 0x50, 0x59, 0x0A, 0xFF, 0x0D, 0x0A, 0x00]) else {
                 throw malformed("no PGCOPY signature")
             }
             let extensionLength = Int(int32(at: start + 15))
@@ -205,9 +205,8 @@ final class PostgresCopyOutStatement: DriverStatement {
     private func cell(_ index: Int) -> (type: Oid, bytes: UnsafeRawBufferPointer)? {
         guard index < fields.count, fields[index].length >= 0 else { return nil }
         let (offset, length) = fields[index]
-        // `pending` does not change while the row is read: its storage stays put.
-        let base = pending.withUnsafeBytes { $0.baseAddress }
-        return (columnTypes[index], UnsafeRawBufferPointer(start: base.map { $0 + offset }, count: length))
+        // `pending` does not change while the row is read: its memory stays put.
+        return (columnTypes[index], UnsafeRawBufferPointer(pending.bytes(at: offset, count: length)))
     }
 
     func isNull(at index: Int) -> Bool { index < fields.count && fields[index].length < 0 }
@@ -232,4 +231,48 @@ final class PostgresCopyOutStatement: DriverStatement {
         guard state == .copying else { return }
         while try receive() {}
     }
+}
+
+/// Bytes received from the server, in memory the statement owns: a row's
+/// cells point into it, and stay valid until the statement reads the next row.
+final class CopyBuffer {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    /// How many bytes it holds.
+    private(set) var count = 0
+
+    init() {
+        capacity = 1 << 16
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    subscript(index: Int) -> UInt8 { base[index] }
+
+    /// The bytes from `offset`, `count` of them (both within what it holds).
+    func bytes(at offset: Int, count: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: base + offset, count: count)
+    }
+
+    func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        if count + bytes.count > capacity {
+            let grown = max(capacity * 2, count + bytes.count)
+            let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+            moved.update(from: base, count: count)
+            base.deallocate()
+            (base, capacity) = (moved, grown)
+        }
+        if let source = bytes.baseAddress { (base + count).update(from: source, count: bytes.count) }
+        count += bytes.count
+    }
+
+    /// Drops the first `n` bytes (at most `count`).
+    func removeFirst(_ n: Int) {
+        let kept = count - n
+        if kept > 0 { base.update(from: base + n, count: kept) }
+        count = max(0, kept)
+    }
+
+    func removeAll() { count = 0 }
 }
