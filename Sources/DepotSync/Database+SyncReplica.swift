@@ -36,7 +36,7 @@ extension Database {
             """)
         try execute("INSERT INTO \(ident: SyncTables.state) (\"id\", \"node\", \"hlc\", \"applying\") VALUES (1, \(node.uuidString.lowercased()), 0, 0)")
         for table in tables {
-            for trigger in SyncTriggers.sqlite(table) { try execute(SQL(unsafeRaw: trigger)) }
+            for trigger in SyncTriggers.sqlite(table, quote: dialect.quote(identifier:)) { try execute(SQL(unsafeRaw: trigger)) }
             // What is stored already: as inserted now.
             let keys = try fetchAll(String.self, "SELECT CAST(\(ident: table.key) AS TEXT) FROM \(ident: table.name)")
             for key in keys { try recordLocalInsert(table, key: key) }
@@ -227,10 +227,10 @@ enum SyncTriggers {
         UPDATE "depot_sync_state" SET "hlc" = max("hlc" + 1, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) << 16) WHERE "id" = 1
         """
 
+    /// A text literal: a trigger's body cannot bind values.
     static func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
-    static func ident(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
-    static func sqlite(_ table: SyncedTable) -> [String] {
+    static func sqlite(_ table: SyncedTable, quote ident: (String) -> String) -> [String] {
         let name = literal(table.name)
         let when = "WHEN (SELECT \"applying\" FROM \"depot_sync_state\" WHERE \"id\" = 1) = 0"
         func clock(_ column: String, key: String, onlyIfChanged: Bool) -> String {

@@ -154,8 +154,9 @@ public final class InProcessSyncTransport: SyncTransport, @unchecked Sendable {
         set { lock.withLock { storedFaults = newValue } }
     }
     private var storedFaults = Faults()
+    private var counted = 0
     /// Bytes sent and received, for the figures.
-    public private(set) var bytes = 0
+    public var bytes: Int { lock.withLock { counted } }
 
     /// A transport to `server`, whose faults are drawn from `seed`.
     public init(server: SyncServer, seed: UInt64) {
@@ -168,7 +169,7 @@ public final class InProcessSyncTransport: SyncTransport, @unchecked Sendable {
     }
 
     private func roll(_ probability: Double) -> Bool { lock.withLock { random() < probability } }
-    private func count(_ data: Data) { lock.withLock { bytes += data.count } }
+    private func count(_ data: Data) { lock.withLock { counted += data.count } }
 
     public func push(_ push: SyncPush) async throws -> SyncPushAnswer {
         try await exchange(push) { try await self.server.handle($0) }

@@ -170,11 +170,11 @@ extension Database {
 
     /// The value one column of a record is stored as.
     func encodedColumn<T: Record>(_ name: String, of record: T) throws -> Value {
-        let columns = try encode(record, deduplicating: false)
-        guard let index = columns.names.firstIndex(of: name) else {
-            throw DatabaseError.misuse("\(T.self) encodes no column \(name) (it encodes \(columns.names))")
+        let columns = try encodedColumns(of: record)
+        guard let column = columns.first(where: { $0.name == name }) else {
+            throw DatabaseError.misuse("\(T.self) encodes no column \(name) (it encodes \(columns.map(\.name)))")
         }
-        return columns.values[index]
+        return column.value
     }
 
     private func encode<T: Record>(_ record: T, deduplicating: Bool = true) throws -> EncodedColumns {
