@@ -116,7 +116,7 @@ let package = Package(
         ),
 
         // The reminders app's model: lists, reminders, tags, on any engine.
-        .target(name: "Reminders", dependencies: ["Depot", .product(name: "Logging", package: "swift-log")], path: "Sources/Reminders"),
+        .target(name: "Reminders", dependencies: ["Depot", "DepotSync", .product(name: "Logging", package: "swift-log")], path: "Sources/Reminders"),
 
         // `reminders`: the command-line app, embedded SQLite by default, PostgreSQL by URL.
         .executableTarget(

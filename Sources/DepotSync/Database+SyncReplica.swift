@@ -3,8 +3,7 @@ import Foundation
 
 /// The tables a sync replica keeps beside the synced ones.
 enum SyncTables {
-    static let state = "depot_sync_state", rows = "depot_sync_rows", clocks = "depot_sync_clocks", outbox = "depot_sync_outbox",
-               inbox = "depot_sync_inbox"
+    static let state = "depot_sync_state", outbox = "depot_sync_outbox", inbox = "depot_sync_inbox", columns = "depot_sync_columns"
 }
 
 extension Database {
@@ -15,55 +14,127 @@ extension Database {
     /// changed column, and an entry in the outbox. Rows already stored are
     /// recorded as written now, so a first sync sends them.
     ///
+    /// List parents before their children.
+    ///
     /// - Throws: `misuse` on an engine other than SQLite (a server records
-    ///   what it applies itself, without triggers).
+    ///   what it applies itself, without triggers), and for a table that
+    ///   breaks a rule of sync (see ``checkSyncRules(_:among:)``).
     public func installSyncReplica(of tables: [SyncedTable], node: UUID = UUID()) throws {
         guard dialect.engineName == "SQLite" else {
             throw DatabaseError(.misuse, "installSyncReplica captures writes with SQLite triggers; this store is \(dialect.engineName)'s")
         }
-        for table in tables { try checkSyncRules(table) }
         try execute(script: """
             CREATE TABLE \(ident: SyncTables.state) ("id" INTEGER PRIMARY KEY CHECK ("id" = 1), "node" TEXT NOT NULL,
                 "hlc" INTEGER NOT NULL, "applying" INTEGER NOT NULL, "pushed" INTEGER NOT NULL DEFAULT 0,
                 "push_upto" INTEGER NOT NULL DEFAULT 0, "cursor_version" INTEGER NOT NULL DEFAULT 0,
                 "cursor_tbl" TEXT NOT NULL DEFAULT '', "cursor_key" TEXT NOT NULL DEFAULT '');
-            CREATE TABLE \(ident: SyncTables.rows) ("tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL, "cl" INTEGER NOT NULL,
+            CREATE TABLE \(ident: SyncStateTables.replica.rows) ("tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL, "cl" INTEGER NOT NULL,
                 PRIMARY KEY ("tbl", "row_key"));
-            CREATE TABLE \(ident: SyncTables.clocks) ("tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL, "col" TEXT NOT NULL,
+            CREATE TABLE \(ident: SyncStateTables.replica.clocks) ("tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL, "col" TEXT NOT NULL,
                 "hlc" INTEGER NOT NULL, "node" TEXT NOT NULL, PRIMARY KEY ("tbl", "row_key", "col"));
+            CREATE TABLE \(ident: SyncStateTables.replica.hidden) ("tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL, "registers" BLOB NOT NULL,
+                PRIMARY KEY ("tbl", "row_key"));
             CREATE TABLE \(ident: SyncTables.outbox) ("seq" INTEGER PRIMARY KEY AUTOINCREMENT, "tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL);
-            CREATE TABLE \(ident: SyncTables.inbox) ("seq" INTEGER PRIMARY KEY, "page" BLOB NOT NULL)
+            CREATE TABLE \(ident: SyncTables.inbox) ("seq" INTEGER PRIMARY KEY, "page" BLOB NOT NULL);
+            CREATE TABLE \(ident: SyncTables.columns) ("tbl" TEXT NOT NULL, "col" TEXT NOT NULL, PRIMARY KEY ("tbl", "col"))
             """)
         try execute("INSERT INTO \(ident: SyncTables.state) (\"id\", \"node\", \"hlc\", \"applying\") VALUES (1, \(node.uuidString.lowercased()), 0, 0)")
+        try updateSyncReplica(of: tables)
+    }
+
+    /// Brings a replica's capture up to date with its synced tables, in the
+    /// migration that added a synced table or a column: the triggers are made
+    /// again, a new table's stored rows are recorded as written now.
+    ///
+    /// - Throws: `misuse` for a table that breaks a rule of sync, and for a
+    ///   column added to a synced table that is `NOT NULL` without a default:
+    ///   a row from a device that does not know the column yet could not be stored.
+    public func updateSyncReplica(of tables: [SyncedTable]) throws {
+        for table in tables { try checkSyncRules(table, among: tables) }
+        struct Column: Decodable { var name: String; var notnull: Int; var dflt_value: String? }
         for table in tables {
+            let known = Set(try fetchAll(String.self, "SELECT \"col\" FROM \(ident: SyncTables.columns) WHERE \"tbl\" = \(table.name)"))
+            if !known.isEmpty {
+                let schema = try fetchAll(Column.self, "SELECT \"name\", \"notnull\", \"dflt_value\" FROM pragma_table_info(\(table.name))")
+                for column in schema where table.columns.contains(column.name) && !known.contains(column.name)
+                    && column.notnull == 1 && column.dflt_value == nil {
+                    throw DatabaseError(.misuse, "the column \(column.name) added to the synced table \(table.name) is NOT NULL without a default: "
+                        + "a row from a device that does not know it yet could not be stored. Give it a DEFAULT, or let it be NULL")
+                }
+                if let dropped = known.subtracting(table.columns).sorted().first {
+                    throw DatabaseError(.misuse, "the synced column \(table.name).\(dropped) is no longer declared: devices that do not know yet "
+                        + "still send it and expect it stored. Keep the column (it may become nullable), or sync a new table")
+                }
+            }
+            for name in ["insert", "update", "delete", "key"] {
+                try execute("DROP TRIGGER IF EXISTS \(ident: "depot_sync_\(name)_" + table.name)")
+            }
             for trigger in SyncTriggers.sqlite(table, quote: dialect.quote(identifier:)) { try execute(SQL(unsafeRaw: trigger)) }
-            // What is stored already: as inserted now.
-            let keys = try fetchAll(String.self, "SELECT CAST(\(ident: table.key) AS TEXT) FROM \(ident: table.name)")
-            for key in keys { try recordLocalInsert(table, key: key) }
+            if known.isEmpty {
+                // What is stored already: as inserted now.
+                let keys = try fetchAll(String.self, "SELECT \(unsafeRaw: SyncKey.expression(table.keyColumns, row: nil, quote: dialect.quote(identifier:))) FROM \(ident: table.name)")
+                for key in keys { try recordLocalInsert(table, key: key) }
+            }
+            try execute("DELETE FROM \(ident: SyncTables.columns) WHERE \"tbl\" = \(table.name)")
+            for column in table.columns {
+                try execute("INSERT INTO \(ident: SyncTables.columns) (\"tbl\", \"col\") VALUES (\(table.name), \(column))")
+            }
+        }
+    }
+
+    /// Checks that the replica captures these tables as they are declared:
+    /// run before each sync, so a table or a column added without
+    /// ``updateSyncReplica(of:)`` is an error that says so, not a change lost.
+    public func checkSyncReplica(of tables: [SyncedTable]) throws {
+        for table in tables {
+            let known = Set(try fetchAll(String.self, "SELECT \"col\" FROM \(ident: SyncTables.columns) WHERE \"tbl\" = \(table.name)"))
+            guard known == Set(table.columns) else {
+                let added = Set(table.columns).subtracting(known).sorted()
+                throw DatabaseError(.misuse, known.isEmpty
+                    ? "the synced table \(table.name) is not captured by this replica: run updateSyncReplica(of:) in the migration that made it"
+                    : "the synced table \(table.name) has columns the replica does not capture (\(added.joined(separator: ", "))): "
+                        + "run updateSyncReplica(of:) in the migration that added them")
+            }
         }
     }
 
     /// Refuses a table whose rows two devices could both create alone and
     /// collide on: an integer key (each device would count 1, 2, 3...), or a
-    /// unique constraint besides the key (two "Groceries" lists made offline).
-    /// The errors say what to change.
-    func checkSyncRules(_ table: SyncedTable) throws {
+    /// unique constraint over synced columns besides the key (two "Groceries"
+    /// lists made offline); and a foreign key to another synced table that is
+    /// not declared as a parent. The errors say what to change.
+    func checkSyncRules(_ table: SyncedTable, among tables: [SyncedTable]) throws {
         struct Column: Decodable { var name: String; var type: String; var pk: Int }
         struct Index: Decodable { var name: String; var unique: Int; var origin: String }
+        struct Reference: Decodable { var table: String; var from: String }
         let columns = try fetchAll(Column.self, "SELECT \"name\", \"type\", \"pk\" FROM pragma_table_info(\(table.name))")
         guard !columns.isEmpty else { throw DatabaseError(.misuse, "the synced table \(table.name) does not exist") }
-        let keys = columns.filter { $0.pk > 0 }
-        guard keys.count == 1, keys[0].name == table.key else {
-            throw DatabaseError(.misuse, "the synced table \(table.name) must have one primary key column, \(table.key); it has \(keys.map(\.name))")
+        let keys = columns.filter { $0.pk > 0 }.sorted { $0.pk < $1.pk }.map(\.name)
+        guard keys == table.keyColumns else {
+            throw DatabaseError(.misuse, "the synced table \(table.name) must have the primary key \(table.keyColumns); it has \(keys)")
         }
-        if keys[0].type.uppercased().contains("INT") {
-            throw DatabaseError(.misuse, "the synced table \(table.name) has an integer key, \(table.key): rows made offline on two devices would get the same one. "
+        if keys.count == 1, let key = columns.first(where: { $0.pk > 0 }), key.type.uppercased().contains("INT") {
+            throw DatabaseError(.misuse, "the synced table \(table.name) has an integer key, \(key.name): rows made offline on two devices would get the same one. "
                 + "Use a UUID key (`var id: UUID`, a TEXT column) made on the device")
+        }
+        if keys.count > 1, let loose = keys.first(where: { key in !table.parents.contains { $0.column == key } }) {
+            throw DatabaseError(.misuse, "the synced table \(table.name) has a key of several columns, and \(loose) names no parent: "
+                + "a key of several columns is a link's, each part a parent's key")
         }
         for index in try fetchAll(Index.self, "SELECT \"name\", \"unique\", \"origin\" FROM pragma_index_list(\(table.name))")
         where index.unique == 1 && index.origin != "pk" {
+            let indexed = try fetchAll(String.self, "SELECT coalesce(\"name\", '') FROM pragma_index_info(\(index.name))")
+            guard indexed.contains(where: { !table.localColumns.contains($0) }) else { continue }
             throw DatabaseError(.misuse, "the synced table \(table.name) has a unique constraint besides its key (\(index.name)): two devices could each "
-                + "store a row the other's breaks. Drop it, and settle duplicates in the app or on the server")
+                + "store a row the other's breaks. Drop it, make the key from what must be unique (a name-based UUID), or settle duplicates in the app")
+        }
+        for parent in table.parents where !tables.contains(where: { $0.name == parent.table && $0.keyColumns.count == 1 }) {
+            throw DatabaseError(.misuse, "the parent \(parent.table) of the synced table \(table.name) must be a synced table with a one-column key, listed with it")
+        }
+        for reference in try fetchAll(Reference.self, "SELECT \"table\", \"from\" FROM pragma_foreign_key_list(\(table.name))")
+        where tables.contains(where: { $0.name == reference.table }) && !table.parents.contains(SyncParent(reference.from, table: reference.table)) {
+            throw DatabaseError(.misuse, "the synced table \(table.name) references \(reference.table) by \(reference.from): declare it, "
+                + "SyncParent(\"\(reference.from)\", table: \"\(reference.table)\"), so a row whose parent was deleted elsewhere is kept aside, not refused")
         }
     }
 
@@ -71,17 +142,22 @@ extension Database {
     private func recordLocalInsert(_ table: SyncedTable, key: String) throws {
         try execute(SQL(unsafeRaw: SyncTriggers.stampSQL))
         try execute("""
-            INSERT INTO \(ident: SyncTables.rows) ("tbl", "row_key", "cl") VALUES (\(table.name), \(key), 1)
+            INSERT INTO \(ident: SyncStateTables.replica.rows) ("tbl", "row_key", "cl") VALUES (\(table.name), \(key), 1)
             ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = "cl" + 1 WHERE "cl" % 2 = 0
             """)
         for column in table.columns {
             try execute("""
-                INSERT INTO \(ident: SyncTables.clocks) ("tbl", "row_key", "col", "hlc", "node")
+                INSERT INTO \(ident: SyncStateTables.replica.clocks) ("tbl", "row_key", "col", "hlc", "node")
                 SELECT \(table.name), \(key), \(column), "hlc", "node" FROM \(ident: SyncTables.state) WHERE "id" = 1
                 ON CONFLICT ("tbl", "row_key", "col") DO UPDATE SET "hlc" = excluded."hlc", "node" = excluded."node"
                 """)
         }
         try execute("INSERT INTO \(ident: SyncTables.outbox) (\"tbl\", \"row_key\") VALUES (\(table.name), \(key))")
+    }
+
+    /// Whether this database is a sync replica: ``installSyncReplica(of:node:)`` ran.
+    public func isSyncReplica() throws -> Bool {
+        try fetchOne(Int.self, "SELECT count(*) FROM sqlite_schema WHERE \"type\" = 'table' AND \"name\" = \(SyncTables.state)") == 1
     }
 
     /// This replica's node id.
@@ -113,7 +189,7 @@ extension Database {
         for table in tables {
             let keys = pending.filter { $0.tbl == table.name }.map(\.row_key)
             guard !keys.isEmpty else { continue }
-            let states = try syncRows(table, keys: keys)
+            let states = try syncRows(table, keys: keys, in: .replica)
             changes += keys.map { SyncChange(table: table.name, key: $0, row: states[$0] ?? SyncRow()) }
         }
         return (changes, upTo)
@@ -124,8 +200,8 @@ extension Database {
     public func allSyncChanges(_ tables: [SyncedTable]) throws -> [SyncChange] {
         var changes: [SyncChange] = []
         for table in tables {
-            let keys = try fetchAll(String.self, "SELECT \"row_key\" FROM \(ident: SyncTables.rows) WHERE \"tbl\" = \(table.name) ORDER BY \"row_key\"")
-            let states = try syncRows(table, keys: keys)
+            let keys = try fetchAll(String.self, "SELECT \"row_key\" FROM \(ident: SyncStateTables.replica.rows) WHERE \"tbl\" = \(table.name) ORDER BY \"row_key\"")
+            let states = try syncRows(table, keys: keys, in: .replica)
             changes += keys.map { SyncChange(table: table.name, key: $0, row: states[$0] ?? SyncRow()) }
         }
         return changes
@@ -136,32 +212,10 @@ extension Database {
         try execute("DELETE FROM \(ident: SyncTables.outbox) WHERE \"seq\" <= \(position)")
     }
 
-    /// The replica's state of these rows: existence, clocks, and the values stored now.
-    func syncRows(_ table: SyncedTable, keys: [String], rows rowsTable: String = SyncTables.rows,
-                  clocks clocksTable: String = SyncTables.clocks) throws -> [String: SyncRow] {
-        struct Clock: Decodable { var row_key: String; var col: String; var hlc: Int64; var node: String }
-        struct Length: Decodable { var row_key: String; var cl: Int64 }
-        var rows: [String: SyncRow] = [:]
-        let values = try table.read(self, keys)
-        for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {
-            let list = SQL.join(chunk.map { "\($0)" }, separator: ", ")
-            for length in try fetchAll(Length.self, "SELECT \"row_key\", \"cl\" FROM \(ident: rowsTable) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))") {
-                rows[length.row_key, default: SyncRow()].causalLength = length.cl
-            }
-            for clock in try fetchAll(Clock.self, "SELECT \"row_key\", \"col\", \"hlc\", \"node\" FROM \(ident: clocksTable) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))") {
-                guard let node = UUID(uuidString: clock.node) else { continue }
-                // A deleted row's registers keep their stamps; their values went with the row.
-                let value = values[clock.row_key]?[clock.col] ?? .null
-                rows[clock.row_key, default: SyncRow()].registers[clock.col] = SyncRegister(value: value, stamp: SyncStamp(time: HybridTimestamp(rawValue: clock.hlc), node: node))
-            }
-        }
-        return rows
-    }
-
     /// Merges changes from elsewhere into this replica in one go: each row's
-    /// state merged with the local one, the synced table written to match (an
-    /// upsert of the winning values, or a delete), without recording these
-    /// writes as local ones; the node's clock moves past every stamp received.
+    /// state merged with the local one, the synced tables written to match,
+    /// without recording these writes as local ones; the node's clock moves
+    /// past every stamp received.
     public func applySyncChanges(_ changes: [SyncChange], _ tables: [SyncedTable]) throws {
         guard !changes.isEmpty else { return }
         try savepoint { db in
@@ -169,102 +223,16 @@ extension Database {
             for table in tables {
                 let incoming = changes.filter { $0.table == table.name }
                 guard !incoming.isEmpty else { continue }
-                let local = try db.syncRows(table, keys: incoming.map(\.key))
+                let local = try db.syncRows(table, keys: incoming.map(\.key), in: .replica)
                 for change in incoming {
                     let merged = (local[change.key] ?? SyncRow()).merged(with: change.row)
-                    try db.store(merged, of: table, key: change.key)
+                    try db.storeSyncState(merged, of: table, key: change.key, in: .replica)
+                    try db.materialize(merged, of: table, key: change.key, among: tables, in: .replica)
                 }
             }
             let latest = changes.flatMap { $0.row.registers.values.map(\.stamp.time.rawValue) }.max() ?? 0
             try db.execute("UPDATE \(ident: SyncTables.state) SET \"applying\" = 0, \"hlc\" = max(\"hlc\", \(latest)) WHERE \"id\" = 1")
         }
     }
-
-    /// Writes a merged row state: the sync tables, then the synced table.
-    private func store(_ row: SyncRow, of table: SyncedTable, key: String) throws {
-        try execute("""
-            INSERT INTO \(ident: SyncTables.rows) ("tbl", "row_key", "cl") VALUES (\(table.name), \(key), \(row.causalLength))
-            ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = excluded."cl"
-            """)
-        try storeClocks(row, of: table, key: key, in: SyncTables.clocks)
-        try storeSyncedRow(row, of: table, key: key)
-    }
-
-    /// Writes a merged row's registers' stamps.
-    func storeClocks(_ row: SyncRow, of table: SyncedTable, key: String, in clocks: String) throws {
-        for (column, register) in row.registers.sorted(by: { $0.key < $1.key }) {
-            try execute("""
-                INSERT INTO \(ident: clocks) ("tbl", "row_key", "col", "hlc", "node")
-                VALUES (\(table.name), \(key), \(column), \(register.stamp.time.rawValue), \(register.stamp.node.uuidString.lowercased()))
-                ON CONFLICT ("tbl", "row_key", "col") DO UPDATE SET "hlc" = excluded."hlc", "node" = excluded."node"
-                """)
-        }
-    }
-
-    /// Writes the synced table to match a merged row: its winning values, or no row.
-    func storeSyncedRow(_ row: SyncRow, of table: SyncedTable, key: String) throws {
-        guard row.exists else {
-            try execute("DELETE FROM \(ident: table.name) WHERE \(SyncKey.matching(table.key, [key]))")
-            return
-        }
-        let columns = table.columns.filter { row.registers[$0] != nil }
-        guard columns.contains(table.key) else { return }
-        let names = SQL.join(columns.map { "\(ident: $0)" }, separator: ", ")
-        let values = SQL.join(columns.map { "\(row.registers[$0]?.value ?? .null)" }, separator: ", ")
-        let updates = columns.filter { $0 != table.key }.map { "\(ident: $0) = excluded.\(ident: $0)" as SQL }
-        if updates.isEmpty {
-            try execute("INSERT INTO \(ident: table.name) (\(names)) VALUES (\(values)) ON CONFLICT (\(ident: table.key)) DO NOTHING")
-        } else {
-            try execute("INSERT INTO \(ident: table.name) (\(names)) VALUES (\(values)) ON CONFLICT (\(ident: table.key)) DO UPDATE SET \(SQL.join(updates, separator: ", "))")
-        }
-    }
 }
 
-/// The capture triggers.
-enum SyncTriggers {
-    /// Moves the node's hybrid clock: `max(last + 1, now in ms << 16)`, as ``HybridClock/tick(at:)``.
-    static let stampSQL = """
-        UPDATE "depot_sync_state" SET "hlc" = max("hlc" + 1, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) << 16) WHERE "id" = 1
-        """
-
-    /// A text literal: a trigger's body cannot bind values.
-    static func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
-
-    static func sqlite(_ table: SyncedTable, quote ident: (String) -> String) -> [String] {
-        let name = literal(table.name)
-        let when = "WHEN (SELECT \"applying\" FROM \"depot_sync_state\" WHERE \"id\" = 1) = 0"
-        func clock(_ column: String, key: String, onlyIfChanged: Bool) -> String {
-            """
-            INSERT INTO "depot_sync_clocks" ("tbl", "row_key", "col", "hlc", "node")
-              SELECT \(name), \(key), \(literal(column)), "hlc", "node" FROM "depot_sync_state"
-              WHERE "id" = 1\(onlyIfChanged ? " AND OLD.\(ident(column)) IS NOT NEW.\(ident(column))" : "")
-              ON CONFLICT ("tbl", "row_key", "col") DO UPDATE SET "hlc" = excluded."hlc", "node" = excluded."node";
-            """
-        }
-        let newKey = "CAST(NEW.\(ident(table.key)) AS TEXT)", oldKey = "CAST(OLD.\(ident(table.key)) AS TEXT)"
-        let insert = """
-            CREATE TRIGGER \(ident("depot_sync_insert_" + table.name)) AFTER INSERT ON \(ident(table.name)) \(when) BEGIN
-              \(stampSQL);
-              INSERT INTO "depot_sync_rows" ("tbl", "row_key", "cl") VALUES (\(name), \(newKey), 1)
-                ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = "cl" + 1 WHERE "cl" % 2 = 0;
-              \(table.columns.map { clock($0, key: newKey, onlyIfChanged: false) }.joined(separator: "\n  "))
-              INSERT INTO "depot_sync_outbox" ("tbl", "row_key") VALUES (\(name), \(newKey));
-            END
-            """
-        let update = """
-            CREATE TRIGGER \(ident("depot_sync_update_" + table.name)) AFTER UPDATE ON \(ident(table.name)) \(when) BEGIN
-              \(stampSQL);
-              \(table.columns.filter { $0 != table.key }.map { clock($0, key: newKey, onlyIfChanged: true) }.joined(separator: "\n  "))
-              INSERT INTO "depot_sync_outbox" ("tbl", "row_key") VALUES (\(name), \(newKey));
-            END
-            """
-        let delete = """
-            CREATE TRIGGER \(ident("depot_sync_delete_" + table.name)) AFTER DELETE ON \(ident(table.name)) \(when) BEGIN
-              INSERT INTO "depot_sync_rows" ("tbl", "row_key", "cl") VALUES (\(name), \(oldKey), 2)
-                ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = "cl" + 1 WHERE "cl" % 2 = 1;
-              INSERT INTO "depot_sync_outbox" ("tbl", "row_key") VALUES (\(name), \(oldKey));
-            END
-            """
-        return [insert, update, delete]
-    }
-}

@@ -24,6 +24,10 @@ public struct SyncClient: Sendable {
     public let transport: any SyncTransport
     /// The most rows one push or pull page holds.
     public var pageSize = 500
+    /// Runs in the write that applies pulled changes, once per page, after
+    /// the page is applied: to keep what the app derives from synced rows
+    /// (a search index, a count) in step with them.
+    public var afterApplying: (@Sendable (Database, [SyncChange]) throws -> Void)?
 
     /// A client of a store whose migrations ran `installSyncReplica(of:node:)`.
     public init(store: Store, tables: [SyncedTable], transport: any SyncTransport) {
@@ -43,6 +47,8 @@ public struct SyncClient: Sendable {
 
     /// Pushes every pending change, then pulls until caught up.
     public func sync() async throws {
+        let tables = self.tables
+        try await store.read { db in try db.checkSyncReplica(of: tables) }
         try await push()
         try await pull()
     }
@@ -95,7 +101,7 @@ public struct SyncClient: Sendable {
             cursor = max(cursor, page.next)
             if page.isCaughtUp { break }
         }
-        let (tables, reached) = (self.tables, cursor)
+        let (tables, reached, afterApplying) = (self.tables, cursor, self.afterApplying)
         try await store.write { db in
             defer { _ = try? db.execute("DELETE FROM \(ident: SyncTables.inbox)") }
             let now = try Self.state(db)
@@ -103,7 +109,9 @@ public struct SyncClient: Sendable {
             guard reached > SyncCursor(version: now.cursor_version, table: now.cursor_tbl, key: now.cursor_key) else { return }
             for number in try db.fetchAll(Int64.self, "SELECT \"seq\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\"") {
                 guard let page = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) WHERE \"seq\" = \(number)") else { continue }
-                try db.applySyncChanges(try JSONDecoder().decode([SyncChange].self, from: page), tables)
+                let changes = try JSONDecoder().decode([SyncChange].self, from: page)
+                try db.applySyncChanges(changes, tables)
+                try afterApplying?(db, changes)
             }
             try db.execute("""
                 UPDATE \(ident: SyncTables.state) SET "cursor_version" = \(reached.version), "cursor_tbl" = \(reached.table),

@@ -10,54 +10,93 @@ import Foundation
 /// a later version commits later, and a pull never passes a push still in
 /// flight. Pushes are applied exactly once: a client's push number is recorded
 /// in the push's own transaction, and a retried push is answered as a duplicate.
+///
+/// Conflicts: per column, the later hybrid stamp wins; two writes with the
+/// same time from two devices (a tie the stamps cannot order) are settled by
+/// the server's order: the one pushed later wins, written again with the
+/// server's stamp so every device takes it. A ``SyncResolver`` may settle a
+/// conflict otherwise.
 public struct SyncServer: Sendable {
     /// The store holding the synced tables and the server's sync tables.
     public let store: Store
-    /// The synced tables.
+    /// The synced tables, parents before their children.
     public let tables: [SyncedTable]
+    /// Settles conflicts in Swift, on the server (see ``SyncConflict``).
+    public var resolver: SyncResolver?
+    /// Runs in the push's transaction after its changes are applied: to keep
+    /// what the server derives from synced rows in step with them.
+    public var afterApplying: (@Sendable (Database, [SyncChange]) throws -> Void)?
 
-    static let state = "depot_sync_server_state", rows = "depot_sync_server_rows", clocks = "depot_sync_server_clocks",
-               clients = "depot_sync_server_clients"
+    static let state = "depot_sync_server_state", clients = "depot_sync_server_clients"
 
     /// A server over a store whose migrations ran ``installSyncServer(in:)``.
-    public init(store: Store, tables: [SyncedTable]) {
+    public init(store: Store, tables: [SyncedTable], resolver: SyncResolver? = nil) {
         self.store = store
         self.tables = tables
+        self.resolver = resolver
+    }
+
+    /// Whether the store holds the server's sync tables: ``installSyncServer(in:node:)`` ran.
+    public static func isInstalled(in db: Database) throws -> Bool {
+        (try? db.fetchOne(Int64.self, "SELECT count(*) FROM \(ident: state)")) != nil
     }
 
     /// Creates the server's sync tables, in a migration.
-    public static func installSyncServer(in db: Database) throws {
-        try db.execute("CREATE TABLE \(ident: state) (\"id\" \(type: .integer) PRIMARY KEY, \"version\" \(type: .integer) NOT NULL)")
-        try db.execute("INSERT INTO \(ident: state) VALUES (1, 0)")
+    public static func installSyncServer(in db: Database, node: UUID = UUID()) throws {
         try db.execute("""
-            CREATE TABLE \(ident: rows) ("tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, "cl" \(type: .integer) NOT NULL,
+            CREATE TABLE \(ident: state) ("id" \(type: .integer) PRIMARY KEY, "version" \(type: .integer) NOT NULL,
+                "node" \(type: .text) NOT NULL, "hlc" \(type: .integer) NOT NULL)
+            """)
+        try db.execute("INSERT INTO \(ident: state) VALUES (1, 0, \(node.uuidString.lowercased()), 0)")
+        let names = SyncStateTables.server
+        try db.execute("""
+            CREATE TABLE \(ident: names.rows) ("tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, "cl" \(type: .integer) NOT NULL,
                 "version" \(type: .integer) NOT NULL, PRIMARY KEY ("tbl", "row_key"))
             """)
-        try db.execute("CREATE INDEX \(ident: rows + "_version") ON \(ident: rows) (\"version\", \"tbl\", \"row_key\")")
+        try db.execute("CREATE INDEX \(ident: names.rows + "_version") ON \(ident: names.rows) (\"version\", \"tbl\", \"row_key\")")
         try db.execute("""
-            CREATE TABLE \(ident: clocks) ("tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, "col" \(type: .text) NOT NULL,
+            CREATE TABLE \(ident: names.clocks) ("tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, "col" \(type: .text) NOT NULL,
                 "hlc" \(type: .integer) NOT NULL, "node" \(type: .text) NOT NULL, PRIMARY KEY ("tbl", "row_key", "col"))
+            """)
+        try db.execute("""
+            CREATE TABLE \(ident: names.hidden) ("tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, "registers" \(type: .blob) NOT NULL,
+                PRIMARY KEY ("tbl", "row_key"))
             """)
         // `applied` counts the pushes applied: equal to `last_push` when each was applied once.
         try db.execute("CREATE TABLE \(ident: clients) (\"client\" \(type: .text) PRIMARY KEY, \"last_push\" \(type: .integer) NOT NULL, \"applied\" \(type: .integer) NOT NULL)")
     }
 
     /// Applies a push in one transaction: every change merged, or none.
+    ///
+    /// - Throws: `misuse` for a push that names a table the server does not
+    ///   sync, or a row whose key does not match its values; nothing is applied.
     public func handle(_ push: SyncPush) async throws -> SyncPushAnswer {
-        let tables = self.tables
         do {
-            return try await apply(push, tables)
+            return try await apply(push)
         } catch let duplicate as Duplicate {
             return SyncPushAnswer(wasDuplicate: true, version: duplicate.version)
         }
     }
 
-    private func apply(_ push: SyncPush, _ tables: [SyncedTable]) async throws -> SyncPushAnswer {
-        try await store.write { db in
+    private func apply(_ push: SyncPush) async throws -> SyncPushAnswer {
+        let (tables, resolver, afterApplying) = (self.tables, self.resolver, self.afterApplying)
+        for change in push.changes {
+            guard let table = tables.first(where: { $0.name == change.table }) else {
+                throw DatabaseError(.misuse, "a push names the table \(change.table), which this server does not sync")
+            }
+            if change.row.exists, table.keyColumns.allSatisfy({ change.row.registers[$0] != nil }),
+               table.key(of: change.row.registers.mapValues(\.value)) != change.key {
+                throw DatabaseError(.misuse, "a push names a row of \(change.table) by a key its values do not have")
+            }
+        }
+        return try await store.write { db in
             // The counter row first: its lock orders pushes, so versions follow commits.
-            guard let version = try db.fetchOne(Int64.self, "UPDATE \(ident: Self.state) SET \"version\" = \"version\" + 1 WHERE \"id\" = 1 RETURNING \"version\"") else {
+            struct Head: Decodable { var version: Int64; var node: String; var hlc: Int64 }
+            guard let head = try db.fetchOne(Head.self, "UPDATE \(ident: Self.state) SET \"version\" = \"version\" + 1 WHERE \"id\" = 1 RETURNING \"version\", \"node\", \"hlc\""),
+                  let node = UUID(uuidString: head.node) else {
                 throw DatabaseError(.misuse, "the sync server's tables are missing: run SyncServer.installSyncServer(in:) in a migration")
             }
+            let version = head.version
             let client = push.client.uuidString.lowercased()
             let last = try db.fetchOne(Int64.self, "SELECT \"last_push\" FROM \(ident: Self.clients) WHERE \"client\" = \(client)") ?? 0
             if push.number <= last {
@@ -67,20 +106,21 @@ public struct SyncServer: Sendable {
             guard push.number == last + 1 else {
                 throw DatabaseError(.misuse, "push \(push.number) of client \(client) follows push \(last): a push was skipped")
             }
+            var clock = ServerClock(node: node, last: HybridTimestamp(rawValue: head.hlc))
             for table in tables {
                 let incoming = push.changes.filter { $0.table == table.name }
                 guard !incoming.isEmpty else { continue }
-                let stored = try db.syncRows(table, keys: incoming.map(\.key), rows: Self.rows, clocks: Self.clocks)
+                let stored = try db.syncRows(table, keys: incoming.map(\.key), in: .server)
                 for change in incoming {
-                    let merged = (stored[change.key] ?? SyncRow()).merged(with: change.row)
-                    try db.execute("""
-                        INSERT INTO \(ident: Self.rows) ("tbl", "row_key", "cl", "version") VALUES (\(table.name), \(change.key), \(merged.causalLength), \(version))
-                        ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = excluded."cl", "version" = excluded."version"
-                        """)
-                    try db.storeClocks(merged, of: table, key: change.key, in: Self.clocks)
-                    try db.storeSyncedRow(merged, of: table, key: change.key)
+                    let before = stored[change.key] ?? SyncRow()
+                    var merged = before.merged(with: change.row)
+                    try Self.settle(&merged, before: before, incoming: change, table: table, resolver: resolver, clock: &clock)
+                    try db.storeSyncState(merged, of: table, key: change.key, in: .server, version: version)
+                    try db.materialize(merged, of: table, key: change.key, among: tables, in: .server)
                 }
             }
+            try afterApplying?(db, push.changes)
+            try db.execute("UPDATE \(ident: Self.state) SET \"hlc\" = \(clock.last.rawValue) WHERE \"id\" = 1")
             try db.execute("""
                 INSERT INTO \(ident: Self.clients) ("client", "last_push", "applied") VALUES (\(client), \(push.number), 1)
                 ON CONFLICT ("client") DO UPDATE SET "last_push" = excluded."last_push", "applied" = \(ident: Self.clients)."applied" + 1
@@ -107,7 +147,7 @@ public struct SyncServer: Sendable {
             struct Changed: Decodable { var tbl: String; var row_key: String; var version: Int64 }
             let after = pull.after
             let changed = try db.fetchAll(Changed.self, """
-                SELECT "tbl", "row_key", "version" FROM \(ident: Self.rows)
+                SELECT "tbl", "row_key", "version" FROM \(ident: SyncStateTables.server.rows)
                 WHERE "version" <= \(head) AND ("version" > \(after.version)
                     OR ("version" = \(after.version) AND ("tbl" > \(after.table) OR ("tbl" = \(after.table) AND "row_key" > \(after.key)))))
                 ORDER BY "version", "tbl", "row_key" LIMIT \(max(1, pull.limit))
@@ -116,7 +156,7 @@ public struct SyncServer: Sendable {
             for table in tables {
                 let keys = changed.filter { $0.tbl == table.name }.map(\.row_key)
                 guard !keys.isEmpty else { continue }
-                let states = try db.syncRows(table, keys: keys, rows: Self.rows, clocks: Self.clocks)
+                let states = try db.syncRows(table, keys: keys, in: .server)
                 changes += keys.map { SyncChange(table: table.name, key: $0, row: states[$0] ?? SyncRow()) }
             }
             let order = Dictionary(changed.enumerated().map { ("\($0.element.tbl)\u{0}\($0.element.row_key)", $0.offset) }, uniquingKeysWith: { a, _ in a })

@@ -1,57 +1,147 @@
 @_spi(Sync) import Depot
 import Foundation
 
-/// A record type that sync replicates: its table, its one key column, and how
-/// its rows are read as the values Depot's mapping gives them.
+/// A record type that sync replicates: its table, its key, the columns that
+/// travel, and the synced tables its rows belong to.
 ///
-/// Caveat: a synced record's key never changes (an update of the key is a
+/// ```swift
+/// let tables = [
+///     try SyncedTable(RemindersList.self, localColumns: ["number"]),
+///     try SyncedTable(Reminder.self, parents: [SyncParent("remindersListID", RemindersList.self)], localColumns: ["number"]),
+///     try SyncedTable(ReminderTag.self, parents: [SyncParent("reminderID", Reminder.self), SyncParent("tagID", Tag.self)]),
+/// ]
+/// ```
+///
+/// A row belongs to its parents: it is in its table only while its own row
+/// exists and each parent it names is in the parent's table. A row whose
+/// parent was deleted on another device (a reminder added to a list deleted
+/// elsewhere) is kept by sync, out of its table, and comes back if the
+/// parent is restored. A link table (tags on reminders) is keyed by the pair
+/// of its parents' keys, so two devices that make the same link make one row.
+///
+/// Caveat: a synced row's key never changes (an update of the key is a
 /// delete and an insert), and every store of the system uses the same coding
 /// strategies, so that a value means the same wherever it is written.
 public struct SyncedTable: Sendable {
     /// The table.
     public let name: String
-    /// The primary key's one column.
-    public let key: String
-    /// Every column, the key included, as the mapping names them.
+    /// The primary key's columns: one, or a link's pair.
+    public let keyColumns: [String]
+    /// The columns that travel, the key's included, as the mapping names them.
     public let columns: [String]
-    /// The rows with these keys (as text), read through the record type and encoded again.
+    /// The columns each store keeps to itself (a device's short number for a row).
+    public let localColumns: Set<String>
+    /// The synced tables this table's rows belong to.
+    public let parents: [SyncParent]
+    /// The rows with these keys, read through the record type and encoded again (synced columns only).
     let read: @Sendable (Database, [String]) throws -> [String: [String: Value]]
 
     /// The synced table of a record type.
     ///
-    /// - Throws: `misuse` for a composite primary key.
-    public init<T: Record & ColumnMapped>(_ type: T.Type) throws {
-        guard T.primaryKey.count == 1, let key = T.primaryKey.first else {
-            throw DatabaseError(.misuse, "a synced table needs a single-column primary key; \(T.self) has \(T.primaryKey)")
+    /// - Parameters:
+    ///   - parents: the columns that name a row of another synced table.
+    ///   - localColumns: columns that do not travel; each store fills them
+    ///     itself (a default, an identity column or a trigger).
+    /// - Throws: `misuse` for a key or a parent column the record does not have.
+    public init<T: Record & ColumnMapped>(_ type: T.Type, parents: [SyncParent] = [], localColumns: Set<String> = []) throws {
+        let all = T.columnKeys
+        guard !T.primaryKey.isEmpty, T.primaryKey.allSatisfy(all.contains) else {
+            throw DatabaseError(.misuse, "a synced table needs a primary key among its columns; \(T.self) has \(T.primaryKey)")
         }
-        name = T.tableName
-        self.key = key
-        columns = T.columnKeys
+        if let missing = (parents.map(\.column) + localColumns).first(where: { !all.contains($0) }) {
+            throw DatabaseError(.misuse, "\(T.self) has no column \(missing)")
+        }
+        if let shared = localColumns.first(where: { T.primaryKey.contains($0) || parents.map(\.column).contains($0) }) {
+            throw DatabaseError(.misuse, "the column \(shared) of \(T.self) cannot be local: keys and parents travel")
+        }
+        let (name, keyColumns) = (T.tableName, T.primaryKey)
+        let columns = all.filter { !localColumns.contains($0) }
+        self.name = name
+        self.keyColumns = keyColumns
+        self.columns = columns
+        self.localColumns = localColumns
+        self.parents = parents
         read = { db, keys in
             var rows: [String: [String: Value]] = [:]
-            for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {
-                for record in try db.fetchAll(T.self, "SELECT * FROM \(ident: T.tableName) WHERE \(SyncKey.matching(key, chunk))") {
-                    let columns = try db.encodedColumns(of: record)
-                    guard let keyValue = columns.first(where: { $0.name == key })?.value else { continue }
-                    rows[SyncKey.text(keyValue)] = Dictionary(columns.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
+            for chunk in SyncKey.chunks(keys) {
+                for record in try db.fetchAll(T.self, "SELECT * FROM \(ident: name) WHERE \(SyncKey.matching(keyColumns, chunk))") {
+                    let encoded = try db.encodedColumns(of: record)
+                    var values: [String: Value] = [:]
+                    for column in encoded where columns.contains(column.name) { values[column.name] = column.value }
+                    rows[SyncKey.text(keyColumns.map { values[$0] ?? .null })] = values
                 }
             }
             return rows
         }
     }
+
+    /// The key's text of a row's values.
+    func key(of values: [String: Value]) -> String {
+        SyncKey.text(keyColumns.map { values[$0] ?? .null })
+    }
 }
 
-/// A row's key as text, the same on every engine: what `CAST(key AS TEXT)` gives.
+/// A column that names a row of another synced table: its parent.
+public struct SyncParent: Sendable, Hashable {
+    /// The column holding the parent's key (NULL: no parent).
+    public var column: String
+    /// The parent's table.
+    public var table: String
+
+    /// The parent named by `column`, a row of `T`'s table.
+    public init<T: Record>(_ column: String, _ type: T.Type) {
+        self.column = column
+        self.table = T.tableName
+    }
+
+    /// The parent named by `column`, a row of `table`.
+    public init(_ column: String, table: String) {
+        self.column = column
+        self.table = table
+    }
+}
+
+/// A row's key as text, the same on every engine: what `CAST(key AS TEXT)`
+/// gives for one column; for a pair, each part with `\` and `|` escaped,
+/// joined by `|`.
 enum SyncKey {
-    /// `key IN (...)` for keys given as text: UUIDs bound as UUIDs (lowercase
-    /// text on SQLite, `uuid` on PostgreSQL), so the key's index serves it;
-    /// any other key compared as text.
-    static func matching(_ column: String, _ keys: [String]) -> SQL {
-        let uuids = keys.compactMap(UUID.init(uuidString:))
-        if uuids.count == keys.count, !keys.isEmpty {
-            return "\(ident: column) IN (\(SQL.join(uuids.map { "\(Value.uuid($0))" }, separator: ", ")))"
+    static func chunks(_ keys: [String], size: Int = 300) -> [[String]] {
+        stride(from: 0, to: keys.count, by: size).map { Array(keys[$0..<min($0 + size, keys.count)]) }
+    }
+
+    /// The rows with these keys: UUID parts bound as UUIDs (lowercase text on
+    /// SQLite, `uuid` on PostgreSQL), so the key's index serves them; any
+    /// other part compared as text.
+    static func matching(_ columns: [String], _ keys: [String]) -> SQL {
+        guard !keys.isEmpty else { return "1 = 0" }
+        let split = keys.map { Self.parts(of: $0, count: columns.count) }
+        let terms: [SQL] = columns.indices.map { index in
+            let texts = split.map { $0[index] }
+            let uuids = texts.compactMap(UUID.init(uuidString:))
+            if columns.count == 1 {
+                return uuids.count == texts.count
+                    ? "\(ident: columns[index]) IN (\(SQL.join(uuids.map { "\(Value.uuid($0))" }, separator: ", ")))"
+                    : "CAST(\(ident: columns[index]) AS TEXT) IN (\(SQL.join(texts.map { "\($0)" }, separator: ", ")))"
+            }
+            return uuids.count == texts.count ? "\(ident: columns[index])" : "CAST(\(ident: columns[index]) AS TEXT)"
         }
-        return "CAST(\(ident: column) AS TEXT) IN (\(SQL.join(keys.map { "\($0)" }, separator: ", ")))"
+        if columns.count == 1 { return terms[0] }
+        // A pair: (a, b) IN (VALUES (x, y), ...), with each part bound as its column compares.
+        let rows: [SQL] = split.map { row in
+            let values: [SQL] = columns.indices.map { index in
+                let isUUID = split.allSatisfy { UUID(uuidString: $0[index]) != nil }
+                return isUUID ? "\(Value.uuid(UUID(uuidString: row[index]) ?? UUID()))" : "\(row[index])"
+            }
+            return "(\(SQL.join(values, separator: ", ")))"
+        }
+        return "(\(SQL.join(terms, separator: ", "))) IN (VALUES \(SQL.join(rows, separator: ", ")))"
+    }
+
+    /// The text of a key's values.
+    static func text(_ values: [Value]) -> String {
+        if values.count == 1 { return text(values[0]) }
+        return values.map { text($0).replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "|", with: "\\|") }
+            .joined(separator: "|")
     }
 
     static func text(_ value: Value) -> String {
@@ -61,6 +151,28 @@ enum SyncKey {
         case .uuid(let uuid): uuid.uuidString.lowercased()
         default: "\(value)"
         }
+    }
+
+    /// The parts of a key's text.
+    static func parts(of key: String, count: Int) -> [String] {
+        guard count > 1 else { return [key] }
+        var parts: [String] = [], current = "", escaped = false
+        for character in key {
+            if escaped { current.append(character); escaped = false }
+            else if character == "\\" { escaped = true }
+            else if character == "|" { parts.append(current); current = "" }
+            else { current.append(character) }
+        }
+        parts.append(current)
+        // A malformed key (from elsewhere) matches no row rather than trapping.
+        return parts.count == count ? parts : Array(repeating: "", count: count)
+    }
+
+    /// The SQL expression of a row's key text (in a trigger, of `NEW` or `OLD`).
+    static func expression(_ columns: [String], row: String?, quote: (String) -> String) -> String {
+        let prefix = row.map { $0 + "." } ?? ""
+        if columns.count == 1 { return "CAST(\(prefix)\(quote(columns[0])) AS TEXT)" }
+        return columns.map { "replace(replace(CAST(\(prefix)\(quote($0)) AS TEXT), '\\', '\\\\'), '|', '\\|')" }.joined(separator: " || '|' || ")
     }
 }
 

@@ -34,8 +34,10 @@ public enum ListColor {
 
 /// A list, as --json shows it.
 public struct ListJSON: Encodable {
-    /// The list's id.
-    public var id: Int64?
+    /// The list's key, the same on every device.
+    public var id: UUID
+    /// This store's number for the list.
+    public var number: Int64?
     /// The title.
     public var title: String
     /// `#RRGGBBAA`.
@@ -52,6 +54,7 @@ public struct ListJSON: Encodable {
     /// The JSON form of a model value.
     public init(_ list: RemindersList) {
         id = list.id
+        number = list.number
         title = list.title
         color = ListColor.hex(list.color)
         position = list.position + 1

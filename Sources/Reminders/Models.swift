@@ -1,4 +1,5 @@
 import Depot
+import DepotSync
 import Foundation
 
 /// A list of reminders, such as "Groceries" or "Work".
@@ -6,8 +7,12 @@ import Foundation
 public struct RemindersList: Record, Equatable, Hashable {
     public static let tableName = "remindersLists"
 
-    /// The id; nil until the list is saved.
-    public var id: Int64?
+    /// The key: made on the device that creates the list, the same on every
+    /// device it syncs to.
+    public var id: UUID
+    /// This store's short name for the list (1, 2, 3...), given when the list
+    /// is stored; nil before. Another device may number it otherwise.
+    public var number: Int64?
     /// The title shown in the list of lists.
     public var title: String
     /// The colour, as 0xRRGGBBAA (it needs 32 unsigned bits: stored as a 64-bit integer).
@@ -22,9 +27,10 @@ public struct RemindersList: Record, Equatable, Hashable {
     public var showCompleted: Bool
 
     /// A list with the default sort (due date, ascending) that hides completed reminders.
-    public init(id: Int64? = nil, title: String, color: Int64 = 0x4A99_EFFF, position: Int = 0,
+    public init(id: UUID = UUID(), number: Int64? = nil, title: String, color: Int64 = 0x4A99_EFFF, position: Int = 0,
                 sort: ReminderSort = .dueDate, sortAscending: Bool = true, showCompleted: Bool = false) {
         self.id = id
+        self.number = number
         self.title = title
         self.color = color
         self.position = position
@@ -70,8 +76,12 @@ extension Priority: QueryComparable {}
 public struct Reminder: Record, Equatable, Hashable {
     public static let tableName = "reminders"
 
-    /// The id; nil until the reminder is saved.
-    public var id: Int64?
+    /// The key: made on the device that creates the reminder, the same on
+    /// every device it syncs to.
+    public var id: UUID
+    /// This store's short name for the reminder (1, 2, 3...), given when it
+    /// is stored; nil before. Another device may number it otherwise.
+    public var number: Int64?
     /// What to do.
     public var title: String
     /// Free text; empty when there are none.
@@ -89,13 +99,14 @@ public struct Reminder: Record, Equatable, Hashable {
     /// The place within its list, from 0.
     public var position: Int
     /// The list that holds it.
-    public var remindersListID: Int64
+    public var remindersListID: UUID
 
     /// A reminder; `createdAt` defaults to now.
-    public init(id: Int64? = nil, title: String, notes: String = "", isCompleted: Bool = false, isFlagged: Bool = false,
+    public init(id: UUID = UUID(), number: Int64? = nil, title: String, notes: String = "", isCompleted: Bool = false, isFlagged: Bool = false,
                 priority: Priority = .none, dueDate: Date? = nil, createdAt: Date = Date(), position: Int = 0,
-                remindersListID: Int64) {
+                remindersListID: UUID) {
         self.id = id
+        self.number = number
         self.title = title
         self.notes = notes
         self.isCompleted = isCompleted
@@ -108,21 +119,38 @@ public struct Reminder: Record, Equatable, Hashable {
     }
 }
 
-/// A label reminders share. Titles are unique ignoring letter case.
+/// A label reminders share. Titles are unique ignoring letter case: a tag's
+/// key is made from its title (``Tag/id(forTitle:)``), so two devices that
+/// create "#errand" offline create one tag.
 @Columns
 public struct Tag: Record, Equatable, Hashable {
     public static let tableName = "tags"
 
-    /// The id; nil until the tag is saved.
-    public var id: Int64?
+    /// The key: ``id(forTitle:)`` of the title it was created with.
+    public var id: UUID
     /// The title, as first written.
     public var title: String
 
-    /// A tag; the title is matched ignoring letter case.
-    public init(id: Int64? = nil, title: String) {
+    /// A tag keyed by its title.
+    public init(title: String) {
+        self.id = Self.id(forTitle: title)
+        self.title = title
+    }
+
+    /// A tag from its parts.
+    public init(id: UUID, title: String) {
         self.id = id
         self.title = title
     }
+
+    /// The key of a tag with this title: a name-based UUID (RFC 9562 version
+    /// 5) of the title folded for A–Z case, the same on every device.
+    public static func id(forTitle title: String) -> UUID {
+        NameBasedUUID.make(namespace: tagNamespace, name: foldedASCII(title))
+    }
+
+    /// The namespace of tag keys.
+    static let tagNamespace = UUID(uuid: (0x6f, 0x2e, 0x1a, 0x52, 0x8c, 0x3b, 0x4d, 0x1e, 0x9a, 0x07, 0x5b, 0x3c, 0x2d, 0x71, 0x40, 0x9e))
 }
 
 /// That a reminder carries a tag.
@@ -133,12 +161,12 @@ public struct ReminderTag: Record, Equatable, Hashable {
     public static let primaryKey = ["reminderID", "tagID"]
 
     /// The tagged reminder.
-    public var reminderID: Int64
+    public var reminderID: UUID
     /// The tag.
-    public var tagID: Int64
+    public var tagID: UUID
 
     /// That `reminderID` carries `tagID`.
-    public init(reminderID: Int64, tagID: Int64) {
+    public init(reminderID: UUID, tagID: UUID) {
         self.reminderID = reminderID
         self.tagID = tagID
     }

@@ -6,7 +6,7 @@ import Foundation
 struct ListCoverImage: Record, Equatable {
     static let tableName = "remindersListCoverImages"
     static let primaryKey = ["remindersListID"]
-    var remindersListID: Int64
+    var remindersListID: UUID
     var image: Data
 }
 
@@ -16,8 +16,7 @@ extension RemindersModel {
     /// Sets a list's cover image (any bytes: Depot stores them as they are), or removes it with nil.
     public func setCoverImage(_ image: Data?, of nameOrID: String) async throws {
         try await store.write(logger: logger) { db in
-            let list = try Self.findList(db, nameOrID)
-            guard let id = list.id else { throw RemindersError.listNotFound(nameOrID) }
+            let id = try Self.findList(db, nameOrID).id
             try db.delete(ListCoverImage.self, id: id)
             if let image { try db.insert(ListCoverImage(remindersListID: id, image: image)) }
         }
@@ -26,8 +25,7 @@ extension RemindersModel {
     /// A list's cover image, byte for byte; nil when it has none.
     public func coverImage(of nameOrID: String) async throws -> Data? {
         try await store.read(logger: logger) { db in
-            let list = try Self.findList(db, nameOrID)
-            guard let id = list.id else { throw RemindersError.listNotFound(nameOrID) }
+            let id = try Self.findList(db, nameOrID).id
             return try db.find(ListCoverImage.self, id: id)?.image
         }
     }

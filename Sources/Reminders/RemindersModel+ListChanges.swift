@@ -51,9 +51,10 @@ extension RemindersModel {
             if let position = changes.position {
                 var ids = try Self.listIDsInOrder(db)
                 ids.removeAll { $0 == list.id }
-                ids.insert(list.id ?? 0, at: min(position, ids.count))
+                ids.insert(list.id, at: min(position, ids.count))
                 try Self.renumberLists(db, ids)
-                list = try Self.findList(db, String(list.id ?? 0))
+                guard let moved = try db.find(RemindersList.self, id: list.id) else { throw RemindersError.listNotFound(nameOrID) }
+                list = moved
             }
             return list
         }

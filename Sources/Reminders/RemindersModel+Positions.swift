@@ -11,38 +11,39 @@ extension RemindersModel {
     /// Only the moved reminder changes, unless its neighbours left no room:
     /// then the list is renumbered once.
     @discardableResult
-    public func moveReminder(_ id: Int64, before other: Int64?) async throws -> ReminderDetail {
+    public func moveReminder(_ number: Int64, before other: Int64?) async throws -> ReminderDetail {
         try await store.write(logger: logger) { db in
-            let (reminder, siblings) = try Self.siblings(db, of: id)
+            let (reminder, siblings) = try Self.siblings(db, of: number)
             guard let other else { return try Self.place(db, reminder, after: siblings.last?.id, before: nil, today: today) }
-            guard let index = siblings.firstIndex(where: { $0.id == other }) else { throw RemindersError.reminderNotFound(other) }
-            return try Self.place(db, reminder, after: index > 0 ? siblings[index - 1].id : nil, before: other, today: today)
+            guard let index = siblings.firstIndex(where: { $0.number == other }) else { throw RemindersError.reminderNotFound(other) }
+            return try Self.place(db, reminder, after: index > 0 ? siblings[index - 1].id : nil, before: siblings[index].id, today: today)
         }
     }
 
     /// Moves a reminder just after another of its list.
     @discardableResult
-    public func moveReminder(_ id: Int64, after other: Int64) async throws -> ReminderDetail {
+    public func moveReminder(_ number: Int64, after other: Int64) async throws -> ReminderDetail {
         try await store.write(logger: logger) { db in
-            let (reminder, siblings) = try Self.siblings(db, of: id)
-            guard let index = siblings.firstIndex(where: { $0.id == other }) else { throw RemindersError.reminderNotFound(other) }
-            return try Self.place(db, reminder, after: other, before: index + 1 < siblings.count ? siblings[index + 1].id : nil, today: today)
+            let (reminder, siblings) = try Self.siblings(db, of: number)
+            guard let index = siblings.firstIndex(where: { $0.number == other }) else { throw RemindersError.reminderNotFound(other) }
+            return try Self.place(db, reminder, after: siblings[index].id, before: index + 1 < siblings.count ? siblings[index + 1].id : nil, today: today)
         }
     }
 
     /// The reminder and the others of its list, in manual order.
-    static func siblings(_ db: Database, of id: Int64) throws -> (Reminder, [Reminder]) {
-        guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+    static func siblings(_ db: Database, of number: Int64) throws -> (Reminder, [Reminder]) {
+        let reminder = try findReminder(db, number)
+        let id = reminder.id
         let others = try db.fetchAll(Reminder.where { $0.remindersListID.eq(reminder.remindersListID) && $0.id.neq(id) }
-            .order { $0.position.ascending() })
+            .order { [$0.position.ascending(), $0.number.ascending(), $0.id.ascending()] })
         return (reminder, others)
     }
 
     /// Puts the reminder between two neighbours, by id (nil: none on that side).
-    private static func place(_ db: Database, _ reminder: Reminder, after previous: Int64?, before next: Int64?, today: Day) throws -> ReminderDetail {
-        func position(of id: Int64?) throws -> Int? {
+    private static func place(_ db: Database, _ reminder: Reminder, after previous: UUID?, before next: UUID?, today: Day) throws -> ReminderDetail {
+        func position(of id: UUID?) throws -> Int? {
             guard let id else { return nil }
-            guard let neighbour = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+            guard let neighbour = try db.find(Reminder.self, id: id) else { throw RemindersError.invalidInput("a neighbour of the moved reminder is gone") }
             return neighbour.position
         }
         var moved = reminder
@@ -52,11 +53,12 @@ extension RemindersModel {
             // No room between them: renumber the list with gaps once, then there is.
             try renumber(db, listID: reminder.remindersListID)
             guard let room = between(try position(of: previous), try position(of: next)) else {
-                throw RemindersError.invalidInput("no room to move reminder \(reminder.id ?? 0) there")
+                throw RemindersError.invalidInput("no room to move reminder \(reminder.number ?? 0) there")
             }
             moved.position = room
         }
-        try db.update(Reminder.where { $0.id.eq(moved.id ?? 0) }) { [$0.position.to(moved.position)] }
+        let movedID = moved.id
+        try db.update(Reminder.where { $0.id.eq(movedID) }) { [$0.position.to(moved.position)] }
         return try details(db, [moved], today: today)[0]
     }
 
@@ -78,8 +80,9 @@ extension RemindersModel {
     }
 
     /// Positions 0, gap, 2×gap… in the list's current order.
-    static func renumber(_ db: Database, listID: Int64) throws {
-        let ids = try db.fetchAll(Reminder.where { $0.remindersListID.eq(listID) }.order { $0.position.ascending() }).compactMap(\.id)
+    static func renumber(_ db: Database, listID: UUID) throws {
+        let ids = try db.fetchAll(Reminder.where { $0.remindersListID.eq(listID) }
+            .order { [$0.position.ascending(), $0.number.ascending(), $0.id.ascending()] }).map(\.id)
         for (index, reminderID) in ids.enumerated() {
             let (position, overflow) = index.multipliedReportingOverflow(by: positionGap)
             guard !overflow else { throw RemindersError.invalidInput("a list of \(ids.count) reminders cannot be numbered") }
@@ -88,7 +91,7 @@ extension RemindersModel {
     }
 
     /// The position after a list's last reminder.
-    static func nextPosition(_ db: Database, listID: Int64) throws -> Int {
+    static func nextPosition(_ db: Database, listID: UUID) throws -> Int {
         let last = try db.fetchOne(Reminder.where { $0.remindersListID.eq(listID) }.select { $0.position.max() }) ?? nil
         guard let last else { return 0 }
         if let next = between(last, nil) { return next }

@@ -88,20 +88,21 @@ extension RemindersModel {
         switch view {
         case .today:
             reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.dueDate >= day.start && $0.dueDate < day.end }
-                .order { [$0.dueDate.ascending(), $0.priority.descending()] })
+                .order { [$0.dueDate.ascending(), $0.priority.descending(), $0.number.ascending(nulls: .last)] })
         case .scheduled:
             reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.dueDate.isNotNull() }
-                .order { $0.dueDate.ascending() })
+                .order { [$0.dueDate.ascending(), $0.number.ascending(nulls: .last)] })
         case .flagged:
             reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.isFlagged }
-                .order { $0.dueDate.ascending() })
+                .order { [$0.dueDate.ascending(), $0.number.ascending(nulls: .last)] })
         case .completed:
             reminders = try db.fetchAll(Reminder.where { $0.isCompleted }
-                .order { $0.dueDate.descending() })
+                .order { [$0.dueDate.descending(), $0.number.ascending(nulls: .last)] })
         case .all:
             reminders = try db.fetchAll(Reminder.where { !$0.isCompleted }
                 .join(RemindersList.self) { reminder, list in reminder.remindersListID.eq(list.id) }
-                .order { reminder, list in [list.position.ascending(), list.id.ascending(), reminder.position.ascending()] })
+                .order { reminder, list in [list.position.ascending(), list.number.ascending(nulls: .last), list.id.ascending(), reminder.position.ascending(),
+                                                  reminder.number.ascending(nulls: .last)] })
                 .map(\.0)
         }
         return try Self.details(db, reminders, today: day)
@@ -110,18 +111,17 @@ extension RemindersModel {
     /// Reminders carrying a tag (matched ignoring letter case), open ones unless `includeCompleted`.
     public func reminders(taggedWith title: String, includeCompleted: Bool = false) async throws -> [ReminderDetail] {
         try await store.read(logger: logger) { db in
-            let tag = try db.fetchOne(Tag.where { $0.title.folded.eq(foldedASCII(title)) })
-            guard let tagID = tag?.id else { throw RemindersError.tagNotFound(title) }
+            guard let tagID = try Self.findTag(db, title)?.id else { throw RemindersError.tagNotFound(title) }
             var tagged = Reminder.where { $0.id.in(ReminderTag.where { $0.tagID.eq(tagID) }.select { $0.reminderID }) }
             if !includeCompleted { tagged = tagged.where { !$0.isCompleted } }
-            return try Self.details(db, try db.fetchAll(tagged.order { [$0.isCompleted.ascending(), $0.dueDate.ascending()] }), today: today)
+            return try Self.details(db, try db.fetchAll(tagged.order { [$0.isCompleted.ascending(), $0.dueDate.ascending(), $0.number.ascending(nulls: .last)] }), today: today)
         }
     }
 
-    /// The reminder with this id.
-    public func reminder(_ id: Int64) async throws -> ReminderDetail {
+    /// The reminder with this number.
+    public func reminder(_ number: Int64) async throws -> ReminderDetail {
         try await store.read(logger: logger) { db in
-            guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+            let reminder = try Self.findReminder(db, number)
             return try Self.details(db, [reminder], today: today)[0]
         }
     }
@@ -135,13 +135,13 @@ extension RemindersModel {
         let createdAt = now()
         return try await store.write(logger: logger) { db in
             let list = try Self.findList(db, listNameOrID)
-            let listID = list.id ?? 0
+            let listID = list.id
             let position = try Self.nextPosition(db, listID: listID)
-            let reminder = try db.insert(Reminder(title: title, notes: draft.notes ?? "", isFlagged: draft.isFlagged ?? false,
+            let reminder = try Self.insertNumbered(db, Reminder(id: newID(), title: title, notes: draft.notes ?? "", isFlagged: draft.isFlagged ?? false,
                                                   priority: draft.priority ?? .none, dueDate: draft.dueDate ?? nil,
                                                   createdAt: createdAt, position: position, remindersListID: listID))
-            try Self.tag(db, reminder.id ?? 0, draft.tags)
-            try Self.reindex(db, [reminder.id ?? 0])
+            try Self.tag(db, reminder.id, draft.tags)
+            try Self.reindex(db, [reminder.id])
             return try Self.details(db, [reminder], today: today)[0]
         }
     }
@@ -149,10 +149,11 @@ extension RemindersModel {
     /// Changes the fields a draft sets, moves it to the draft's list, and adds
     /// its tags (or makes them its only tags): all in one write, or nothing.
     @discardableResult
-    public func editReminder(_ id: Int64, _ changes: ReminderDraft) async throws -> ReminderDetail {
+    public func editReminder(_ number: Int64, _ changes: ReminderDraft) async throws -> ReminderDetail {
         let title = try changes.title.map(Self.validTitle)
         return try await store.write(logger: logger) { db in
-            guard var reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+            var reminder = try Self.findReminder(db, number)
+            let id = reminder.id
             reminder.title = title ?? reminder.title
             reminder.notes = changes.notes ?? reminder.notes
             if let dueDate = changes.dueDate { reminder.dueDate = dueDate }
@@ -161,7 +162,7 @@ extension RemindersModel {
             reminder.isCompleted = changes.isCompleted ?? reminder.isCompleted
             if let list = changes.list {
                 // It keeps its place in the manual order: its position stays.
-                reminder.remindersListID = try Self.findList(db, list).id ?? reminder.remindersListID
+                reminder.remindersListID = try Self.findList(db, list).id
             }
             try db.update(reminder)
             if changes.replacesTags {
@@ -175,77 +176,78 @@ extension RemindersModel {
 
     /// Marks a reminder done, or not done.
     @discardableResult
-    public func complete(_ id: Int64, _ completed: Bool = true) async throws -> ReminderDetail {
-        try await update(id) { $0.isCompleted = completed }
+    public func complete(_ number: Int64, _ completed: Bool = true) async throws -> ReminderDetail {
+        try await update(number) { $0.isCompleted = completed }
     }
 
     /// Flags a reminder, or clears its flag.
     @discardableResult
-    public func flag(_ id: Int64, _ flagged: Bool = true) async throws -> ReminderDetail {
-        try await update(id) { $0.isFlagged = flagged }
+    public func flag(_ number: Int64, _ flagged: Bool = true) async throws -> ReminderDetail {
+        try await update(number) { $0.isFlagged = flagged }
     }
 
     /// Moves a reminder to another list; it keeps its place in the manual order (its position).
     @discardableResult
-    public func move(_ id: Int64, to listNameOrID: String) async throws -> ReminderDetail {
+    public func move(_ number: Int64, to listNameOrID: String) async throws -> ReminderDetail {
         try await store.write(logger: logger) { db in
-            guard var reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+            var reminder = try Self.findReminder(db, number)
             let list = try Self.findList(db, listNameOrID)
             guard reminder.remindersListID != list.id else { return try Self.details(db, [reminder], today: today)[0] }
             // It keeps its place in the manual order: its position stays.
-            reminder.remindersListID = list.id ?? 0
+            reminder.remindersListID = list.id
             try db.update(reminder)
             return try Self.details(db, [reminder], today: today)[0]
         }
     }
 
     /// Deletes a reminder.
-    public func deleteReminder(_ id: Int64) async throws {
+    public func deleteReminder(_ number: Int64) async throws {
         try await store.write(logger: logger) { db in
-            guard try db.delete(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+            guard try db.delete(Reminder.where { $0.number.eq(number) }) > 0 else { throw RemindersError.reminderNotFound(number) }
         }
     }
 
     /// Adds tags to a reminder, creating the ones that do not exist (titles match ignoring letter case).
     @discardableResult
-    public func tag(_ id: Int64, with titles: [String]) async throws -> ReminderDetail {
+    public func tag(_ number: Int64, with titles: [String]) async throws -> ReminderDetail {
         try await store.write(logger: logger) { db in
-            guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
-            try Self.tag(db, id, titles)
-            try Self.reindex(db, [id])
+            let reminder = try Self.findReminder(db, number)
+            try Self.tag(db, reminder.id, titles)
+            try Self.reindex(db, [reminder.id])
             return try Self.details(db, [reminder], today: today)[0]
         }
     }
 
     /// Removes tags from a reminder. The tags themselves stay.
     @discardableResult
-    public func untag(_ id: Int64, from titles: [String]) async throws -> ReminderDetail {
+    public func untag(_ number: Int64, from titles: [String]) async throws -> ReminderDetail {
         try await store.write(logger: logger) { db in
-            guard let reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+            let reminder = try Self.findReminder(db, number)
+            let id = reminder.id
             for title in titles {
                 guard let tag = try Self.findTag(db, title) else { throw RemindersError.tagNotFound(title) }
-                try db.delete(ReminderTag.where { $0.reminderID.eq(id) && $0.tagID.eq(tag.id ?? 0) })
+                try db.delete(ReminderTag.where { $0.reminderID.eq(id) && $0.tagID.eq(tag.id) })
             }
             try Self.reindex(db, [id])
             return try Self.details(db, [reminder], today: today)[0]
         }
     }
 
-    private func update(_ id: Int64, _ change: @escaping @Sendable (inout Reminder) -> Void) async throws -> ReminderDetail {
+    private func update(_ number: Int64, _ change: @escaping @Sendable (inout Reminder) -> Void) async throws -> ReminderDetail {
         try await store.write(logger: logger) { db in
-            guard var reminder = try db.find(Reminder.self, id: id) else { throw RemindersError.reminderNotFound(id) }
+            var reminder = try Self.findReminder(db, number)
             change(&reminder)
             try db.update(reminder)
             return try Self.details(db, [reminder], today: today)[0]
         }
     }
 
-    static func tag(_ db: Database, _ reminderID: Int64, _ titles: [String]) throws {
+    static func tag(_ db: Database, _ reminderID: UUID, _ titles: [String]) throws {
         for raw in titles {
             let title = try validTagTitle(raw)
             let tag = try findTag(db, title) ?? db.insert(Tag(title: title))
             // An upsert on the link's key: tagging twice keeps one link.
-            try db.upsert(ReminderTag(reminderID: reminderID, tagID: tag.id ?? 0))
+            try db.upsert(ReminderTag(reminderID: reminderID, tagID: tag.id))
         }
     }
 }

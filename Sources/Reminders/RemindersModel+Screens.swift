@@ -51,9 +51,9 @@ extension RemindersModel {
             switch screen {
             case .list(let nameOrID):
                 let id = try Self.findList(db, nameOrID).id
-                query = Reminder.where { $0.remindersListID.eq(id ?? 0) }
+                query = Reminder.where { $0.remindersListID.eq(id) }
             case .tag(let title):
-                guard let tag = try Self.findTag(db, title), let tagID = tag.id else { throw RemindersError.tagNotFound(title) }
+                guard let tagID = try Self.findTag(db, title)?.id else { throw RemindersError.tagNotFound(title) }
                 query = Reminder.where { reminder in
                     ReminderTag.exists { $0.reminderID.eq(reminder.id) && $0.tagID.eq(tagID) }
                 }
@@ -95,6 +95,8 @@ extension RemindersModel {
             case .manual:
                 terms.append(up ? reminder.position.ascending() : reminder.position.descending())
             }
+            // Ties in this store's order of arrival (the builder ends with the key).
+            terms.append(reminder.number.ascending(nulls: .last))
             return terms
         }
     }

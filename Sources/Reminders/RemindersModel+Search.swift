@@ -29,7 +29,7 @@ extension RemindersModel {
             let shown = includeCompleted ? matching : matching.where { !$0.isCompleted }
             let reminders = try db.fetchAll(shown.order { $0.isCompleted.ascending() }
                 .orderedBySearchRank(query, in: Reminder.searchIndex)
-                .order { $0.dueDate.ascending() })
+                .order { [$0.dueDate.ascending(), $0.number.ascending(nulls: .last)] })
             return (SearchResult(reminders: reminders, completedCount: completedCount), try Self.details(db, reminders, today: today))
         }
     }
@@ -62,19 +62,18 @@ extension RemindersModel {
 
     /// Writes the search index of these reminders from their titles, tags and
     /// notes, in the caller's write.
-    static func reindex(_ db: Database, _ ids: [Int64]) throws {
+    static func reindex(_ db: Database, _ ids: [UUID]) throws {
         guard !ids.isEmpty else { return }
         let tags = try tagTitles(db, of: ids)
         for reminder in try db.fetchAll(Reminder.self, ids: ids) {
-            guard let id = reminder.id else { continue }
-            try db.updateSearchIndex(Reminder.searchIndex, key: id, texts: searchTexts(reminder, tags: tags[id] ?? []))
+            try db.updateSearchIndex(Reminder.searchIndex, key: reminder.id, texts: searchTexts(reminder, tags: tags[reminder.id] ?? []))
         }
     }
 
     /// Writes the search index of every reminder again.
     static func reindexAll(_ db: Database) throws {
-        let tags = try tagTitles(db, of: try db.fetchAll(Reminder.all.select { $0.id }).compactMap { $0 })
-        try db.rebuildSearchIndex(Reminder.searchIndex) { reminder in searchTexts(reminder, tags: reminder.id.flatMap { tags[$0] } ?? []) }
+        let tags = try tagTitles(db, of: try db.fetchAll(Reminder.all.select { $0.id }))
+        try db.rebuildSearchIndex(Reminder.searchIndex) { reminder in searchTexts(reminder, tags: tags[reminder.id] ?? []) }
     }
 
     /// The indexed texts of a reminder, in the index's field order.
@@ -83,7 +82,7 @@ extension RemindersModel {
     }
 
     /// The reminders that carry a tag.
-    static func reminderIDs(_ db: Database, taggedWith tagID: Int64) throws -> [Int64] {
+    static func reminderIDs(_ db: Database, taggedWith tagID: UUID) throws -> [UUID] {
         try db.fetchAll(ReminderTag.where { $0.tagID.eq(tagID) }.select { $0.reminderID })
     }
 }

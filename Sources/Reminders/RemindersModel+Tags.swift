@@ -21,10 +21,10 @@ extension RemindersModel {
     /// The tag picker: the three most used tags, then every other tag by title.
     public func tagPicker() async throws -> TagPicker {
         try await store.read(logger: logger) { db in
-            struct Used { var id: Int64; var title: String; var uses: Int }
+            struct Used { var id: UUID; var title: String; var uses: Int }
             let uses = Dictionary(try db.fetchAll(ReminderTag.all.select { ($0.tagID, Aggregates.countAll()) }.group { $0.tagID }),
                                   uniquingKeysWith: { a, _ in a })
-            let tags = try db.fetchAll(Tag.all).compactMap { tag in tag.id.map { Used(id: $0, title: tag.title, uses: uses[$0] ?? 0) } }
+            let tags = try db.fetchAll(Tag.all).map { tag in Used(id: tag.id, title: tag.title, uses: uses[tag.id] ?? 0) }
                 .sorted { a, b in
                     if a.uses != b.uses { return a.uses > b.uses }
                     let (x, y) = (foldedASCII(a.title), foldedASCII(b.title))
@@ -59,17 +59,30 @@ extension RemindersModel {
 
     /// Renames a tag. Another tag with the new title (ignoring letter case) is refused;
     /// the same tag with other letter case is a rename.
+    ///
+    /// A tag's key is made from its title, so a new title is a new tag: the
+    /// reminders move to it and the old one is deleted, in one write. (A
+    /// device that tagged a reminder with the old title offline meanwhile
+    /// loses that tag at the next sync: the old tag is gone.)
     @discardableResult
     public func renameTag(_ title: String, to newTitle: String) async throws -> Tag {
         try await store.write(logger: logger) { db in
             guard var tag = try Self.findTag(db, title) else { throw RemindersError.tagNotFound(title) }
             let newTitle = try Self.validTagTitle(newTitle)
-            if let other = try Self.findTag(db, newTitle), other.id != tag.id {
-                throw RemindersError.conflict("a tag named \"\(other.title)\" exists already")
+            let tagged = try Self.reminderIDs(db, taggedWith: tag.id)
+            if foldedASCII(newTitle) == foldedASCII(tag.title) {
+                tag.title = newTitle
+                try db.update(tag)
+            } else {
+                if let other = try Self.findTag(db, newTitle) {
+                    throw RemindersError.conflict("a tag named \"\(other.title)\" exists already")
+                }
+                let renamed = try db.insert(Tag(title: newTitle))
+                for reminderID in tagged { try db.upsert(ReminderTag(reminderID: reminderID, tagID: renamed.id)) }
+                try db.delete(tag)   // its links go with it (ON DELETE CASCADE)
+                tag = renamed
             }
-            tag.title = newTitle
-            try db.update(tag)
-            try Self.reindex(db, try Self.reminderIDs(db, taggedWith: tag.id ?? 0))
+            try Self.reindex(db, tagged)
             return tag
         }
     }
@@ -78,8 +91,8 @@ extension RemindersModel {
     @discardableResult
     public func deleteTag(_ title: String) async throws -> Int {
         try await store.write(logger: logger) { db in
-            guard let tag = try Self.findTag(db, title), let id = tag.id else { throw RemindersError.tagNotFound(title) }
-            let tagged = try Self.reminderIDs(db, taggedWith: id)
+            guard let tag = try Self.findTag(db, title) else { throw RemindersError.tagNotFound(title) }
+            let tagged = try Self.reminderIDs(db, taggedWith: tag.id)
             try db.delete(tag)   // its links go with it (ON DELETE CASCADE)
             try Self.reindex(db, tagged)
             return tagged.count
@@ -88,6 +101,8 @@ extension RemindersModel {
 
     static func findTag(_ db: Database, _ title: String) throws -> Tag? {
         let bare = title.hasPrefix("#") ? String(title.dropFirst()) : title
+        // The tag keyed by this title; else one renamed to it by letter case.
+        if let tag = try db.find(Tag.self, id: Tag.id(forTitle: bare)) { return tag }
         return try db.fetchOne(Tag.where { $0.title.folded.eq(foldedASCII(bare)) }.order { $0.id.ascending() })
     }
 

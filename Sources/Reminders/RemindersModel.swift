@@ -8,12 +8,13 @@ import Foundation
 /// let model = RemindersModel(store: try Store.sqlite(at: path))
 /// try await model.migrate()
 /// let groceries = try await model.createList(title: "Groceries")
-/// try await model.addReminder(ReminderDraft(title: "Milk", tags: ["errand"]), to: groceries.id!)
+/// try await model.addReminder(ReminderDraft(title: "Milk", tags: ["errand"]), to: groceries.title)
 /// let home = try await model.homeScreen()
 /// ```
 ///
 /// Every query gives one answer on SQLite and PostgreSQL, by these rules:
-/// - every ORDER BY says where NULLs go and ends with the unique `id`;
+/// - every ORDER BY says where NULLs go and ends with the store's `number`,
+///   then the unique `id`;
 /// - "today" and "overdue" are calendar days in ``timeZone`` (UTC by default),
 ///   computed in Swift and bound, never the server's session zone;
 /// - letter case folds A-Z only, on both engines (`lower(x)` on SQLite,
@@ -31,6 +32,9 @@ public struct RemindersModel: Sendable {
     public var timeZone: TimeZone
     /// The clock, so tests can fix "now".
     public var now: @Sendable () -> Date
+    /// Makes the key of a new list or reminder: random UUIDs (so tests can
+    /// make them predictable; keys made otherwise must never repeat).
+    public var newID: @Sendable () -> UUID = { UUID() }
 
     /// A model over a store; "today" means the calendar day in `timeZone` at `now()`.
     public init(store: Store, timeZone: TimeZone = TimeZone(identifier: "UTC") ?? .current, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -71,14 +75,13 @@ public struct RemindersModel: Sendable {
 
     /// The lists in order, each with its open reminders counted and whether it has a cover image.
     static func listSummaries(_ db: Database) throws -> [ListSummary] {
-        let lists = try db.fetchAll(RemindersList.order { [$0.position, $0.id] })
+        let lists = try db.fetchAll(RemindersList.order { [$0.position, $0.number, $0.id] })
         let open = try db.fetchAll(Reminder.where { !$0.isCompleted }
             .select { ($0.remindersListID, Aggregates.countAll()) }.group { $0.remindersListID })
         let counts = Dictionary(open, uniquingKeysWith: { a, _ in a })
         let covered = Set(try db.fetchAll(ListCoverImage.all.select { $0.remindersListID }))
         return lists.map { list in
-            ListSummary(list: list, incompleteCount: list.id.flatMap { counts[$0] } ?? 0,
-                        hasCoverImage: list.id.map(covered.contains) ?? false)
+            ListSummary(list: list, incompleteCount: counts[list.id] ?? 0, hasCoverImage: covered.contains(list.id))
         }
     }
 
@@ -90,7 +93,7 @@ public struct RemindersModel: Sendable {
             .select { ($0.tagID, Aggregates.countAll()) }.group { $0.tagID }), uniquingKeysWith: { a, _ in a })
         let tags = try db.fetchAll(Tag.where { $0.id.in(ReminderTag.all.select { $0.tagID }) }.order { [$0.title.folded, $0.id] })
         return tags.map { tag in
-            TagSummary(tag: tag, reminderCount: tag.id.flatMap { uses[$0] } ?? 0, openCount: tag.id.flatMap { open[$0] } ?? 0)
+            TagSummary(tag: tag, reminderCount: uses[tag.id] ?? 0, openCount: open[tag.id] ?? 0)
         }
     }
 
@@ -101,14 +104,14 @@ public struct RemindersModel: Sendable {
         try await store.read(logger: logger) { db in try Self.listSummaries(db) }
     }
 
-    /// The list with this id, or whose title matches ignoring letter case.
+    /// The list with this number, or whose title matches ignoring letter case.
     public func list(named nameOrID: String) async throws -> RemindersList {
         try await store.read(logger: logger) { db in try Self.findList(db, nameOrID) }
     }
 
     static func findList(_ db: Database, _ nameOrID: String) throws -> RemindersList {
-        if let id = Int64(nameOrID), let list = try db.find(RemindersList.self, id: id) { return list }
-        let matches = try db.fetchAll(RemindersList.where { $0.title.folded.eq(foldedASCII(nameOrID)) }.order { [$0.position, $0.id] })
+        if let number = Int64(nameOrID), let list = try db.fetchOne(RemindersList.where { $0.number.eq(number) }) { return list }
+        let matches = try db.fetchAll(RemindersList.where { $0.title.folded.eq(foldedASCII(nameOrID)) }.order { [$0.position, $0.number, $0.id] })
         guard let first = matches.first else { throw RemindersError.listNotFound(nameOrID) }
         guard matches.count == 1 else { throw RemindersError.ambiguousList(nameOrID, matches: matches.count) }
         return first
@@ -134,7 +137,7 @@ public struct RemindersModel: Sendable {
 
     /// A list's reminders in its stored sort, by the rules of ``ReminderOrder``.
     static func reminders(_ db: Database, of list: RemindersList, today: Day) throws -> [ReminderDetail] {
-        var query = Reminder.where { $0.remindersListID.eq(list.id ?? 0) }
+        var query = Reminder.where { $0.remindersListID.eq(list.id) }
         if !list.showCompleted { query = query.where { !$0.isCompleted } }
         let order = ReminderOrder(sort: list.sort, ascending: list.sortAscending, showCompleted: list.showCompleted)
         return try details(db, try db.fetchAll(ordered(query, order)), today: today)
@@ -148,7 +151,7 @@ public struct RemindersModel: Sendable {
         return try await store.write(logger: logger) { db in
             try Self.requireUnusedTitle(db, title, except: nil)
             let position = try db.fetchOne(RemindersList.all.select { $0.position.max() + 1 ?? 0 }) ?? 0
-            return try db.insert(RemindersList(title: title, color: color, position: position))
+            return try Self.insertNumbered(db, RemindersList(id: newID(), title: title, color: color, position: position))
         }
     }
 
@@ -157,15 +160,18 @@ public struct RemindersModel: Sendable {
     public func firstList(creatingIfNone title: String = "Reminders") async throws -> RemindersList {
         let title = try Self.validTitle(title)
         return try await store.write(logger: logger) { db in
-            if let first = try db.fetchOne(RemindersList.order { [$0.position.ascending(), $0.id.ascending()] }.limit(1)) { return first }
-            return try db.insert(RemindersList(title: title, color: 0x4A99_EFFF, position: 0))
+            if let first = try db.fetchOne(RemindersList.order { [$0.position.ascending(), $0.number.ascending(), $0.id.ascending()] }.limit(1)) { return first }
+            return try Self.insertNumbered(db, RemindersList(id: newID(), title: title, color: 0x4A99_EFFF, position: 0))
         }
     }
 
     /// Two lists never share a title (ignoring A–Z case): a title names one list.
-    static func requireUnusedTitle(_ db: Database, _ title: String, except id: Int64?) throws {
+    /// (Two devices may each create a list of one title offline: after a sync
+    /// both stay, and naming either by its title is ambiguous; its number names it.)
+    static func requireUnusedTitle(_ db: Database, _ title: String, except id: UUID?) throws {
         let folded = foldedASCII(title)
-        if let other = try db.fetchOne(RemindersList.where { $0.title.folded.eq(folded) && $0.id.isDistinct(from: id) }) {
+        let sameTitle = RemindersList.where { $0.title.folded.eq(folded) }
+        if let other = try db.fetchOne(id.map { id in sameTitle.where { $0.id.neq(id) } } ?? sameTitle) {
             throw RemindersError.conflict("a list named \"\(other.title)\" exists already; choose another title")
         }
     }
@@ -201,7 +207,7 @@ public struct RemindersModel: Sendable {
             let list = try Self.findList(db, nameOrID)
             var ids = try Self.listIDsInOrder(db)
             ids.removeAll { $0 == list.id }
-            ids.insert(list.id ?? 0, at: min(max(0, position), ids.count))
+            ids.insert(list.id, at: min(max(0, position), ids.count))
             try Self.renumberLists(db, ids)
         }
     }
@@ -209,7 +215,7 @@ public struct RemindersModel: Sendable {
     /// How many reminders a list holds, done or not: what deleting it removes.
     public func reminderCount(inList nameOrID: String) async throws -> Int {
         try await store.read(logger: logger) { db in
-            let id = try Self.findList(db, nameOrID).id ?? 0
+            let id = try Self.findList(db, nameOrID).id
             return try db.fetchCount(Reminder.where { $0.remindersListID.eq(id) })
         }
     }
@@ -225,22 +231,43 @@ public struct RemindersModel: Sendable {
             try db.delete(list)
             let remaining = try Self.listIDsInOrder(db)
             if remaining.isEmpty {
-                try db.insert(RemindersList(title: Self.defaultListTitle, color: 0x4A99_EFFF, position: 0))
+                try Self.insertNumbered(db, RemindersList(id: newID(), title: Self.defaultListTitle, color: 0x4A99_EFFF, position: 0))
             } else {
                 try Self.renumberLists(db, remaining)
             }
         }
     }
 
-    static func renumberLists(_ db: Database, _ ids: [Int64]) throws {
+    static func renumberLists(_ db: Database, _ ids: [UUID]) throws {
         for (position, id) in ids.enumerated() {
-            try db.update(RemindersList.where { $0.id.eq(id) }) { [$0.position.to(position)] }
+            // Only the lists whose place changed: an unchanged list is not written (nor synced).
+            try db.update(RemindersList.where { $0.id.eq(id) && $0.position.neq(position) }) { [$0.position.to(position)] }
         }
     }
 
     /// The lists' ids, by position.
-    static func listIDsInOrder(_ db: Database) throws -> [Int64] {
-        try db.fetchAll(RemindersList.order { [$0.position, $0.id] }.select { $0.id }).compactMap { $0 }
+    static func listIDsInOrder(_ db: Database) throws -> [UUID] {
+        try db.fetchAll(RemindersList.order { [$0.position, $0.number, $0.id] }.select { $0.id })
+    }
+
+    /// Inserts a list and reads it back with the number the store gave it.
+    static func insertNumbered(_ db: Database, _ list: RemindersList) throws -> RemindersList {
+        try db.insert(list)
+        guard let stored = try db.find(RemindersList.self, id: list.id) else { throw RemindersError.listNotFound(list.title) }
+        return stored
+    }
+
+    /// Inserts a reminder and reads it back with the number the store gave it.
+    static func insertNumbered(_ db: Database, _ reminder: Reminder) throws -> Reminder {
+        try db.insert(reminder)
+        guard let stored = try db.find(Reminder.self, id: reminder.id) else { throw RemindersError.invalidInput("the new reminder was not stored") }
+        return stored
+    }
+
+    /// The reminder with this number.
+    static func findReminder(_ db: Database, _ number: Int64) throws -> Reminder {
+        guard let reminder = try db.fetchOne(Reminder.where { $0.number.eq(number) }) else { throw RemindersError.reminderNotFound(number) }
+        return reminder
     }
 
     static func validTitle(_ title: String) throws -> String {
@@ -258,16 +285,16 @@ public struct RemindersModel: Sendable {
     /// Each reminder with its list's title and colour, its tags, and what a row
     /// draws (past due before `today`, a notes preview), in one query per kind.
     /// The titles of each reminder's tags, ignoring case in order.
-    static func tagTitles(_ db: Database, of ids: [Int64]) throws -> [Int64: [String]] {
-        var tags: [Int64: [String]] = [:]
+    static func tagTitles(_ db: Database, of ids: [UUID]) throws -> [UUID: [String]] {
+        var tags: [UUID: [String]] = [:]
         // Chunks keep every IN list well below each engine's bound-value limit.
         for chunk in stride(from: 0, to: ids.count, by: 1000).map({ Array(ids[$0..<min($0 + 1000, ids.count)]) }) {
             let links = try db.fetchAll(ReminderTag.where { $0.reminderID.in(chunk) })
             let titles = try db.fetchAll(Tag.where { $0.id.in(Set(links.map(\.tagID))) }.order { [$0.title.folded, $0.id] })
-            var linked: [Int64: Set<Int64>] = [:]
+            var linked: [UUID: Set<UUID>] = [:]
             for link in links { linked[link.tagID, default: []].insert(link.reminderID) }
             for tag in titles {
-                for reminderID in linked[tag.id ?? 0] ?? [] { tags[reminderID, default: []].append(tag.title) }
+                for reminderID in (linked[tag.id] ?? []).sorted() { tags[reminderID, default: []].append(tag.title) }
             }
         }
         return tags
@@ -275,15 +302,15 @@ public struct RemindersModel: Sendable {
 
     static func details(_ db: Database, _ reminders: [Reminder], today: Day) throws -> [ReminderDetail] {
         guard !reminders.isEmpty else { return [] }
-        let ids = reminders.compactMap(\.id)
+        let ids = reminders.map(\.id)
         let listIDs = Array(Set(reminders.map(\.remindersListID))).sorted()
         let lists = try db.fetchAll(RemindersList.self, ids: listIDs)
-        let byID = Dictionary(lists.compactMap { list in list.id.map { ($0, list) } }, uniquingKeysWith: { a, _ in a })
+        let byID = Dictionary(lists.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let tags = try tagTitles(db, of: ids)
         return reminders.map { reminder in
             let list = byID[reminder.remindersListID]
             return ReminderDetail(reminder: reminder, listTitle: list?.title ?? "", listColor: list?.color ?? 0,
-                                  tags: reminder.id.flatMap { tags[$0] } ?? [], today: today)
+                                  tags: tags[reminder.id] ?? [], today: today)
         }
     }
 }

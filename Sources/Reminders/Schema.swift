@@ -108,11 +108,15 @@ public enum RemindersSchema {
             try db.enableObservation(of: observedTables + ["remindersListCoverImages"])
         }
         migrator.register("8 reminder search", revision: "1") { db in
-            // Depot's full-text index of titles, tags and notes, filled from
-            // the reminders already stored; observable, as the tables it serves.
+            // Depot's full-text index of titles, tags and notes; observable, as
+            // the tables it serves. Migration 9 makes it again for the new keys
+            // and fills it (it was filled here until then: the model's records
+            // no longer read these tables' integer keys).
             try db.createSearchIndex(Reminder.searchIndex, keyType: .integer)
-            try RemindersModel.reindexAll(db)
             try db.enableObservation(of: [Reminder.searchIndex.tableName])
+        }
+        migrator.register("9 keys that never collide") { db in
+            try KeysMigration.run(db)
         }
         return migrator
     }

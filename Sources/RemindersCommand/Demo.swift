@@ -101,7 +101,7 @@ enum DemoData {
             let detail = try await model.addReminder(
                 ReminderDraft(title: item.title, notes: item.notes, dueDate: item.due, priority: item.priority,
                               isFlagged: item.flag, tags: item.tags), to: item.list)
-            if item.done, let id = detail.reminder.id { try await model.complete(id) }
+            if item.done, let number = detail.reminder.number { try await model.complete(number) }
         }
     }
 }

@@ -247,7 +247,7 @@ enum Output {
     static func lists(_ lists: [ListSummary]) {
         // The swatch's escapes take no column; its dot and space take two on every row.
         table(lists.map { summary in
-            [(summary.list.title, nil), ("\(summary.incompleteCount)", nil), ("id \(summary.list.id ?? 0)", .dim)]
+            [(summary.list.title, nil), ("\(summary.incompleteCount)", nil), ("id \(summary.list.number ?? 0)", .dim)]
         }, leading: lists.map { swatch($0.list.color) })
     }
 
@@ -261,7 +261,7 @@ enum Output {
             let r = detail.reminder
             let overdue = !r.isCompleted && (r.dueDate.map { $0 < today } ?? false)
             var row: [(String, Style?)] = [
-                ("\(r.id ?? 0)", .dim),
+                ("\(r.number ?? 0)", .dim),
                 (r.isCompleted ? "✓" : "○", r.isCompleted ? .green : nil),
                 (r.priority.marks + (r.isFlagged ? "⚑" : ""), r.isFlagged ? .orange : .red),
                 (r.title, r.isCompleted ? .dim : nil),

@@ -66,7 +66,10 @@ struct SyncConvergenceTests {
             case 7:
                 let body: String? = g.chance(2) ? "note \(step)" : nil
                 changed = try await store.write { db in
-                    try db.execute("UPDATE \"syncNotes\" SET \"rank\" = \(rank), \"body\" = \(body) WHERE \"id\" = \(id.uuidString.lowercased())") > 0
+                    try db.execute("""
+                        UPDATE "syncNotes" SET "rank" = \(rank), "body" = \(body)
+                        WHERE "id" = \(id.uuidString.lowercased()) AND ("rank" IS NOT \(rank) OR "body" IS NOT \(body))
+                        """) > 0
                 }
             case 8:
                 try await store.write { db in _ = try db.delete(SyncNote.self, id: id) }

@@ -65,7 +65,7 @@ struct RemindersScenario {
             let detail = try await model.addReminder(
                 ReminderDraft(title: seed.title, notes: seed.notes, dueDate: seed.due.map(at), priority: seed.priority,
                               isFlagged: seed.flag, tags: seed.tags), to: seed.list)
-            if seed.done, let id = detail.reminder.id { try await model.complete(id) }
+            if seed.done, let number = detail.reminder.number { try await model.complete(number) }
         }
     }
 
@@ -86,8 +86,12 @@ struct RemindersScenario {
     }
 
     static func run(_ store: Store) async throws -> Answers {
-        let model = RemindersModel(store: store, now: { now })
-        let losAngeles = RemindersModel(store: store, timeZone: TimeZone(identifier: "America/Los_Angeles") ?? .current, now: { now })
+        // Keys in order, the same on both engines: 00000000-0000-0000-0000-000000000001, ...
+        let counter = Counter()
+        var model = RemindersModel(store: store, now: { now })
+        model.newID = { counter.next() }
+        var losAngeles = RemindersModel(store: store, timeZone: TimeZone(identifier: "America/Los_Angeles") ?? .current, now: { now })
+        losAngeles.newID = { counter.next() }
         try await seed(model)
 
         let home = try await model.homeScreen()
@@ -128,14 +132,15 @@ struct RemindersScenario {
         }
 
         // Manual order: moving one reminder changes that one alone while there is room.
+        let groceriesID = try await model.list(named: "1").id
         func groceries() async throws -> [Reminder] {
             try await store.read { db in
-                try db.fetchAll(Reminder.where { $0.remindersListID.eq(1) }.order { $0.position.ascending() })
+                try db.fetchAll(Reminder.where { $0.remindersListID.eq(groceriesID) }.order { $0.position.ascending() })
             }
         }
         func changed(_ before: [Reminder], _ after: [Reminder]) -> Int {
-            let old = Dictionary(uniqueKeysWithValues: before.map { ($0.id ?? 0, $0.position) })
-            return after.filter { old[$0.id ?? 0] != $0.position }.count
+            let old = Dictionary(uniqueKeysWithValues: before.map { ($0.id, $0.position) })
+            return after.filter { old[$0.id] != $0.position }.count
         }
         var manual: [String] = []
         let start = try await groceries()
@@ -165,7 +170,7 @@ struct RemindersScenario {
         }
         searches["milk with completed"] = titles(try await model.search("milk", includeCompleted: true).details)
 
-        let tagTitles = try await store.read { db in try db.fetchAll(String.self, "SELECT \"title\" FROM \"tags\" ORDER BY \"id\"") }
+        let tagTitles = try await store.read { db in try db.fetchAll(String.self, "SELECT \"title\" FROM \"tags\" ORDER BY \"title\"") }
 
         let deleted = try await model.deleteCompletedMatches("MILK")
         let afterDelete = try await model.search("milk").result.completedCount
@@ -173,7 +178,7 @@ struct RemindersScenario {
         try await model.moveList("Empty", to: 0)
         let reordered = try await model.lists().map(\.list.title)
 
-        let moved = try await model.move(try await model.search("Zebra").details[0].reminder.id ?? 0, to: "Empty")
+        let moved = try await model.move(try await model.search("Zebra").details[0].reminder.number ?? 0, to: "Empty")
         try await model.deleteList("Work")
         let afterWork = try await model.reminders(in: .all).map { "\($0.listTitle): \($0.reminder.title)" }
 
@@ -187,11 +192,11 @@ struct RemindersScenario {
         let long = try await model.addReminder(ReminderDraft(title: "Long notes", notes: "one\ntwo\r\nthree" + String(repeating: "x", count: 300)), to: "Groceries")
         more["long preview"] = "\(long.notesPreview.count) \(long.notesPreview.prefix(16))"
         // Tags: the section (all and open), the picker, rename, find, delete.
-        try await model.complete(try await model.search("BUY bread").details[0].reminder.id ?? 0)
+        try await model.complete(try await model.search("BUY bread").details[0].reminder.number ?? 0)
         more["tags section"] = try await model.tagsInUse().map { "\($0.tag.title) \($0.reminderCount)/\($0.openCount)" }.joined(separator: ", ")
         try await model.createTag("zeta")
         try await model.createTag("#Beta")
-        let zebra = try await model.search("Zebra").details[0].reminder.id ?? 0
+        let zebra = try await model.search("Zebra").details[0].reminder.number ?? 0
         try await model.tag(zebra, with: ["alpha", "URGENT"])
         let picker = try await model.tagPicker()
         more["picker"] = picker.mostUsed.map(\.title).joined(separator: " ") + " | " + picker.others.map(\.title).joined(separator: " ")
@@ -207,7 +212,7 @@ struct RemindersScenario {
         for (title, due) in [("ancient milk", "2025-01-10T12:00:00Z"), ("old milk", "2025-12-01T12:00:00Z"),
                              ("edge milk", "2026-02-15T00:00:00Z"), ("undated milk", nil)] as [(String, String?)] {
             let added = try await model.addReminder(ReminderDraft(title: title, dueDate: due.map(at)), to: "Groceries")
-            try await model.complete(added.reminder.id ?? 0)
+            try await model.complete(added.reminder.number ?? 0)
         }
         var cleared: [String] = []
         for age in [CompletedAge.twelveMonths, .sixMonths, .oneMonth, .any] {
@@ -235,7 +240,7 @@ struct RemindersScenario {
         let removed = try await model.coverImage(of: "Groceries")
         more["cover images"] = "\(covered); same bytes \(readBack == bytes) (\(readBack?.count ?? -1)); empty \(emptyImage.map { "\($0.count) bytes" } ?? "nil"); removed \(removed == nil)"
         // A database always has a list.
-        for list in try await model.lists() { try await model.deleteList(String(list.list.id ?? 0)) }
+        for list in try await model.lists() { try await model.deleteList(String(list.list.number ?? 0)) }
         more["last list"] = try await model.lists().map { "\($0.list.title) \($0.incompleteCount)" }.joined(separator: ", ")
 
         return Answers(home: home, homeInLosAngeles: homeLA, listOrders: listOrders, storedChoice: storedChoice,
@@ -243,5 +248,17 @@ struct RemindersScenario {
                        searchCompletedCounts: completedCounts, tagTitles: tagTitles,
                        afterDeletingCompletedMilk: (deleted, afterDelete), listsAfterReordering: reordered,
                        afterDeletingWork: afterWork, movedReminder: "\(moved.listTitle): \(moved.reminder.title) @\(moved.reminder.position)", more: more, screens: screens)
+    }
+}
+
+/// Keys made in order.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: UInt64 = 0
+
+    func next() -> UUID {
+        let number = lock.withLock { value += 1; return value }
+        let text = String(number, radix: 16)
+        return UUID(uuidString: "00000000-0000-0000-0000-" + String(repeating: "0", count: 12 - text.count) + text) ?? UUID()
     }
 }

@@ -24,7 +24,7 @@ import TestSupport
             _ = try await model.createList(title: "Home")
             let paint = try await model.addReminder(ReminderDraft(title: "Paint the fence", notes: "white", tags: ["weekend"]), to: "Home")
             let mow = try await model.addReminder(ReminderDraft(title: "Mow the lawn", tags: ["Weekend", "garden"]), to: "Home")
-            let id = paint.reminder.id ?? 0
+            let id = paint.reminder.number ?? 0
             #expect(try await Self.titles(model, "weekend") == ["Paint the fence", "Mow the lawn"], "engine \(index)")
 
             try await model.editReminder(id, ReminderDraft(title: "Paint the shed", notes: "green"))
@@ -42,7 +42,7 @@ import TestSupport
             try await model.deleteTag("Yard work")
             #expect(try await Self.titles(model, "yard") == [], "a deleted tag")
 
-            try await model.complete(mow.reminder.id ?? 0)
+            try await model.complete(mow.reminder.number ?? 0)
             #expect(try await model.search("mow").details.isEmpty, "completed: hidden unless asked")
             #expect(try await model.deleteCompletedMatches("mow") == 1)
             #expect(try await Self.titles(model, "lawn") == [], "deleted")
@@ -56,15 +56,19 @@ import TestSupport
 
     @Test func remindersStoredBeforeTheIndexAreFoundAfterMigrating() async throws {
         for (index, store) in try await Self.engines().enumerated() {
-            let model = RemindersModel(store: store)
-            try await model.migrate()
-            _ = try await model.createList(title: "Home")
-            try await model.addReminder(ReminderDraft(title: "Call the plumber", notes: "leak under the sink", tags: ["urgent"]), to: "Home")
-            // As a database made before migration 8: no index.
+            // A database made before migration 8: no index.
+            try await RemindersSchema.migrator.migrate(store, upTo: "7 observed tables on every engine")
+            let (yes, no) = store.dialect.engineName == "PostgreSQL" ? ("true", "false") : ("1", "0")
             try await store.write { db in
-                try db.execute("DROP TABLE \(ident: "reminderSearch")")
-                try db.execute("DELETE FROM \(ident: "depotMigrations") WHERE \(ident: "name") = \("8 reminder search")")
+                try db.execute(script: SQL(unsafeRaw: """
+                    INSERT INTO "remindersLists" ("id", "title", "color", "position", "sort", "sortAscending", "showCompleted") VALUES (1, 'Home', 0, 0, 'dueDate', \(yes), \(no));
+                    INSERT INTO "reminders" ("id", "title", "notes", "isCompleted", "isFlagged", "priority", "dueDate", "createdAt", "position", "remindersListID")
+                      VALUES (1, 'Call the plumber', 'leak under the sink', \(no), \(no), 0, NULL, '2026-03-01 00:00:00', 0, 1);
+                    INSERT INTO "tags" ("id", "title") VALUES (1, 'urgent');
+                    INSERT INTO "remindersTags" ("reminderID", "tagID") VALUES (1, 1)
+                    """))
             }
+            let model = RemindersModel(store: store)
             try await model.migrate()
             #expect(try await Self.titles(model, "plumb sink urgent") == ["Call the plumber"], "engine \(index)")
             await store.close()

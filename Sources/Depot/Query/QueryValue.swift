@@ -46,7 +46,9 @@ extension QueryValue where Self: RawRepresentable, RawValue: QueryValue {
 }
 
 /// A ``QueryValue`` with an order both engines agree on: numbers, text (by
-/// code point), booleans (false first) and dates (as instants).
+/// code point), booleans (false first), dates (as instants) and UUIDs (by
+/// their bytes: PostgreSQL's `uuid` order, and the order of the lowercase
+/// text SQLite keeps them as).
 public protocol QueryComparable: QueryValue {}
 
 /// `String` and `String?`: the text operators (`contains`, `hasPrefix`, `folded`...).
@@ -81,8 +83,9 @@ extension Float: QueryComparable { public static var queryType: QueryType { .dou
 extension String: QueryText { public static var queryType: QueryType { .text } }
 extension Bool: QueryComparable, QueryBool { public static var queryType: QueryType { .bool } }
 extension Date: QueryComparable { public static var queryType: QueryType { .date } }
-// UUIDs and Decimals compare for equality only: SQLite keeps them as text or blobs, whose order is not theirs.
-extension UUID: QueryValue { public static var queryType: QueryType { .uuid } }
+// UUIDs order by their bytes on every engine: fixed-width lowercase hex sorts as the bytes do.
+extension UUID: QueryComparable { public static var queryType: QueryType { .uuid } }
+// Decimals compare for equality only: SQLite keeps them as text, whose order is not theirs.
 extension Data: QueryValue { public static var queryType: QueryType { .blob } }
 extension Decimal: QueryValue { public static var queryType: QueryType { .decimal } }
 
