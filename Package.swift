@@ -179,7 +179,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DepotSyncTests",
-            dependencies: ["Depot", "DepotSQLite", "DepotPostgres", "DepotSync", "TestSupport"],
+            dependencies: ["Depot", "DepotSQLite", "DepotPostgres", "DepotSync", "Reminders", "TestSupport"],
             path: "Tests/DepotSyncTests"
         ),
         .testTarget(

@@ -38,7 +38,8 @@ public struct SyncServer: Sendable {
 
     /// Whether the store holds the server's sync tables: ``installSyncServer(in:node:)`` ran.
     public static func isInstalled(in db: Database) throws -> Bool {
-        (try? db.fetchOne(Int64.self, "SELECT count(*) FROM \(ident: state)")) != nil
+        // In a savepoint: a failed statement would otherwise end the caller's transaction on PostgreSQL.
+        (try? db.savepoint { db in try db.fetchOne(Int64.self, "SELECT count(*) FROM \(ident: state)") }) != nil
     }
 
     /// Creates the server's sync tables, in a migration.

@@ -103,7 +103,7 @@ extension RemindersModel {
         let bare = title.hasPrefix("#") ? String(title.dropFirst()) : title
         // The tag keyed by this title; else one renamed to it by letter case.
         if let tag = try db.find(Tag.self, id: Tag.id(forTitle: bare)) { return tag }
-        return try db.fetchOne(Tag.where { $0.title.folded.eq(foldedASCII(bare)) }.order { $0.id.ascending() })
+        return try db.fetchOne(Tag.where { $0.title.folded.eq(foldedASCII(bare)) }.order { $0.id.ascending() }.limit(1))
     }
 
     static func validTagTitle(_ raw: String) throws -> String {

@@ -171,7 +171,8 @@ public struct RemindersModel: Sendable {
     static func requireUnusedTitle(_ db: Database, _ title: String, except id: UUID?) throws {
         let folded = foldedASCII(title)
         let sameTitle = RemindersList.where { $0.title.folded.eq(folded) }
-        if let other = try db.fetchOne(id.map { id in sameTitle.where { $0.id.neq(id) } } ?? sameTitle) {
+        // Limit 1: after a sync, two lists may share a title already.
+        if let other = try db.fetchOne((id.map { id in sameTitle.where { $0.id.neq(id) } } ?? sameTitle).limit(1)) {
             throw RemindersError.conflict("a list named \"\(other.title)\" exists already; choose another title")
         }
     }

@@ -1,0 +1,229 @@
+import Depot
+import DepotPostgres
+import DepotSQLite
+@testable import DepotSync
+import Foundation
+import Reminders
+import Testing
+import TestSupport
+
+/// The reminders model on three devices (SQLite files) and a server
+/// (PostgreSQL): lists, reminders, tags and links made, edited and deleted
+/// offline through the model, syncs at random moments through a transport
+/// that loses requests and answers and delivers twice. Then everyone syncs
+/// until quiet, and every replica and the server hold exactly the state an
+/// oracle computes from every write any device made, by the documented rules.
+@Suite(.serialized, .enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
+struct RemindersSyncTests {
+    /// Keys a seed replays.
+    final class Keys: @unchecked Sendable {
+        private let lock = NSLock()
+        private var generator: SeededGenerator
+        init(seed: UInt64) { generator = SeededGenerator(seed: seed) }
+        func next() -> UUID {
+            lock.withLock {
+                var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                bytes[6] = bytes[6] & 0x0F | 0x40
+                bytes[8] = bytes[8] & 0x3F | 0x80
+                return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                                   bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+            }
+        }
+    }
+
+    /// The oracle: every row state any device held, merged by the rules.
+    struct Oracle {
+        var rows: [String: [String: SyncRow]] = [:]
+
+        mutating func absorb(_ changes: [SyncChange]) {
+            for change in changes { rows[change.table, default: [:]][change.key, default: SyncRow()].merge(change.row) }
+        }
+
+        /// What every table must hold: the rows that exist and whose parents are in their tables.
+        func visible(_ tables: [SyncedTable]) -> [String: [String: [String: Value]]] {
+            var result: [String: [String: [String: Value]]] = [:]
+            for table in tables {   // parents come first
+                var shown: [String: [String: Value]] = [:]
+                for (key, row) in rows[table.name] ?? [:] where row.exists {
+                    let values = row.registers.mapValues(\.value)
+                    let parentsShown = table.parents.allSatisfy { parent in
+                        guard let value = values[parent.column], value != .null else { return true }
+                        return result[parent.table]?[SyncKey.text(value)] != nil
+                    }
+                    if parentsShown { shown[key] = values.filter { table.columns.contains($0.key) } }
+                }
+                result[table.name] = shown
+            }
+            return result
+        }
+    }
+
+    /// What the tables of a store hold, through the mapping.
+    static func tablesOf(_ store: Store, _ tables: [SyncedTable]) async throws -> [String: [String: [String: Value]]] {
+        try await store.read { db in
+            var result: [String: [String: [String: Value]]] = [:]
+            for table in tables {
+                let keys = try db.fetchAll(String.self, "SELECT \(unsafeRaw: SyncKey.expression(table.keyColumns, row: nil, quote: db.dialect.quote(identifier:))) FROM \(ident: table.name)")
+                result[table.name] = try table.read(db, keys)
+            }
+            return result
+        }
+    }
+
+    /// Instants to the microsecond both engines keep (their doubles may differ in the last bit).
+    static func normalized(_ tables: [String: [String: [String: Value]]]) -> [String: [String: [String: Value]]] {
+        tables.mapValues { rows in
+            rows.mapValues { values in
+                values.mapValues { value in
+                    if case .date(let date) = value { return .integer(Int64((date.timeIntervalSince1970 * 1_000_000).rounded())) }
+                    return value
+                }
+            }
+        }
+    }
+
+    @Test func devicesEditingRemindersOfflineConvergeToTheOraclesState() async throws {
+        let seed = ProcessInfo.processInfo.environment["DEPOT_SYNC_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
+        let operations = ProcessInfo.processInfo.environment["DEPOT_SYNC_OPERATIONS"].flatMap { Int($0) } ?? 1_000
+        print("RemindersSyncTests: seed \(seed), \(operations) operations (replay with DEPOT_SYNC_SEED=\(seed))")
+        var g = SeededGenerator(seed: seed)
+        let keys = Keys(seed: seed)
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let tables = try RemindersModel.syncedTables()
+
+        let onServer = RemindersModel(store: try await PostgresTestServer.freshStore())
+        try await onServer.migrate()
+        try await onServer.enableSync()
+        let transport = InProcessSyncTransport(server: try onServer.syncServer(), seed: seed)
+        var faults = InProcessSyncTransport.Faults()
+        (faults.dropRequest, faults.dropAnswer, faults.duplicate) = (0.05, 0.08, 0.1)
+        transport.faults = faults
+
+        var devices: [(model: RemindersModel, client: SyncClient)] = []
+        for name in ["laptop", "phone", "tablet"] {
+            var model = RemindersModel(store: try Store.sqlite(at: folder.appendingPathComponent(name + ".sqlite").path))
+            model.newID = { keys.next() }
+            try await model.migrate()
+            try await model.enableSync()
+            var client = try model.syncClient(transport: transport)
+            client.pageSize = 7   // pushes and pulls of several pages
+            devices.append((model, client))
+        }
+        var oracle = Oracle()
+        /// Takes in a device's whole state; returns the stamps it holds that it did not hold the last time.
+        var last: [Int: Set<SyncStamp>] = [:]
+        @discardableResult
+        func absorb(_ index: Int) async throws -> [SyncStamp] {
+            let changes = try await devices[index].model.store.read { db in try db.allSyncChanges(tables) }
+            oracle.absorb(changes)
+            let stamps = Set(changes.flatMap { $0.row.registers.values.map(\.stamp) })
+            defer { last[index] = stamps }
+            return Array(stamps.subtracting(last[index] ?? []))
+        }
+        /// The device's hybrid clock.
+        func clock(_ store: Store) async throws -> Int64 {
+            try await store.read { db in try db.fetchOne(Int64.self, "SELECT \"hlc\" FROM \"depot_sync_state\"") ?? 0 }
+        }
+        var backwards = 0
+        // A device whose clock runs a minute ahead: its edits carry later stamps
+        // than anything the others write for a minute, and whoever sees them
+        // must still stamp their own later edits after them (a hybrid clock).
+        let fastNode = keys.next()
+        var fastPushes: Int64 = 0
+        func editFromTheFuture(_ step: Int) async throws {
+            let server = transport.server
+            let target: SyncChange? = try await server.store.read { db in
+                let keys = try db.fetchAll(String.self, "SELECT CAST(\"id\" AS TEXT) FROM \"reminders\" ORDER BY \"id\" LIMIT 1")
+                guard let key = keys.first, let table = tables.first(where: { $0.name == "reminders" }),
+                      let row = try db.syncRows(table, keys: [key], in: .server)[key] else { return nil }
+                return SyncChange(table: "reminders", key: key, row: row)
+            }
+            guard var change = target else { return }
+            let ahead = HybridTimestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000) + 60_000, counter: UInt16(step % 1000))
+            change.row.registers = ["title": SyncRegister(value: .text("From the future \(step)"), stamp: SyncStamp(time: ahead, node: fastNode))]
+            fastPushes += 1
+            _ = try await server.handle(SyncPush(client: fastNode, number: fastPushes, changes: [change]))
+            oracle.absorb([change])
+        }
+
+        let titles = ["Groceries", "Work", "Home", "Trip"], tagTitles = ["errand", "Errand", "urgent", "home", "later"]
+        var (syncs, lost, refused) = (0, 0, 0)
+        for step in 0..<operations {
+            let index = Int.random(in: 0..<devices.count, using: &g)
+            let (model, client) = devices[index]
+            let lists = try await model.lists().compactMap(\.list.number)
+            let reminders = try await model.reminders(in: .all).compactMap(\.reminder.number)
+                + (try await model.reminders(in: .completed).compactMap(\.reminder.number))
+            let list = String(lists.isEmpty ? 0 : g.pick(lists)), reminder = reminders.isEmpty ? 0 : g.pick(reminders)
+            let tag = g.pick(tagTitles), title = g.pick(titles)
+            let before = try await clock(model.store)
+            var synced = false
+            do {
+                switch Int.random(in: 0..<20, using: &g) {
+                case 0: try await model.createList(title: title + (g.chance(2) ? "" : " \(step)"))
+                case 1: try await model.renameList(list, to: title + " \(step)")
+                case 2 where g.chance(3): try await model.deleteList(list)
+                case 3...5:
+                    try await model.addReminder(ReminderDraft(title: "Task \(step)", priority: g.pick(Priority.allCases),
+                                                              tags: g.chance(2) ? [tag] : []), to: list)
+                case 6: try await model.editReminder(reminder, ReminderDraft(title: "Edited \(step)", notes: g.chance(2) ? "note \(step)" : nil))
+                case 7: try await model.complete(reminder, g.chance(3) ? false : true)
+                case 8: try await model.flag(reminder, g.chance(2))
+                case 9: try await model.move(reminder, to: list)
+                case 10 where g.chance(2): try await model.deleteReminder(reminder)
+                case 11: try await model.tag(reminder, with: [tag])
+                case 12: try await model.untag(reminder, from: [tag])
+                case 13 where g.chance(4): try await model.renameTag(tag, to: g.pick(tagTitles) + "s")
+                case 14 where g.chance(4): try await model.deleteTag(tag)
+                case 15 where g.chance(8):
+                    synced = true
+                    try await editFromTheFuture(step)
+                case 15...19:
+                    synced = true
+                    syncs += 1
+                    do { try await client.sync() } catch is InProcessSyncTransport.Lost { lost += 1 }
+                default: break
+                }
+            } catch is RemindersError {
+                refused += 1   // a name or number this device does not have (yet): nothing written
+            }
+            // A local write stamps what it changes later than every stamp the device held before.
+            let stamped = try await absorb(index)
+            if !synced, stamped.contains(where: { $0.time.rawValue <= before }) { backwards += 1 }
+        }
+        #expect(backwards == 0, "seed \(seed): \(backwards) local writes did not move their device's clock forward")
+        // Quiet: no faults, everyone syncs until nothing is pending and everyone has pulled everything.
+        transport.faults = InProcessSyncTransport.Faults()
+        for _ in 0..<2 {
+            for device in devices { try await device.client.sync() }
+        }
+        for (index, device) in devices.enumerated() {
+            #expect(try await device.client.pendingCount() == 0)
+            try await absorb(index)
+        }
+        // Exactly once: every push a device had acknowledged was applied once, retries and duplicates included.
+        let pushes = try await transport.server.pushCounts()
+        for device in devices {
+            let node = try await device.model.store.read { db in try db.syncNode() }
+            let pushed = try await device.model.store.read { db in try db.fetchOne(Int64.self, "SELECT \"pushed\" FROM \"depot_sync_state\"") ?? 0 }
+            #expect(pushes[node]?.lastPush == pushed && pushes[node]?.applied == pushed,
+                    "seed \(seed): \(pushed) pushes acknowledged, the server applied \(String(describing: pushes[node]))")
+        }
+        let expected = Self.normalized(oracle.visible(tables))
+        let server = Self.normalized(try await Self.tablesOf(onServer.store, tables))
+        #expect(server == expected, "seed \(seed): the server differs from the oracle")
+        for (index, device) in devices.enumerated() {
+            let local = Self.normalized(try await Self.tablesOf(device.model.store, tables))
+            #expect(local == expected, "seed \(seed): device \(index) differs from the oracle")
+            // The model's own reading of the synced rows: search finds what the tables hold.
+            let open = try await device.model.reminders(in: .all).count
+            #expect(open == (expected["reminders"] ?? [:]).values.filter { $0["isCompleted"] == .bool(false) }.count)
+        }
+        let counts = expected.mapValues(\.count)
+        print("RemindersSyncTests: \(syncs) syncs, \(lost) lost in transit, \(refused) refused; at the end \(counts); \(transport.bytes) bytes on the wire")
+        #expect((counts["reminders"] ?? 0) > 0 && (counts["remindersTags"] ?? 0) > 0, "seed \(seed): the run made reminders and links")
+        for device in devices { await device.model.store.close() }
+        await onServer.store.close()
+    }
+}
