@@ -18,7 +18,8 @@ extension Database {
     ///
     /// - Throws: `misuse` on an engine other than SQLite (a server records
     ///   what it applies itself, without triggers), and for a table that
-    ///   breaks a rule of sync (see ``checkSyncRules(_:among:)``).
+    ///   breaks a rule of sync: an integer key, a unique constraint besides
+    ///   the key, a foreign key to a synced table not declared as a parent.
     public func installSyncReplica(of tables: [SyncedTable], node: UUID = UUID()) throws {
         guard dialect.engineName == "SQLite" else {
             throw DatabaseError(.misuse, "installSyncReplica captures writes with SQLite triggers; this store is \(dialect.engineName)'s")

@@ -65,7 +65,7 @@ public struct SyncClient: Sendable {
                 let (changes, upTo) = try db.pendingSyncChanges(tables, limit: pageSize, upTo: fixed)
                 guard upTo > 0 else { return nil }
                 if fixed == nil { try db.execute("UPDATE \(ident: SyncTables.state) SET \"push_upto\" = \(upTo) WHERE \"id\" = 1") }
-                return SyncPush(client: node, number: state.pushed + 1, changes: changes)
+                return SyncPush(client: node, number: state.pushed + 1, changes: changes, seen: state.cursor_version)
             }
             guard let push else { return }
             _ = try await transport.push(push)

@@ -9,6 +9,10 @@ public struct SyncPush: Codable, Hashable, Sendable {
     public var number: Int64
     /// The rows' states.
     public var changes: [SyncChange]
+    /// The server version the client had pulled when it pushed: a stored row
+    /// changed after it was changed by someone the client had not heard from
+    /// (a conflict, for the server's resolver). Nil: unknown, every overwrite counts.
+    public var seen: Int64?
 }
 
 /// The server's answer to a push.

@@ -1,8 +1,9 @@
 import Depot
 import Foundation
 
-/// Two writes of one row's life that disagree: what the server held, and
-/// what a push brings that sets some columns otherwise.
+/// Two writes of one row's life that disagree and did not see each other:
+/// what the server held (changed after the version the pushing device had
+/// pulled), and what the push brings that sets some columns otherwise.
 public struct SyncConflict: Sendable {
     /// The synced table.
     public var table: String

@@ -112,10 +112,14 @@ public struct SyncServer: Sendable {
                 let incoming = push.changes.filter { $0.table == table.name }
                 guard !incoming.isEmpty else { continue }
                 let stored = try db.syncRows(table, keys: incoming.map(\.key), in: .server)
+                let versions = try Self.versions(db, table, keys: incoming.map(\.key))
                 for change in incoming {
                     let before = stored[change.key] ?? SyncRow()
                     var merged = before.merged(with: change.row)
-                    try Self.settle(&merged, before: before, incoming: change, table: table, resolver: resolver, clock: &clock)
+                    // Concurrent: the row changed on the server after the version the client had pulled.
+                    if push.seen.map({ (versions[change.key] ?? 0) > $0 }) ?? true {
+                        try Self.settle(&merged, before: before, incoming: change, table: table, resolver: resolver, clock: &clock)
+                    }
                     try db.storeSyncState(merged, of: table, key: change.key, in: .server, version: version)
                     try db.materialize(merged, of: table, key: change.key, among: tables, in: .server)
                 }
@@ -131,6 +135,19 @@ public struct SyncServer: Sendable {
     }
 
     struct Duplicate: Error { var version: Int64 }
+
+    /// The server version of each row's last change.
+    static func versions(_ db: Database, _ table: SyncedTable, keys: [String]) throws -> [String: Int64] {
+        struct Version: Decodable { var row_key: String; var version: Int64 }
+        var versions: [String: Int64] = [:]
+        for chunk in SyncKey.chunks(keys) {
+            let list = SQL.join(chunk.map { "\($0)" }, separator: ", ")
+            for row in try db.fetchAll(Version.self, "SELECT \"row_key\", \"version\" FROM \(ident: SyncStateTables.server.rows) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))") {
+                versions[row.row_key] = row.version
+            }
+        }
+        return versions
+    }
 
     /// For each client: the number of its last push and how many pushes were applied (equal when each was applied once).
     public func pushCounts() async throws -> [UUID: (lastPush: Int64, applied: Int64)] {
