@@ -67,7 +67,7 @@ let package = Package(
         // The sync client that the kill tests run and SIGKILL (not a product).
         .executableTarget(
             name: "DepotSyncProbe",
-            dependencies: ["Depot", "DepotSQLite", "DepotPostgres", "DepotSync"],
+            dependencies: ["Depot", "DepotSQLite", "DepotPostgres", "DepotSync", "Reminders"],
             path: "Sources/DepotSyncProbe"
         ),
 

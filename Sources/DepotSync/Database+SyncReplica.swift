@@ -222,14 +222,12 @@ extension Database {
         try savepoint { db in
             try db.execute("UPDATE \(ident: SyncTables.state) SET \"applying\" = 1 WHERE \"id\" = 1")
             for table in tables {
-                let incoming = changes.filter { $0.table == table.name }
+                let incoming = SyncChange.mergedByKey(changes.filter { $0.table == table.name })
                 guard !incoming.isEmpty else { continue }
                 let local = try db.syncRows(table, keys: incoming.map(\.key), in: .replica)
-                for change in incoming {
-                    let merged = (local[change.key] ?? SyncRow()).merged(with: change.row)
-                    try db.storeSyncState(merged, of: table, key: change.key, in: .replica)
-                    try db.materialize(merged, of: table, key: change.key, among: tables, in: .replica)
-                }
+                let merged = incoming.map { change in (key: change.key, row: (local[change.key] ?? SyncRow()).merged(with: change.row)) }
+                try db.storeSyncStates(merged, of: table, in: .replica)
+                try db.materialize(merged, of: table, among: tables, in: .replica)
             }
             let latest = changes.flatMap { $0.row.registers.values.map(\.stamp.time.rawValue) }.max() ?? 0
             try db.execute("UPDATE \(ident: SyncTables.state) SET \"applying\" = 0, \"hlc\" = max(\"hlc\", \(latest)) WHERE \"id\" = 1")

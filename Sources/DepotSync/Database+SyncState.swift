@@ -58,68 +58,114 @@ extension Database {
         return rows
     }
 
-    /// Writes a row's existence and its registers' stamps.
-    func storeSyncState(_ row: SyncRow, of table: SyncedTable, key: String, in state: SyncStateTables, version: Int64? = nil) throws {
-        if let version {
-            try execute("""
-                INSERT INTO \(ident: state.rows) ("tbl", "row_key", "cl", "version") VALUES (\(table.name), \(key), \(row.causalLength), \(version))
-                ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = excluded."cl", "version" = excluded."version"
-                """)
-        } else {
-            try execute("""
-                INSERT INTO \(ident: state.rows) ("tbl", "row_key", "cl") VALUES (\(table.name), \(key), \(row.causalLength))
-                ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = excluded."cl"
-                """)
-        }
-        for (column, register) in row.registers.sorted(by: { $0.key < $1.key }) {
-            try execute("""
-                INSERT INTO \(ident: state.clocks) ("tbl", "row_key", "col", "hlc", "node")
-                VALUES (\(table.name), \(key), \(column), \(register.stamp.time.rawValue), \(register.stamp.node.uuidString.lowercased()))
-                ON CONFLICT ("tbl", "row_key", "col") DO UPDATE SET "hlc" = excluded."hlc", "node" = excluded."node"
-                """)
+    /// Writes rows' existence and their registers' stamps: a few statements
+    /// for each hundred rows. Each key appears once.
+    func storeSyncStates(_ rows: [(key: String, row: SyncRow)], of table: SyncedTable, in state: SyncStateTables, version: Int64? = nil) throws {
+        for start in stride(from: 0, to: rows.count, by: 100) {
+            let chunk = rows[start..<min(start + 100, rows.count)]
+            let lengths: [SQL] = chunk.map { item in
+                version.map { "(\(table.name), \(item.key), \(item.row.causalLength), \($0))" } ?? "(\(table.name), \(item.key), \(item.row.causalLength))"
+            }
+            if version != nil {
+                try execute("""
+                    INSERT INTO \(ident: state.rows) ("tbl", "row_key", "cl", "version") VALUES \(SQL.join(lengths, separator: ", "))
+                    ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = excluded."cl", "version" = excluded."version"
+                    """)
+            } else {
+                try execute("""
+                    INSERT INTO \(ident: state.rows) ("tbl", "row_key", "cl") VALUES \(SQL.join(lengths, separator: ", "))
+                    ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = excluded."cl"
+                    """)
+            }
+            let clocks: [SQL] = chunk.flatMap { item in
+                item.row.registers.sorted { $0.key < $1.key }.map { column, register in
+                    "(\(table.name), \(item.key), \(column), \(register.stamp.time.rawValue), \(register.stamp.node.uuidString.lowercased()))" as SQL
+                }
+            }
+            for part in stride(from: 0, to: clocks.count, by: 400) {
+                try execute("""
+                    INSERT INTO \(ident: state.clocks) ("tbl", "row_key", "col", "hlc", "node") VALUES \(SQL.join(Array(clocks[part..<min(part + 400, clocks.count)]), separator: ", "))
+                    ON CONFLICT ("tbl", "row_key", "col") DO UPDATE SET "hlc" = excluded."hlc", "node" = excluded."node"
+                    """)
+            }
         }
     }
 
-    /// Makes the synced table agree with a row's merged state: the row with
+    /// Makes a synced table agree with its rows' merged states: each row with
     /// its winning values while it exists and its parents are in their
-    /// tables; otherwise no row (its values kept aside while it exists, so
-    /// it comes back with its parent). Rows that belong to it follow.
-    func materialize(_ row: SyncRow, of table: SyncedTable, key: String, among tables: [SyncedTable], in state: SyncStateTables) throws {
-        guard row.exists else {
-            try execute("DELETE FROM \(ident: state.hidden) WHERE \"tbl\" = \(table.name) AND \"row_key\" = \(key)")
-            try removeFromTable(table, keys: [key], among: tables, in: state)
-            return
+    /// tables; otherwise no row (its values kept aside while it exists, so it
+    /// comes back with its parent). Rows that belong to them follow. A few
+    /// statements for each hundred rows. Each key appears once.
+    func materialize(_ rows: [(key: String, row: SyncRow)], of table: SyncedTable, among tables: [SyncedTable], in state: SyncStateTables) throws {
+        let hiddenHere = try hasHiddenRows(table.name, in: state)
+        let deleted = rows.filter { !$0.row.exists }.map(\.key)
+        if hiddenHere { try forgetHidden(table, keys: deleted, in: state) }
+        try removeFromTable(table, keys: deleted, among: tables, in: state)
+
+        let alive = rows.filter { item in item.row.exists && table.keyColumns.allSatisfy { item.row.registers[$0] != nil } }
+        let present = try presentParents(alive.map(\.row), of: table, among: tables)
+        var shown: [(key: String, row: SyncRow)] = [], kept: [String] = []
+        for item in alive {
+            let parentsIn = table.parents.allSatisfy { parent in
+                let value = item.row.registers[parent.column]?.value ?? .null
+                return value == .null || present[parent.column]?.contains(SyncKey.text(value)) == true
+            }
+            if parentsIn { shown.append(item) } else {
+                try hide(item.row.registers, of: table, key: item.key, in: state)
+                kept.append(item.key)
+            }
         }
-        guard table.keyColumns.allSatisfy({ row.registers[$0] != nil }) else { return }
-        if try parentsPresent(row, of: table, among: tables) {
-            let columns = table.columns.filter { row.registers[$0] != nil }
+        try removeFromTable(table, keys: kept, among: tables, in: state)
+        // Rows with the same columns go in one statement (a row from a device that does not know a column lacks it).
+        let groups = Dictionary(grouping: shown) { item in table.columns.filter { item.row.registers[$0] != nil } }
+        for (columns, group) in groups.sorted(by: { $0.key.joined() < $1.key.joined() }) {
             let names = SQL.join(columns.map { "\(ident: $0)" }, separator: ", ")
-            let values = SQL.join(columns.map { "\(row.registers[$0]?.value ?? .null)" }, separator: ", ")
             let target = SQL.join(table.keyColumns.map { "\(ident: $0)" }, separator: ", ")
             let updates = columns.filter { !table.keyColumns.contains($0) }.map { "\(ident: $0) = excluded.\(ident: $0)" as SQL }
-            try execute(updates.isEmpty
-                ? "INSERT INTO \(ident: table.name) (\(names)) VALUES (\(values)) ON CONFLICT (\(target)) DO NOTHING"
-                : "INSERT INTO \(ident: table.name) (\(names)) VALUES (\(values)) ON CONFLICT (\(target)) DO UPDATE SET \(SQL.join(updates, separator: ", "))")
-            try execute("DELETE FROM \(ident: state.hidden) WHERE \"tbl\" = \(table.name) AND \"row_key\" = \(key)")
-            try restoreChildren(of: table, key: key, among: tables, in: state)
-        } else {
-            try hide(row.registers, of: table, key: key, in: state)
-            try removeFromTable(table, keys: [key], among: tables, in: state)
+            for start in stride(from: 0, to: group.count, by: 100) {
+                let values: [SQL] = group[start..<min(start + 100, group.count)].map { item in
+                    "(\(SQL.join(columns.map { "\(item.row.registers[$0]?.value ?? .null)" }, separator: ", ")))"
+                }
+                let list = SQL.join(values, separator: ", ")
+                try execute(updates.isEmpty
+                    ? "INSERT INTO \(ident: table.name) (\(names)) VALUES \(list) ON CONFLICT (\(target)) DO NOTHING"
+                    : "INSERT INTO \(ident: table.name) (\(names)) VALUES \(list) ON CONFLICT (\(target)) DO UPDATE SET \(SQL.join(updates, separator: ", "))")
+            }
         }
+        if hiddenHere { try forgetHidden(table, keys: shown.map(\.key), in: state) }
+        try restoreChildren(of: table, keys: Set(shown.map(\.key)), among: tables, in: state)
     }
 
-    /// Whether every parent a row names is in its table.
-    private func parentsPresent(_ row: SyncRow, of table: SyncedTable, among tables: [SyncedTable]) throws -> Bool {
+    /// For each parent column, the keys it names that are in the parent's table.
+    private func presentParents(_ rows: [SyncRow], of table: SyncedTable, among tables: [SyncedTable]) throws -> [String: Set<String>] {
+        var present: [String: Set<String>] = [:]
         for parent in table.parents {
-            let value = row.registers[parent.column]?.value ?? .null
-            if value == .null { continue }
             guard let key = tables.first(where: { $0.name == parent.table })?.keyColumns, key.count == 1 else {
                 throw DatabaseError(.misuse, "the parent table \(parent.table) of \(table.name) is not a synced table with a one-column key")
             }
-            let count = try fetchOne(Int.self, "SELECT count(*) FROM \(ident: parent.table) WHERE \(SyncKey.matching(key, [SyncKey.text(value)]))") ?? 0
-            if count == 0 { return false }
+            let named = Array(Set(rows.compactMap { row -> String? in
+                guard let value = row.registers[parent.column]?.value, value != .null else { return nil }
+                return SyncKey.text(value)
+            })).sorted()
+            var found = Set<String>()
+            for chunk in SyncKey.chunks(named) {
+                found.formUnion(try fetchAll(String.self, """
+                    SELECT \(unsafeRaw: keyTextSQL(key)) FROM \(ident: parent.table) WHERE \(SyncKey.matching(key, chunk))
+                    """))
+            }
+            present[parent.column] = found
         }
-        return true
+        return present
+    }
+
+    private func hasHiddenRows(_ table: String, in state: SyncStateTables) throws -> Bool {
+        try fetchOne(Int.self, "SELECT count(*) FROM (SELECT 1 FROM \(ident: state.hidden) WHERE \"tbl\" = \(table) LIMIT 1) AS \"any\"") ?? 0 > 0
+    }
+
+    private func forgetHidden(_ table: SyncedTable, keys: [String], in state: SyncStateTables) throws {
+        for chunk in SyncKey.chunks(keys) {
+            try execute("DELETE FROM \(ident: state.hidden) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(SQL.join(chunk.map { "\($0)" }, separator: ", ")))")
+        }
     }
 
     private func hide(_ registers: [String: SyncRegister], of table: SyncedTable, key: String, in state: SyncStateTables) throws {
@@ -155,18 +201,19 @@ extension Database {
         }
     }
 
-    /// Puts back the hidden children that wait for this row.
-    private func restoreChildren(of table: SyncedTable, key: String, among tables: [SyncedTable], in state: SyncStateTables) throws {
+    /// Puts back the hidden children that wait for these rows.
+    private func restoreChildren(of table: SyncedTable, keys: Set<String>, among tables: [SyncedTable], in state: SyncStateTables) throws {
+        guard !keys.isEmpty else { return }
         for child in tables where child.parents.contains(where: { $0.table == table.name }) {
+            guard try hasHiddenRows(child.name, in: state) else { continue }
             let waiting = try hiddenRows(child, in: state).filter { _, registers in
-                child.parents.contains { $0.table == table.name && registers[$0.column].map { SyncKey.text($0.value) } == key }
+                child.parents.contains { parent in
+                    parent.table == table.name && registers[parent.column].map { keys.contains(SyncKey.text($0.value)) } == true
+                }
             }
             guard !waiting.isEmpty else { continue }
             let states = try syncRows(child, keys: Array(waiting.keys), in: state)
-            for childKey in waiting.keys.sorted() {
-                guard let childRow = states[childKey] else { continue }
-                try materialize(childRow, of: child, key: childKey, among: tables, in: state)
-            }
+            try materialize(waiting.keys.sorted().compactMap { key in states[key].map { (key, $0) } }, of: child, among: tables, in: state)
         }
     }
 

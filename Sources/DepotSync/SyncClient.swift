@@ -14,7 +14,8 @@ import Foundation
 /// meanwhile go in the next push. A pull stages pages until it reaches the
 /// server's head and applies them in one write, so the replica moves from one
 /// server state to a later one, never to half of one, and observations of the
-/// replica wake once. Any lost request or answer throws: call `sync()` again.
+/// replica wake once. Any lost request or answer throws: call `sync()` again;
+/// a pull goes on after the pages it had staged.
 public struct SyncClient: Sendable {
     /// The replica.
     public let store: Store
@@ -82,42 +83,51 @@ public struct SyncClient: Sendable {
     /// memory holds one page, however many there are), then applies them all
     /// in one write with the new cursor.
     public func pull() async throws {
-        let start = try await store.write { db in
-            try db.execute("DELETE FROM \(ident: SyncTables.inbox)")
-            return try Self.state(db)
+        // A pull that was cut off (a lost answer, a crash) left its pages
+        // staged: go on after the last of them, so pulls progress however
+        // often requests are lost.
+        var cursor = try await store.read { db in
+            let state = try Self.state(db)
+            let stored = SyncCursor(version: state.cursor_version, table: state.cursor_tbl, key: state.cursor_key)
+            guard let last = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\" DESC LIMIT 1") else { return stored }
+            return max(stored, try JSONDecoder().decode(StagedPage.self, from: last).next)
         }
-        var cursor = SyncCursor(version: start.cursor_version, table: start.cursor_tbl, key: start.cursor_key)
-        var pages = 0
         while true {
             let page = try await transport.pull(SyncPull(after: cursor, limit: pageSize))
-            if !page.changes.isEmpty {
-                let staged = try JSONEncoder().encode(page.changes)
-                pages += 1
-                let number = pages
-                try await store.write { db in
-                    try db.execute("INSERT INTO \(ident: SyncTables.inbox) (\"seq\", \"page\") VALUES (\(number), \(staged))")
-                }
-            }
             cursor = max(cursor, page.next)
+            let staged = try JSONEncoder().encode(StagedPage(changes: page.changes, next: cursor))
+            try await store.write { db in
+                try db.execute("""
+                    INSERT INTO \(ident: SyncTables.inbox) ("seq", "page")
+                    VALUES ((SELECT coalesce(max("seq"), 0) + 1 FROM \(ident: SyncTables.inbox)), \(staged))
+                    """)
+            }
             if page.isCaughtUp { break }
         }
         let (tables, reached, afterApplying) = (self.tables, cursor, self.afterApplying)
         try await store.write { db in
-            defer { _ = try? db.execute("DELETE FROM \(ident: SyncTables.inbox)") }
             let now = try Self.state(db)
             // Checkpoints only move forward: a slower sync that finished later changes nothing.
-            guard reached > SyncCursor(version: now.cursor_version, table: now.cursor_tbl, key: now.cursor_key) else { return }
-            for number in try db.fetchAll(Int64.self, "SELECT \"seq\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\"") {
-                guard let page = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) WHERE \"seq\" = \(number)") else { continue }
-                let changes = try JSONDecoder().decode([SyncChange].self, from: page)
-                try db.applySyncChanges(changes, tables)
-                try afterApplying?(db, changes)
+            if reached > SyncCursor(version: now.cursor_version, table: now.cursor_tbl, key: now.cursor_key) {
+                for number in try db.fetchAll(Int64.self, "SELECT \"seq\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\"") {
+                    guard let page = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) WHERE \"seq\" = \(number)") else { continue }
+                    let changes = try JSONDecoder().decode(StagedPage.self, from: page).changes
+                    try db.applySyncChanges(changes, tables)
+                    try afterApplying?(db, changes)
+                }
+                try db.execute("""
+                    UPDATE \(ident: SyncTables.state) SET "cursor_version" = \(reached.version), "cursor_tbl" = \(reached.table),
+                        "cursor_key" = \(reached.key) WHERE "id" = 1
+                    """)
             }
-            try db.execute("""
-                UPDATE \(ident: SyncTables.state) SET "cursor_version" = \(reached.version), "cursor_tbl" = \(reached.table),
-                    "cursor_key" = \(reached.key) WHERE "id" = 1
-                """)
+            try db.execute("DELETE FROM \(ident: SyncTables.inbox)")
         }
+    }
+
+    /// A page a pull staged, and where the pull stood after it.
+    struct StagedPage: Codable {
+        var changes: [SyncChange]
+        var next: SyncCursor
     }
 
     static func state(_ db: Database) throws -> State {

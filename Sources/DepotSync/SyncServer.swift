@@ -109,20 +109,22 @@ public struct SyncServer: Sendable {
             }
             var clock = ServerClock(node: node, last: HybridTimestamp(rawValue: head.hlc))
             for table in tables {
-                let incoming = push.changes.filter { $0.table == table.name }
+                let incoming = SyncChange.mergedByKey(push.changes.filter { $0.table == table.name })
                 guard !incoming.isEmpty else { continue }
                 let stored = try db.syncRows(table, keys: incoming.map(\.key), in: .server)
                 let versions = try Self.versions(db, table, keys: incoming.map(\.key))
+                var merged: [(key: String, row: SyncRow)] = []
                 for change in incoming {
                     let before = stored[change.key] ?? SyncRow()
-                    var merged = before.merged(with: change.row)
+                    var row = before.merged(with: change.row)
                     // Concurrent: the row changed on the server after the version the client had pulled.
                     if push.seen.map({ (versions[change.key] ?? 0) > $0 }) ?? true {
-                        try Self.settle(&merged, before: before, incoming: change, table: table, resolver: resolver, clock: &clock)
+                        try Self.settle(&row, before: before, incoming: change, table: table, resolver: resolver, clock: &clock)
                     }
-                    try db.storeSyncState(merged, of: table, key: change.key, in: .server, version: version)
-                    try db.materialize(merged, of: table, key: change.key, among: tables, in: .server)
+                    merged.append((change.key, row))
                 }
+                try db.storeSyncStates(merged, of: table, in: .server, version: version)
+                try db.materialize(merged, of: table, among: tables, in: .server)
             }
             try afterApplying?(db, push.changes)
             try db.execute("UPDATE \(ident: Self.state) SET \"hlc\" = \(clock.last.rawValue) WHERE \"id\" = 1")

@@ -191,4 +191,19 @@ public struct SyncChange: Hashable, Sendable, Codable {
         self.key = key
         self.row = row
     }
+
+    /// The changes with each row once, its states merged, in the order rows first appear.
+    static func mergedByKey(_ changes: [SyncChange]) -> [SyncChange] {
+        var order: [String] = [], rows: [String: SyncChange] = [:]
+        for change in changes {
+            if var known = rows[change.key] {
+                known.row.merge(change.row)
+                rows[change.key] = known
+            } else {
+                order.append(change.key)
+                rows[change.key] = change
+            }
+        }
+        return order.compactMap { rows[$0] }
+    }
 }

@@ -29,7 +29,7 @@ import Testing
             _ = try await client.send(.post, "/lists", #"{"title": "Errands"}"#)
             _ = try await client.send(.post, "/lists", #"{"title": "Home"}"#)
             let added = try await client.send(.post, "/lists/errands/reminders", #"{"title": "Milk", "dueDate": "2026-12-01T17:30:00Z", "tags": ["a"]}"#)
-            let id = try #require((added.object["reminder"] as? [String: Any])?["id"] as? Int)
+            let id = try #require((added.object["reminder"] as? [String: Any])?["number"] as? Int)
             let edit = #"{"title": "Oat milk", "notes": "2 l", "dueDate": null, "priority": 2, "isFlagged": true, "isCompleted": true, "list": "home", "tags": ["b", "c"]}"#
             let edited = try await client.send(.patch, "/reminders/\(id)", edit)
             #expect(edited.status == .ok, "\(edited.text)")
@@ -81,7 +81,7 @@ import Testing
                 let added = try await client.send(.post, "/lists/errands/reminders", String(decoding: body, as: UTF8.self))
                 #expect(added.status == .created)
                 let reminder = try #require(added.object["reminder"] as? [String: Any])
-                let id = try #require(reminder["id"] as? Int)
+                let id = try #require(reminder["number"] as? Int)
                 let read = try await client.send(.get, "/reminders/\(id)")
                 let stored = (read.object["reminder"] as? [String: Any])?["title"] as? String
                 // Compared outside #expect: printing a megabyte on failure takes minutes.
