@@ -217,7 +217,7 @@ extension Database {
         }
     }
 
-    /// The SQL text of a row's key text, as ``SyncKey/text(_:)`` writes it.
+    /// The SQL text of a row's key text, as `SyncKey.text(_:)` writes it.
     private func keyTextSQL(_ columns: [String]) -> String {
         SyncKey.expression(columns, row: nil, quote: dialect.quote(identifier:))
     }

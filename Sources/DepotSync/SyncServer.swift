@@ -29,7 +29,7 @@ public struct SyncServer: Sendable {
 
     static let state = "depot_sync_server_state", clients = "depot_sync_server_clients"
 
-    /// A server over a store whose migrations ran ``installSyncServer(in:)``.
+    /// A server over a store whose migrations ran ``installSyncServer(in:node:)``.
     public init(store: Store, tables: [SyncedTable], resolver: SyncResolver? = nil) {
         self.store = store
         self.tables = tables

@@ -3,7 +3,7 @@ import Foundation
 
 /// The capture triggers of a replica.
 enum SyncTriggers {
-    /// Moves the node's hybrid clock: `max(last + 1, now in ms << 16)`, as ``HybridClock/tick(at:)``.
+    /// Moves the node's hybrid clock: `max(last + 1, now in ms << 16)`, as `HybridClock.tick(at:)`.
     static let stampSQL = """
         UPDATE "depot_sync_state" SET "hlc" = max("hlc" + 1, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) << 16) WHERE "id" = 1
         """

@@ -135,3 +135,41 @@ import TestSupport
         #expect(try clock.tick(at: Date(timeIntervalSince1970: 0.5)) == HybridTimestamp(milliseconds: 1_001, counter: 0))
     }
 }
+
+extension SyncMergeProperties {
+    /// The wire form keeps every value exactly: doubles by their bits (-0.0,
+    /// NaN's payload, the largest finite), dates to the last bit, text with
+    /// U+0000 and emoji, integers at their edges; and malformed input is an
+    /// error, never a default.
+    @Test func theWireFormKeepsEveryValueExactly() throws {
+        var g = SeededGenerator(seed: Self.seed())
+        let edges: [Value] = [.double(.greatestFiniteMagnitude), .double(-.leastNonzeroMagnitude), .double(Double(bitPattern: 0x7FF8_0000_0000_0001)),
+                              .integer(Int64.min), .text("a\u{0}b 😀 e\u{301}"), .date(Date(timeIntervalSince1970: -1e-7)),
+                              .decimal(Decimal(string: "-12345678901234567890.123") ?? 0), .blob(Data())]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        for _ in 0..<2_000 {
+            var row = Self.randomRow(&g)
+            if g.chance(2) { row.registers["edge"] = SyncRegister(value: g.pick(edges), stamp: SyncStamp(time: .zero, node: g.pick(Self.nodes))) }
+            let bytes = try encoder.encode(row)
+            let decoded = try JSONDecoder().decode(SyncRow.self, from: bytes)
+            #expect(try encoder.encode(decoded) == bytes, "the same bytes again")
+            #expect(decoded.causalLength == row.causalLength && decoded.registers.count == row.registers.count)
+            for (column, register) in row.registers {
+                let back = try #require(decoded.registers[column])
+                #expect(back.stamp == register.stamp)
+                if case .double(let x) = register.value, case .double(let y) = back.value {
+                    #expect(x.bitPattern == y.bitPattern)
+                } else {
+                    #expect(back.value == register.value, "\(register.value)")
+                }
+            }
+        }
+        for malformed in [#"{"cl":1,"writes":[{"time":1,"node":"00000000-0000-0000-0000-000000000001","values":{"a":["integer","1.5"]}}]}"#,
+                          #"{"cl":1,"writes":[{"time":1,"node":"00000000-0000-0000-0000-000000000001","values":{"a":["bool","yes"]}}]}"#,
+                          #"{"cl":1,"writes":[{"time":1,"node":"00000000-0000-0000-0000-000000000001","values":{"a":["text"]}}]}"#,
+                          #"{"cl":1,"writes":[{"time":1,"node":"00000000-0000-0000-0000-000000000001","values":{"a":["color","red"]}}]}"#] {
+            #expect(throws: DecodingError.self) { _ = try JSONDecoder().decode(SyncRow.self, from: Data(malformed.utf8)) }
+        }
+    }
+}

@@ -50,22 +50,25 @@ enum RemindersAtScale {
     static func seed(_ model: RemindersModel, _ store: Store, count: Int) async throws {
         try await model.migrate()
         for index in 0..<20 { try await model.createList(title: "List \(index)") }
+        let lists = try await model.lists().map(\.list.id)
+        let ids = (0..<count).map { _ in UUID() }
+        let tags = (0..<30).map { Tag(title: "tag\($0)") }
         try await store.write { db in
-            for index in 0..<30 { try db.insert(Tag(title: "tag\(index)")) }
+            for tag in tags { try db.insert(tag) }
             var reminders: [Reminder] = []
             reminders.reserveCapacity(count)
             for index in 0..<count {
                 let due: Date? = index % 3 == 0 ? now.addingTimeInterval(Double((index &* 7919) % 121 - 60) * 86_400) : nil
-                reminders.append(Reminder(title: "Reminder \(index) \(index % 7 == 0 ? "milk" : "bread")", notes: index % 5 == 0 ? "notes for \(index)" : "",
+                reminders.append(Reminder(id: ids[index], title: "Reminder \(index) \(index % 7 == 0 ? "milk" : "bread")", notes: index % 5 == 0 ? "notes for \(index)" : "",
                                           isCompleted: index % 10 == 0, isFlagged: index % 5 == 1,
                                           priority: Priority(rawValue: index % 4) ?? .none, dueDate: due,
                                           createdAt: now.addingTimeInterval(Double(-index)), position: index * 1024,
-                                          remindersListID: Int64(index % 20 + 1)))
+                                          remindersListID: lists[index % 20]))
             }
             try db.insert(contentsOf: reminders)
             var links: [ReminderTag] = []
             for reminderID in stride(from: 1, through: count, by: 2) {
-                links.append(ReminderTag(reminderID: Int64(reminderID), tagID: Int64(reminderID % 30 + 1)))
+                links.append(ReminderTag(reminderID: ids[reminderID - 1], tagID: tags[reminderID % 30].id))
             }
             try db.insert(contentsOf: links)
         }
@@ -85,8 +88,8 @@ enum RemindersAtScale {
             ("reminder(id)", { _ = try await model.reminder(4242) }),
             ("add, complete and delete a reminder", {
                 let added = try await model.addReminder(ReminderDraft(title: "new", tags: ["tag1"]), to: "List 3")
-                try await model.complete(added.reminder.id ?? 0)
-                try await model.deleteReminder(added.reminder.id ?? 0)
+                try await model.complete(added.reminder.number ?? 0)
+                try await model.deleteReminder(added.reminder.number ?? 0)
             }),
             ("moveReminder(before:)", { _ = try await model.moveReminder(21, before: 1) }),
         ]

@@ -43,12 +43,6 @@ enum SyncFigures {
             }
             return SyncClient(store: store, tables: tables, transport: transport)
         }
-        func timed(_ body: () async throws -> Void) async throws -> Double {
-            let start = ContinuousClock.now
-            try await body()
-            let elapsed = ContinuousClock.now - start
-            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        }
         let notes = (0..<changes).map { Note(id: UUID(), title: "note \($0)", body: $0 % 3 == 0 ? nil : "body of note \($0)", rank: $0 % 4) }
         let a = try await device("a"), b = try await device("b")
         try await a.store.write { db in try db.insert(contentsOf: notes) }
@@ -86,6 +80,13 @@ enum SyncFigures {
     }
 
     static func format(_ seconds: Double) -> String { String(format: "%.2f", seconds) }
+
+    static func timed(_ body: () async throws -> Void) async throws -> Double {
+        let start = ContinuousClock.now
+        try await body()
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
 
     final class PeakResident: @unchecked Sendable {
         private let lock = NSLock()

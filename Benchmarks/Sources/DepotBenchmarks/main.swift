@@ -71,6 +71,7 @@ func runAll(_ options: Options) async throws {
 func entry(_ options: Options) async throws {
     if let changes = options.sync {
         try await SyncFigures.run(changes: changes, initial: 50_000)
+        try await SyncRemindersFigures.run(changes: changes, initial: 50_000)
         exit(0)
     }
     if let clients = options.server {
