@@ -91,6 +91,7 @@ public struct SyncServer: Sendable {
             }
         }
         return try await store.write { db in
+            try Self.planForEachPage(db)
             // The counter row first: its lock orders pushes, so versions follow commits.
             struct Head: Decodable { var version: Int64; var node: String; var hlc: Int64 }
             guard let head = try db.fetchOne(Head.self, "UPDATE \(ident: Self.state) SET \"version\" = \"version\" + 1 WHERE \"id\" = 1 RETURNING \"version\", \"node\", \"hlc\""),
@@ -138,6 +139,15 @@ public struct SyncServer: Sendable {
 
     struct Duplicate: Error { var version: Int64 }
 
+    /// On PostgreSQL, plans each statement for its own values in this
+    /// transaction: a page looks up hundreds of keys in tables that grow
+    /// fast, and a generic plan made while a table was small (its index for
+    /// the table name only) reads the whole table for every page.
+    static func planForEachPage(_ db: Database) throws {
+        guard db.dialect.engineName == "PostgreSQL" else { return }
+        try db.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+    }
+
     /// The server version of each row's last change.
     static func versions(_ db: Database, _ table: SyncedTable, keys: [String]) throws -> [String: Int64] {
         struct Version: Decodable { var row_key: String; var version: Int64 }
@@ -163,13 +173,13 @@ public struct SyncServer: Sendable {
     public func handle(_ pull: SyncPull) async throws -> SyncPage {
         let tables = self.tables
         return try await store.read { db in
+            try Self.planForEachPage(db)
             let head = try db.fetchOne(Int64.self, "SELECT \"version\" FROM \(ident: Self.state) WHERE \"id\" = 1") ?? 0
             struct Changed: Decodable { var tbl: String; var row_key: String; var version: Int64 }
             let after = pull.after
             let changed = try db.fetchAll(Changed.self, """
                 SELECT "tbl", "row_key", "version" FROM \(ident: SyncStateTables.server.rows)
-                WHERE "version" <= \(head) AND ("version" > \(after.version)
-                    OR ("version" = \(after.version) AND ("tbl" > \(after.table) OR ("tbl" = \(after.table) AND "row_key" > \(after.key)))))
+                WHERE "version" <= \(head) AND ("version", "tbl", "row_key") > (\(after.version), \(after.table), \(after.key))
                 ORDER BY "version", "tbl", "row_key" LIMIT \(max(1, pull.limit))
                 """)
             var changes: [SyncChange] = []
