@@ -162,17 +162,26 @@ enum StreamingChecks {
             try createTable(db, "payloads", [("id", .integer, "PRIMARY KEY"), ("text", .text, "NOT NULL")])
             try db.insert(contentsOf: (1...rowCount).lazy.map { Payload(id: Int64($0), text: text) })
         }
-        let (count, idSum, streamGrowth) = try await store.read { db -> (Int, Int64, Int?) in
-            let baseline = ResidentMemory.trimmedBaseline()
-            var peak = baseline
-            var count = 0
-            var sum: Int64 = 0
-            try db.forEach(Tracked.self, "SELECT * FROM \(ident: "payloads") ORDER BY \(ident: "id")") { row in
-                count += 1
-                sum += row.id
-                if count % 5_000 == 0, let now = ResidentMemory.current() { peak = max(peak ?? now, now) }
+        // Resident memory is the whole process's: tests running beside this one
+        // allocate too. A cursor that loads its rows grows it every time, so the
+        // smallest growth of up to three passes is the cursor's.
+        var count = 0, idSum: Int64 = 0, streamGrowth: Int?
+        for _ in 0..<3 {
+            let pass = try await store.read { db -> (Int, Int64, Int?) in
+                let baseline = ResidentMemory.trimmedBaseline()
+                var peak = baseline
+                var count = 0
+                var sum: Int64 = 0
+                try db.forEach(Tracked.self, "SELECT * FROM \(ident: "payloads") ORDER BY \(ident: "id")") { row in
+                    count += 1
+                    sum += row.id
+                    if count % 5_000 == 0, let now = ResidentMemory.current() { peak = max(peak ?? now, now) }
+                }
+                return (count, sum, peak.flatMap { p in baseline.map { p - $0 } })
             }
-            return (count, sum, peak.flatMap { p in baseline.map { p - $0 } })
+            (count, idSum) = (pass.0, pass.1)
+            streamGrowth = [streamGrowth, pass.2].compactMap { $0 }.min()
+            if let growth = streamGrowth, growth <= 16 << 20 { break }
         }
         try expectEqual(count, rowCount, "rows streamed")
         try expectEqual(idSum, Int64(rowCount) * Int64(rowCount + 1) / 2, "sum of streamed ids")

@@ -84,7 +84,7 @@ struct RemindersSyncTests {
 
     @Test func devicesEditingRemindersOfflineConvergeToTheOraclesState() async throws {
         let seed = ProcessInfo.processInfo.environment["DEPOT_SYNC_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
-        let operations = ProcessInfo.processInfo.environment["DEPOT_SYNC_OPERATIONS"].flatMap { Int($0) } ?? 1_000
+        let operations = ProcessInfo.processInfo.environment["DEPOT_SYNC_OPERATIONS"].flatMap { Int($0) } ?? 2_000
         print("RemindersSyncTests: seed \(seed), \(operations) operations (replay with DEPOT_SYNC_SEED=\(seed))")
         var g = SeededGenerator(seed: seed)
         let keys = Keys(seed: seed)
@@ -97,7 +97,7 @@ struct RemindersSyncTests {
         try await onServer.enableSync()
         let transport = InProcessSyncTransport(server: try onServer.syncServer(), seed: seed)
         var faults = InProcessSyncTransport.Faults()
-        (faults.dropRequest, faults.dropAnswer, faults.duplicate) = (0.05, 0.08, 0.1)
+        (faults.dropRequest, faults.dropAnswer, faults.duplicate, faults.late) = (0.05, 0.08, 0.1, 0.05)
         transport.faults = faults
 
         var devices: [(model: RemindersModel, client: SyncClient)] = []
@@ -274,9 +274,44 @@ struct RemindersSyncTests {
             #expect(open == (expected["reminders"] ?? [:]).values.filter { $0["isCompleted"] == .bool(false) }.count)
         }
         let counts = expected.mapValues(\.count)
-        print("RemindersSyncTests: \(syncs) syncs, \(lost) lost in transit, \(refused) refused, \(kills) kills of the probe device; at the end \(counts); \(transport.bytes) bytes on the wire")
+        print("RemindersSyncTests: \(syncs) syncs, \(lost) lost in transit, \(refused) refused, \(kills) kills of the probe device, \(transport.lateCount) requests delivered late; at the end \(counts); \(transport.bytes) bytes on the wire")
         #expect(kills >= 5, "seed \(seed): the probe device was killed while running")
+        #expect(transport.lateCount > 0, "seed \(seed): requests arrived out of order")
         #expect((counts["reminders"] ?? 0) > 0 && (counts["remindersTags"] ?? 0) > 0, "seed \(seed): the run made reminders and links")
+        for device in devices { await device.model.store.close() }
+        await onServer.store.close()
+    }
+
+    /// The home screen a device watches redraws when a pull brings a
+    /// reminder another device added: `reminders watch` keeps up with sync.
+    @Test func aWatchedScreenRedrawsWhenAPullBringsAnotherDevicesReminder() async throws {
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let onServer = RemindersModel(store: try await PostgresTestServer.freshStore())
+        try await onServer.migrate()
+        try await onServer.enableSync()
+        let transport = InProcessSyncTransport(server: try onServer.syncServer(), seed: 1)
+        var devices: [(model: RemindersModel, client: SyncClient)] = []
+        for name in ["laptop", "phone"] {
+            let model = RemindersModel(store: try Store.sqlite(at: folder.appendingPathComponent(name + ".sqlite").path))
+            try await model.migrate()
+            try await model.enableSync()
+            devices.append((model, try model.syncClient(transport: transport)))
+        }
+        let (laptop, phone) = (devices[0], devices[1])
+        try await laptop.model.createList(title: "Groceries")
+        try await laptop.client.sync()
+        try await phone.client.sync()
+        let screens = phone.model.watch(.home).makeAsyncIterator()
+        guard case .home(let before)? = try await ObservationWait.next(screens) else { Issue.record("a home screen"); return }
+        #expect(before.lists.map(\.incompleteCount) == [0])
+        try await laptop.model.addReminder(ReminderDraft(title: "Milk", tags: ["errand"]), to: "Groceries")
+        try await laptop.client.sync()
+        try await phone.client.sync()
+        guard case .home(let after)? = try await ObservationWait.next(screens, "the screen after the pull") else { Issue.record("a home screen"); return }
+        #expect(after.lists.map(\.incompleteCount) == [1])
+        #expect(after.tags.map(\.tag.title) == ["errand"])
+        #expect(try await phone.model.search("milk").details.map(\.reminder.title) == ["Milk"], "the pulled reminder is in the phone's search index")
         for device in devices { await device.model.store.close() }
         await onServer.store.close()
     }
