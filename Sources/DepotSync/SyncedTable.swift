@@ -39,6 +39,7 @@ public struct SyncedTable: Sendable {
     /// The synced table of a record type.
     ///
     /// - Parameters:
+    ///   - type: the record type whose table is synced.
     ///   - parents: the columns that name a row of another synced table.
     ///   - localColumns: columns that do not travel; each store fills them
     ///     itself (a default, an identity column or a trigger).

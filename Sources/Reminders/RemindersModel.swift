@@ -104,13 +104,14 @@ public struct RemindersModel: Sendable {
         try await store.read(logger: logger) { db in try Self.listSummaries(db) }
     }
 
-    /// The list with this number, or whose title matches ignoring letter case.
+    /// The list with this number (or key), or whose title matches ignoring letter case.
     public func list(named nameOrID: String) async throws -> RemindersList {
         try await store.read(logger: logger) { db in try Self.findList(db, nameOrID) }
     }
 
     static func findList(_ db: Database, _ nameOrID: String) throws -> RemindersList {
         if let number = Int64(nameOrID), let list = try db.fetchOne(RemindersList.where { $0.number.eq(number) }) { return list }
+        if let id = UUID(uuidString: nameOrID), let list = try db.find(RemindersList.self, id: id) { return list }
         let matches = try db.fetchAll(RemindersList.where { $0.title.folded.eq(foldedASCII(nameOrID)) }.order { [$0.position, $0.number, $0.id] })
         guard let first = matches.first else { throw RemindersError.listNotFound(nameOrID) }
         guard matches.count == 1 else { throw RemindersError.ambiguousList(nameOrID, matches: matches.count) }

@@ -39,7 +39,7 @@ struct Show: AsyncParsableCommand {
                 stored.sortAscending = ascending ?? stored.sortAscending
                 stored.showCompleted = completed ?? stored.showCompleted
                 shown = stored
-                reminders = try await model.reminders(on: .list(String(stored.number ?? 0)),
+                reminders = try await model.reminders(on: .list(stored.id.uuidString),
                                                       order: ReminderOrder(sort: stored.sort, ascending: stored.sortAscending, showCompleted: stored.showCompleted))
             }
             if options.json { return try Output.json(reminders) }
@@ -143,7 +143,7 @@ struct Add: AsyncParsableCommand {
 
     /// The first list, or a new "Reminders" list when there is none.
     func defaultList(_ model: RemindersModel) async throws -> String {
-        String(try await model.firstList(creatingIfNone: "Reminders").number ?? 0)
+        try await model.firstList(creatingIfNone: "Reminders").id.uuidString
     }
 }
 

@@ -34,7 +34,7 @@ struct ListsCommand: AsyncParsableCommand {
             try await running {
                 let model = try await options.model()
                 let list = try await model.createList(title: title, color: try color.map(ListColor.parse) ?? 0x4A99_EFFF)
-                options.json ? try Output.json(list) : print("Created list \"\(Output.safe(list.title))\" (id \(list.number ?? 0)).")
+                options.json ? try Output.json(list) : print("Created list \"\(Output.safe(list.title))\" (id \(Output.number(list.number))).")
             }
         }
     }

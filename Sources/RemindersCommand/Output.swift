@@ -97,6 +97,12 @@ enum Output {
     /// Text of any length, made safe for a terminal as a cell is, and not cut.
     /// Works on Unicode scalars, without grapheme breaking: a megabyte of notes
     /// costs one pass.
+    /// A row's number in this store; `?` for a row the store has not numbered
+    /// (written by raw SQL past the numbering trigger), never a made-up 0.
+    static func number(_ number: Int64?) -> String {
+        number.map(String.init) ?? "?"
+    }
+
     static func safe(_ text: String) -> String {
         var text = text
         // Bytes, not scalars: a megabyte of text is scanned in a few milliseconds even in a debug build.
@@ -247,7 +253,7 @@ enum Output {
     static func lists(_ lists: [ListSummary]) {
         // The swatch's escapes take no column; its dot and space take two on every row.
         table(lists.map { summary in
-            [(summary.list.title, nil), ("\(summary.incompleteCount)", nil), ("id \(summary.list.number ?? 0)", .dim)]
+            [(summary.list.title, nil), ("\(summary.incompleteCount)", nil), ("id \(Output.number(summary.list.number))", .dim)]
         }, leading: lists.map { swatch($0.list.color) })
     }
 
@@ -261,7 +267,7 @@ enum Output {
             let r = detail.reminder
             let overdue = !r.isCompleted && (r.dueDate.map { $0 < today } ?? false)
             var row: [(String, Style?)] = [
-                ("\(r.number ?? 0)", .dim),
+                (Output.number(r.number), .dim),
                 (r.isCompleted ? "✓" : "○", r.isCompleted ? .green : nil),
                 (r.priority.marks + (r.isFlagged ? "⚑" : ""), r.isFlagged ? .orange : .red),
                 (r.title, r.isCompleted ? .dim : nil),

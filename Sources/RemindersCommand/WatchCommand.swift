@@ -34,7 +34,7 @@ struct Watch: AsyncParsableCommand {
             } else {
                 // By id: a rename while watching keeps the same list on screen.
                 let list = try await model.list(named: screen)
-                watched = .list(String(list.number ?? 0))
+                watched = .list(list.id.uuidString)
             }
             let reachability = Reachability()
             let task = Task {
