@@ -187,10 +187,16 @@ extension Database {
                         """)
                     guard !childKeys.isEmpty else { continue }
                     let states = try syncRows(child, keys: childKeys, in: state)
+                    let unrecorded = try child.read(self, childKeys.filter { states[$0] == nil })
                     for childKey in childKeys {
-                        // A child with no recorded state is kept as alive: its values are not lost.
-                        let childRow = states[childKey] ?? SyncRow(causalLength: 1)
-                        if childRow.causalLength == 0 || childRow.exists { try hide(childRow.registers, of: child, key: childKey, in: state) }
+                        if let childRow = states[childKey] {
+                            if childRow.exists { try hide(childRow.registers, of: child, key: childKey, in: state) }
+                        } else if let values = unrecorded[childKey] {
+                            // A row sync never recorded (written beside it): kept aside as it is,
+                            // stamped earlier than any write, so that nothing of it is lost.
+                            let stamp = SyncStamp(time: .zero, node: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+                            try hide(values.mapValues { SyncRegister(value: $0, stamp: stamp) }, of: child, key: childKey, in: state)
+                        }
                     }
                     try removeFromTable(child, keys: childKeys, among: tables, in: state)
                 }
