@@ -76,5 +76,28 @@ enum RecordChecks {
             let count = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "items")") }
             try expectEqual(count, 0, "rows after the failed insert")
         },
+        ConformanceCheck("records: an insert without returning stores the row as insert does, and fails as insert does") { context in
+            let store = try await itemsStore(context)
+            var given = Item.sample(7)
+            given.id = 70
+            let row = given
+            try await store.write { db in try db.insertWithoutReturning(row) }
+            var expected = row
+            expected.dueDate = expected.dueDate.map(microsecondRounded)
+            let found = try await store.read { db in try db.find(Item.self, id: 70) }
+            try expectEqual(found, expected, "the row as stored")
+            // A generated key after it follows it, as after insert.
+            let next = try await store.write { db in try db.insert(Item.sample(8)) }
+            try expect((next.id ?? 0) > 70, "a generated id after an explicit one: \(String(describing: next.id))")
+            try await expectError(.unique, "the same key again") {
+                try await store.write { db in try db.insertWithoutReturning(row) }
+            }
+            struct Untitled: Record { static var tableName: String { "items" }; var id: Int64?; var title: String?; var isDone: Bool; var priority: Int; var score: Double }
+            try await expectError(.notNull, "an item without a title") {
+                try await store.write { db in try db.insertWithoutReturning(Untitled(id: 71, title: nil, isDone: false, priority: 0, score: 0)) }
+            }
+            let count = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "items")") }
+            try expectEqual(count, 2, "rows after the failed inserts")
+        },
     ]
 }

@@ -254,14 +254,14 @@ public struct RemindersModel: Sendable {
 
     /// Inserts a list and reads it back with the number the store gave it.
     static func insertNumbered(_ db: Database, _ list: RemindersList) throws -> RemindersList {
-        try db.insert(list)
+        try db.insertWithoutReturning(list)
         guard let stored = try db.find(RemindersList.self, id: list.id) else { throw RemindersError.listNotFound(list.title) }
         return stored
     }
 
     /// Inserts a reminder and reads it back with the number the store gave it.
     static func insertNumbered(_ db: Database, _ reminder: Reminder) throws -> Reminder {
-        try db.insert(reminder)
+        try db.insertWithoutReturning(reminder)
         guard let stored = try db.find(Reminder.self, id: reminder.id) else { throw RemindersError.invalidInput("the new reminder was not stored") }
         return stored
     }

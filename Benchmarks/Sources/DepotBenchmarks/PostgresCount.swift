@@ -5,7 +5,7 @@ import Foundation
 /// One PostgreSQL contender's loop for one scenario, for callgrind: the client's
 /// instructions (the server's work happens in other processes and is not counted).
 enum PostgresCount {
-    static let contenders = ["raw libpq", "Depot, @Columns"]
+    static let contenders = ["raw libpq", "Depot, @Columns", "Depot, @Columns, insert without returning"]
 
     static func run(_ scenario: String, _ options: Options) async throws {
         guard let url = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"] else {
@@ -25,7 +25,13 @@ enum PostgresCount {
             switch scenario {
             case "pginsert":
                 try raw.exec(postgresTableSQL(dates))
-                if isRaw { try raw.insertPerRow(items) } else { try await depot.write { db in for item in items { try db.insert(item) } } }
+                if isRaw {
+                    try raw.insertPerRow(items)
+                } else if options.contender?.hasSuffix("without returning") == true {
+                    try await depot.write { db in for item in items { try db.insertWithoutReturning(item) } }
+                } else {
+                    try await depot.write { db in for item in items { try db.insert(item) } }
+                }
             case "pgbulk":
                 try raw.exec(postgresTableSQL(dates))
                 if isRaw { try raw.insertCopy(items) } else { try await depot.write { db in try db.insert(contentsOf: items) } }

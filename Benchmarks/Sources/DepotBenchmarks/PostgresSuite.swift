@@ -97,6 +97,9 @@ struct PostgresSuite {
                 Contestant(name: "Depot insert per row, @Columns", setUp: reset) {
                     try await depot.write { db in for item in items { try db.insert(item) } }
                 },
+                Contestant(name: "Depot insertWithoutReturning per row, @Columns", setUp: reset) {
+                    try await depot.write { db in for item in items { try db.insertWithoutReturning(item) } }
+                },
             ]
             if dates == .native {
                 perRow.insert(Contestant(name: "SQLKit Codable model per row", setUp: reset) {
