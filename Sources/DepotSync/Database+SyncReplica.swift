@@ -36,6 +36,7 @@ extension Database {
             CREATE TABLE \(ident: SyncStateTables.replica.hidden) ("tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL, "registers" BLOB NOT NULL,
                 PRIMARY KEY ("tbl", "row_key"));
             CREATE TABLE \(ident: SyncTables.outbox) ("seq" INTEGER PRIMARY KEY AUTOINCREMENT, "tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL);
+            CREATE INDEX \(ident: SyncTables.outbox + "_row") ON \(ident: SyncTables.outbox) ("tbl", "row_key", "seq");
             CREATE TABLE \(ident: SyncTables.inbox) ("seq" INTEGER PRIMARY KEY, "page" BLOB NOT NULL);
             CREATE TABLE \(ident: SyncTables.columns) ("tbl" TEXT NOT NULL, "col" TEXT NOT NULL, PRIMARY KEY ("tbl", "col"))
             """)

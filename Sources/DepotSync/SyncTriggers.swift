@@ -8,6 +8,18 @@ enum SyncTriggers {
         UPDATE "depot_sync_state" SET "hlc" = max("hlc" + 1, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) << 16) WHERE "id" = 1
         """
 
+    /// An outbox entry for a row, unless one waits already for the next push
+    /// (entries up to `push_upto` are in flight: a row written meanwhile gets
+    /// a new one). So the outbox holds each changed row once, however often
+    /// it was written, and a push reads the row's state as it is then.
+    static func enqueue(_ table: String, _ key: String) -> String {
+        """
+        INSERT INTO "depot_sync_outbox" ("tbl", "row_key") SELECT \(table), \(key)
+                WHERE NOT EXISTS (SELECT 1 FROM "depot_sync_outbox" WHERE "tbl" = \(table) AND "row_key" = \(key)
+                  AND "seq" > (SELECT "push_upto" FROM "depot_sync_state" WHERE "id" = 1));
+        """
+    }
+
     /// A text literal: a trigger's body cannot bind values.
     static func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
 
@@ -36,14 +48,14 @@ enum SyncTriggers {
               INSERT INTO "depot_sync_rows" ("tbl", "row_key", "cl") VALUES (\(name), \(newKey), 1)
                 ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = "cl" + 1 WHERE "cl" % 2 = 0;
               \(table.columns.map { clock($0, key: newKey, onlyIfChanged: false) }.joined(separator: "\n  "))
-              INSERT INTO "depot_sync_outbox" ("tbl", "row_key") VALUES (\(name), \(newKey));
+              \(enqueue(name, newKey))
             END
             """
         let update = """
             CREATE TRIGGER \(ident("depot_sync_update_" + table.name)) AFTER UPDATE ON \(ident(table.name)) WHEN \(applying) AND (\(changed)) BEGIN
               \(stampSQL);
               \(values.map { clock($0, key: newKey, onlyIfChanged: true) }.joined(separator: "\n  "))
-              INSERT INTO "depot_sync_outbox" ("tbl", "row_key") VALUES (\(name), \(newKey));
+              \(enqueue(name, newKey))
             END
             """
         let key = """
@@ -55,7 +67,7 @@ enum SyncTriggers {
             CREATE TRIGGER \(ident("depot_sync_delete_" + table.name)) AFTER DELETE ON \(ident(table.name)) WHEN \(applying) BEGIN
               INSERT INTO "depot_sync_rows" ("tbl", "row_key", "cl") VALUES (\(name), \(oldKey), 2)
                 ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = "cl" + 1 WHERE "cl" % 2 = 1;
-              INSERT INTO "depot_sync_outbox" ("tbl", "row_key") VALUES (\(name), \(oldKey));
+              \(enqueue(name, oldKey))
             END
             """
         return [insert, update, key, delete]

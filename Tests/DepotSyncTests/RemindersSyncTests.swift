@@ -111,14 +111,12 @@ struct RemindersSyncTests {
             devices.append((model, client))
         }
         var oracle = Oracle()
-        /// Takes in the rows a device wrote since the last time (its outbox's new entries), as they are now.
-        var lastSeq: [Int: Int64] = [:]
+        /// Takes in the rows a device wrote and has not pushed yet (its outbox), as they are now:
+        /// every local write is there until a push takes it.
         func absorbWrites(_ index: Int) async throws {
-            let since = lastSeq[index] ?? 0
-            let (changes, top) = try await devices[index].model.store.read { db -> ([SyncChange], Int64) in
+            let changes = try await devices[index].model.store.read { db -> [SyncChange] in
                 struct Entry: Decodable { var tbl: String; var row_key: String }
-                let entries = try db.fetchAll(Entry.self, "SELECT DISTINCT \"tbl\", \"row_key\" FROM \"depot_sync_outbox\" WHERE \"seq\" > \(since)")
-                let top = try db.fetchOne(Int64.self, "SELECT coalesce(max(\"seq\"), \(since)) FROM \"depot_sync_outbox\"") ?? since
+                let entries = try db.fetchAll(Entry.self, "SELECT DISTINCT \"tbl\", \"row_key\" FROM \"depot_sync_outbox\"")
                 var changes: [SyncChange] = []
                 for table in tables {
                     let keys = entries.filter { $0.tbl == table.name }.map(\.row_key)
@@ -126,10 +124,9 @@ struct RemindersSyncTests {
                     let rows = try db.syncRows(table, keys: keys, in: .replica)
                     changes += keys.compactMap { key in rows[key].map { SyncChange(table: table.name, key: key, row: $0) } }
                 }
-                return (changes, top)
+                return changes
             }
             oracle.absorb(changes)
-            lastSeq[index] = max(since, top)
         }
         /// Takes in a store's whole state.
         func absorbAll(_ store: Store) async throws {

@@ -67,6 +67,30 @@ struct SyncNote: Record, Equatable {
         await store.close()
     }
 
+    /// The outbox holds each changed row once however often it was written,
+    /// and a row written while a push is in flight is queued again for the next.
+    @Test func aRowWrittenManyTimesIsQueuedOnceAndAgainAfterAPushTookIt() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try await Self.replica(folder, "a")
+        let id = UUID()
+        let entries: @Sendable (Database) throws -> Int = { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \"depot_sync_outbox\"") ?? 0 }
+        try await store.write { db in try db.insert(SyncNote(id: id, title: "Milk", body: nil, rank: 1)) }
+        for n in 0..<100 {
+            try await store.write { db in try db.execute("UPDATE \"syncNotes\" SET \"rank\" = \(n + 2)") }
+        }
+        #expect(try await store.read(entries) == 1, "one entry for a row written 101 times")
+        // A push takes the entry (its range fixed); a write meanwhile is queued for the next push.
+        let pending = try await store.read { db in try db.pendingSyncChanges(Self.tables) }
+        try await store.write { db in try db.execute("UPDATE \"depot_sync_state\" SET \"push_upto\" = \(pending.upTo)") }
+        try await store.write { db in try db.execute("UPDATE \"syncNotes\" SET \"title\" = 'Oat milk'") }
+        #expect(try await store.read(entries) == 2, "a new entry beside the one in flight")
+        try await store.write { db in try db.acknowledgeSyncChanges(upTo: pending.upTo) }
+        let next = try await store.read { db in try db.pendingSyncChanges(Self.tables) }
+        #expect(next.changes.map { $0.row.registers["title"]?.value } == [.text("Oat milk")])
+        await store.close()
+    }
+
     /// Random edits on three replicas, exchanged in random order with
     /// duplicates: after everyone has heard everyone, they hold the same rows.
     @Test func replicasThatExchangeTheirStatesConverge() async throws {

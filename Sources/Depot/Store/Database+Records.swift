@@ -18,18 +18,18 @@ extension Database {
     /// Inserts a record without reading it back: no `RETURNING`, nothing
     /// decoded. For a caller that knows the row it wrote (a key made on the
     /// device, a UUID) or does not need it: the same statement as
-    /// ``insert(_:)`` minus the row's return trip, which on PostgreSQL is
+    /// `insert(_:)` minus the row's return trip, which on PostgreSQL is
     /// most of a one-row insert's client work.
     ///
     /// ```swift
     /// try db.insertWithoutReturning(Note(id: UUID(), title: "Milk"))
     /// ```
     ///
-    /// - Throws: the errors of ``insert(_:)``: `unique`, `notNull`,
+    /// - Throws: the errors of `insert(_:)`: `unique`, `notNull`,
     ///   `foreignKey` or `check` when a constraint refuses the row.
     ///
     /// Caveat: a generated key (a nil id) is generated, and not told: use
-    /// ``insert(_:)`` to learn it.
+    /// `insert(_:)` to learn it.
     public func insertWithoutReturning<T: Record>(_ record: T) throws {
         let columns = try encodeForInsert(record)
         let sql = insertSQL(T.self, columns.names, returning: false)
