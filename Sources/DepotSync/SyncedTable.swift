@@ -128,10 +128,12 @@ enum SyncKey {
         }
         if columns.count == 1 { return terms[0] }
         // A pair: (a, b) IN (VALUES (x, y), ...), with each part bound as its column compares.
-        let rows: [SQL] = split.map { row in
+        let uuids = split.map { row in row.map(UUID.init(uuidString:)) }
+        let uuidColumns = columns.indices.map { index in uuids.allSatisfy { $0[index] != nil } }
+        let rows: [SQL] = split.indices.map { row in
             let values: [SQL] = columns.indices.map { index in
-                let isUUID = split.allSatisfy { UUID(uuidString: $0[index]) != nil }
-                return isUUID ? "\(Value.uuid(UUID(uuidString: row[index]) ?? UUID()))" : "\(row[index])"
+                if uuidColumns[index], let uuid = uuids[row][index] { return "\(Value.uuid(uuid))" }
+                return "\(split[row][index])"
             }
             return "(\(SQL.join(values, separator: ", ")))"
         }
