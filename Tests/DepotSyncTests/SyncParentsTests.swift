@@ -165,3 +165,46 @@ struct SyncLabel: Record, Equatable {
         try await a.store.read { db in try db.checkSyncReplica(of: declared) }
     }
 }
+
+struct AnswerLost: Error {}
+
+/// A transport that loses the answer to every fourth pull.
+final class EveryFourthPullLost: SyncTransport, @unchecked Sendable {
+    let inner: InProcessSyncTransport
+    private let lock = NSLock()
+    private var pulls = 0
+    init(_ inner: InProcessSyncTransport) { self.inner = inner }
+    func push(_ push: SyncPush) async throws -> SyncPushAnswer { try await inner.push(push) }
+    func pull(_ pull: SyncPull) async throws -> SyncPage {
+        let page = try await inner.pull(pull)
+        let lost = lock.withLock { pulls += 1; return pulls % 4 == 0 }
+        if lost { throw AnswerLost() }
+        return page
+    }
+}
+
+extension SyncParentsTests {
+    /// A pull cut off by a lost answer goes on after the pages it had staged:
+    /// ten pages arrive although no attempt gets past its fourth request.
+    @Test func aPullCutOffGoesOnAfterThePagesItHadStaged() async throws {
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let system = try await Self.system(folder)
+        var (a, b) = (system.devices[0], system.devices[1])
+        try await a.store.write { db in
+            for n in 0..<30 { try db.insert(SyncFolder(id: UUID(), title: "Folder \(n)")) }
+        }
+        try await a.push()
+        b = SyncClient(store: b.store, tables: Self.tables, transport: EveryFourthPullLost(InProcessSyncTransport(server: system.server, seed: 1)))
+        b.pageSize = 3
+        var attempts = 0
+        while true {
+            attempts += 1
+            do { try await b.pull(); break } catch is AnswerLost {}
+            #expect(attempts < 10, "the pull made progress")
+            if attempts >= 10 { break }
+        }
+        let count = try await b.store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \"syncFolders\"") }
+        #expect(count == 30)
+    }
+}
