@@ -222,17 +222,61 @@ extension Database {
         guard !changes.isEmpty else { return }
         try savepoint { db in
             try db.execute("UPDATE \(ident: SyncTables.state) SET \"applying\" = 1 WHERE \"id\" = 1")
-            for table in tables {
-                let incoming = SyncChange.mergedByKey(changes.filter { $0.table == table.name })
-                guard !incoming.isEmpty else { continue }
-                let local = try db.syncRows(table, keys: incoming.map(\.key), in: .replica)
-                let merged = incoming.map { change in (key: change.key, row: (local[change.key] ?? SyncRow()).merged(with: change.row)) }
-                try db.storeSyncStates(merged, of: table, in: .replica)
-                try db.materialize(merged, of: table, among: tables, in: .replica)
+            // Runs of changes in order: a row forgotten and shared again later is forgotten first.
+            var start = changes.startIndex
+            while start < changes.endIndex {
+                let evicting = changes[start].isEvicted
+                let end = changes[start...].firstIndex { $0.isEvicted != evicting } ?? changes.endIndex
+                let run = Array(changes[start..<end])
+                if evicting {
+                    try db.forgetSyncRows(run, among: tables)
+                } else {
+                    for table in tables {
+                        let incoming = SyncChange.mergedByKey(run.filter { $0.table == table.name })
+                        guard !incoming.isEmpty else { continue }
+                        let local = try db.syncRows(table, keys: incoming.map(\.key), in: .replica)
+                        let merged = incoming.map { change in (key: change.key, row: (local[change.key] ?? SyncRow()).merged(with: change.row)) }
+                        try db.storeSyncStates(merged, of: table, in: .replica)
+                        try db.materialize(merged, of: table, among: tables, in: .replica)
+                    }
+                }
+                start = end
             }
             let latest = changes.flatMap { $0.row.registers.values.map(\.stamp.time.rawValue) }.max() ?? 0
             try db.execute("UPDATE \(ident: SyncTables.state) SET \"applying\" = 0, \"hlc\" = max(\"hlc\", \(latest)) WHERE \"id\" = 1")
         }
     }
-}
 
+    /// Forgets rows as if this replica had never seen them (their account
+    /// may no longer see them): out of their tables without recording a
+    /// delete, their sync state and pending pushes gone, and the rows in
+    /// them (children) with them, recursively.
+    func forgetSyncRows(_ changes: [SyncChange], among tables: [SyncedTable]) throws {
+        for table in tables {
+            let keys = Array(Set(changes.filter { $0.table == table.name }.map(\.key))).sorted()
+            try forgetSyncRows(keys, of: table, among: tables)
+        }
+    }
+
+    private func forgetSyncRows(_ keys: [String], of table: SyncedTable, among tables: [SyncedTable]) throws {
+        guard !keys.isEmpty else { return }
+        for child in tables {
+            for parent in child.parents where parent.table == table.name {
+                for chunk in SyncKey.chunks(keys) {
+                    let inTable = try fetchAll(String.self, """
+                        SELECT \(unsafeRaw: SyncKey.expression(child.keyColumns, row: nil, quote: dialect.quote(identifier:))) FROM \(ident: child.name)
+                        WHERE \(SyncKey.matching([parent.column], chunk))
+                        """)
+                    try forgetSyncRows(inTable, of: child, among: tables)
+                }
+            }
+        }
+        for chunk in SyncKey.chunks(keys) {
+            let list = SQL.join(chunk.map { "\($0)" }, separator: ", ")
+            try execute("DELETE FROM \(ident: table.name) WHERE \(SyncKey.matching(table.keyColumns, chunk))")
+            for name in [SyncStateTables.replica.rows, SyncStateTables.replica.clocks, SyncStateTables.replica.hidden, SyncTables.outbox] {
+                try execute("DELETE FROM \(ident: name) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))")
+            }
+        }
+    }
+}

@@ -26,6 +26,7 @@ public final class InProcessSyncTransport: SyncTransport, @unchecked Sendable {
     }
 
     let server: SyncServer
+    let account: String
     private let lock = NSLock()
     private var random: () -> Double
     public var faults: Faults {
@@ -41,9 +42,10 @@ public final class InProcessSyncTransport: SyncTransport, @unchecked Sendable {
     /// Bytes sent and received, for the figures.
     public var bytes: Int { lock.withLock { counted } }
 
-    /// A transport to `server`, whose faults are drawn from `seed`.
-    public init(server: SyncServer, seed: UInt64) {
+    /// A transport to `server` for `account`'s devices, whose faults are drawn from `seed`.
+    public init(server: SyncServer, account: String = "", seed: UInt64) {
         self.server = server
+        self.account = account
         var state = seed
         random = {
             state = state &* 6364136223846793005 &+ 1442695040888963407
@@ -55,13 +57,13 @@ public final class InProcessSyncTransport: SyncTransport, @unchecked Sendable {
     private func count(_ data: Data) { lock.withLock { counted += data.count } }
 
     public func push(_ push: SyncPush) async throws -> SyncPushAnswer {
-        let server = self.server
-        return try await exchange(push) { try await server.handle($0) }
+        let (server, account) = (self.server, self.account)
+        return try await exchange(push) { try await server.handle($0, account: account) }
     }
 
     public func pull(_ pull: SyncPull) async throws -> SyncPage {
-        let server = self.server
-        return try await exchange(pull) { try await server.handle($0) }
+        let (server, account) = (self.server, self.account)
+        return try await exchange(pull) { try await server.handle($0, account: account) }
     }
 
     private func exchange<Request: Codable & Sendable, Answer: Codable>(_ request: Request,

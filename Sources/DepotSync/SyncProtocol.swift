@@ -13,6 +13,14 @@ public struct SyncPush: Codable, Hashable, Sendable {
     /// changed after it was changed by someone the client had not heard from
     /// (a conflict, for the server's resolver). Nil: unknown, every overwrite counts.
     public var seen: Int64?
+
+    /// A push from its parts.
+    public init(client: UUID, number: Int64, changes: [SyncChange], seen: Int64? = nil) {
+        self.client = client
+        self.number = number
+        self.changes = changes
+        self.seen = seen
+    }
 }
 
 /// The server's answer to a push.
@@ -21,6 +29,9 @@ public struct SyncPushAnswer: Codable, Hashable, Sendable {
     public var wasDuplicate: Bool
     /// The server's version after the push.
     public var version: Int64
+    /// How many changes the server dropped: changes to a root no longer
+    /// shared with the device's account, made before the device heard.
+    public var dropped: Int = 0
 }
 
 /// Where a client's pulls stand: after this server version, and within it
@@ -47,6 +58,12 @@ public struct SyncPull: Codable, Hashable, Sendable {
     public var after: SyncCursor
     /// The most rows one answer holds.
     public var limit: Int
+
+    /// A pull from its parts.
+    public init(after: SyncCursor, limit: Int) {
+        self.after = after
+        self.limit = limit
+    }
 }
 
 /// One page of changes, in the server's commit order.
@@ -63,7 +80,8 @@ public struct SyncPage: Codable, Hashable, Sendable {
 
 /// How a client reaches its server: in process for tests, HTTP for apps.
 public protocol SyncTransport: Sendable {
-    /// Sends a push; throws when it, or its answer, was lost.
+    /// Sends a push; throws when it, or its answer, was lost, or when the
+    /// server refused it.
     func push(_ push: SyncPush) async throws -> SyncPushAnswer
     /// Sends a pull; throws when it, or its answer, was lost.
     func pull(_ pull: SyncPull) async throws -> SyncPage

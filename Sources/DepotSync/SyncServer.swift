@@ -52,9 +52,21 @@ public struct SyncServer: Sendable {
         let names = SyncStateTables.server
         try db.execute("""
             CREATE TABLE \(ident: names.rows) ("tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, "cl" \(type: .integer) NOT NULL,
-                "version" \(type: .integer) NOT NULL, PRIMARY KEY ("tbl", "row_key"))
+                "version" \(type: .integer) NOT NULL, "account" \(type: .text) NOT NULL DEFAULT '', "root_tbl" \(type: .text) NOT NULL DEFAULT '',
+                "root_key" \(type: .text) NOT NULL DEFAULT '', "parent" \(type: .text) NOT NULL DEFAULT '', PRIMARY KEY ("tbl", "row_key"))
             """)
         try db.execute("CREATE INDEX \(ident: names.rows + "_version") ON \(ident: names.rows) (\"version\", \"tbl\", \"row_key\")")
+        try db.execute("CREATE INDEX \(ident: names.rows + "_root") ON \(ident: names.rows) (\"root_tbl\", \"root_key\")")
+        try db.execute("CREATE INDEX \(ident: names.rows + "_parent") ON \(ident: names.rows) (\"parent\", \"tbl\")")
+        try db.execute("""
+            CREATE TABLE \(ident: SyncAccountTables.shares) ("root_tbl" \(type: .text) NOT NULL, "root_key" \(type: .text) NOT NULL,
+                "account" \(type: .text) NOT NULL, PRIMARY KEY ("root_tbl", "root_key", "account"))
+            """)
+        try db.execute("CREATE INDEX \(ident: SyncAccountTables.shares + "_account") ON \(ident: SyncAccountTables.shares) (\"account\")")
+        try db.execute("""
+            CREATE TABLE \(ident: SyncAccountTables.evictions) ("account" \(type: .text) NOT NULL, "version" \(type: .integer) NOT NULL,
+                "tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, PRIMARY KEY ("account", "version", "tbl", "row_key"))
+            """)
         try db.execute("""
             CREATE TABLE \(ident: names.clocks) ("tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, "col" \(type: .text) NOT NULL,
                 "hlc" \(type: .integer) NOT NULL, "node" \(type: .text) NOT NULL, PRIMARY KEY ("tbl", "row_key", "col"))
@@ -64,22 +76,38 @@ public struct SyncServer: Sendable {
                 PRIMARY KEY ("tbl", "row_key"))
             """)
         // `applied` counts the pushes applied: equal to `last_push` when each was applied once.
-        try db.execute("CREATE TABLE \(ident: clients) (\"client\" \(type: .text) PRIMARY KEY, \"last_push\" \(type: .integer) NOT NULL, \"applied\" \(type: .integer) NOT NULL)")
+        try db.execute("""
+            CREATE TABLE \(ident: clients) ("client" \(type: .text) PRIMARY KEY, "last_push" \(type: .integer) NOT NULL,
+                "applied" \(type: .integer) NOT NULL, "account" \(type: .text) NOT NULL DEFAULT '')
+            """)
     }
 
     /// Applies a push in one transaction: every change merged, or none.
     ///
-    /// - Throws: `misuse` for a push that names a table the server does not
-    ///   sync, or a row whose key does not match its values; nothing is applied.
-    public func handle(_ push: SyncPush) async throws -> SyncPushAnswer {
+    /// Accounts: every row belongs to the account that owns its root (the
+    /// row itself for a table without parents; its first parent's root
+    /// otherwise), and an account writes only the rows of its roots and of
+    /// roots shared with it. A server without accounts passes the same
+    /// account (the default, empty) for everyone.
+    ///
+    /// - Parameters:
+    ///   - push: the device's push.
+    ///   - account: who pushes, as the server authenticated them.
+    /// - Throws: ``SyncAccessDenied`` for a push that names a row of a root
+    ///   the account may not write, or a device of another account; `misuse`
+    ///   for a push that names a table the server does not sync, or a row
+    ///   whose key does not match its values. Nothing is applied. A change to
+    ///   a root that was shared with the account and no longer is (made
+    ///   before its device heard) is dropped, and counted in the answer.
+    public func handle(_ push: SyncPush, account: String = "") async throws -> SyncPushAnswer {
         do {
-            return try await apply(push)
+            return try await apply(push, account: account)
         } catch let duplicate as Duplicate {
             return SyncPushAnswer(wasDuplicate: true, version: duplicate.version)
         }
     }
 
-    private func apply(_ push: SyncPush) async throws -> SyncPushAnswer {
+    private func apply(_ push: SyncPush, account: String) async throws -> SyncPushAnswer {
         let (tables, resolver, afterApplying) = (self.tables, self.resolver, self.afterApplying)
         for change in push.changes {
             guard let table = tables.first(where: { $0.name == change.table }) else {
@@ -93,14 +121,14 @@ public struct SyncServer: Sendable {
         return try await store.write { db in
             try Self.planForEachPage(db)
             // The counter row first: its lock orders pushes, so versions follow commits.
-            struct Head: Decodable { var version: Int64; var node: String; var hlc: Int64 }
-            guard let head = try db.fetchOne(Head.self, "UPDATE \(ident: Self.state) SET \"version\" = \"version\" + 1 WHERE \"id\" = 1 RETURNING \"version\", \"node\", \"hlc\""),
-                  let node = UUID(uuidString: head.node) else {
-                throw DatabaseError(.misuse, "the sync server's tables are missing: run SyncServer.installSyncServer(in:) in a migration")
-            }
-            let version = head.version
+            let (version, node, hlc) = try Self.nextVersion(db)
             let client = push.client.uuidString.lowercased()
-            let last = try db.fetchOne(Int64.self, "SELECT \"last_push\" FROM \(ident: Self.clients) WHERE \"client\" = \(client)") ?? 0
+            struct Client: Decodable { var last_push: Int64; var account: String }
+            let known = try db.fetchOne(Client.self, "SELECT \"last_push\", \"account\" FROM \(ident: Self.clients) WHERE \"client\" = \(client)")
+            if let known, known.account != account {
+                throw SyncAccessDenied(description: "the push names a device of another account")
+            }
+            let last = known?.last_push ?? 0
             if push.number <= last {
                 // A retry of an applied push, whose answer was lost: nothing again.
                 throw Duplicate(version: version - 1)
@@ -108,7 +136,9 @@ public struct SyncServer: Sendable {
             guard push.number == last + 1 else {
                 throw DatabaseError(.misuse, "push \(push.number) of client \(client) follows push \(last): a push was skipped")
             }
-            var clock = ServerClock(node: node, last: HybridTimestamp(rawValue: head.hlc))
+            var clock = ServerClock(node: node, last: HybridTimestamp(rawValue: hlc))
+            var access = AccessCheck(account: account, shared: try Self.sharedRoots(db, with: account))
+            var moves: [(table: SyncedTable, key: String, from: SyncScope?, to: SyncScope)] = []
             for table in tables {
                 let incoming = SyncChange.mergedByKey(push.changes.filter { $0.table == table.name })
                 guard !incoming.isEmpty else { continue }
@@ -124,16 +154,20 @@ public struct SyncServer: Sendable {
                     }
                     merged.append((change.key, row))
                 }
+                let scoped = try access.check(db, merged, of: table)
+                moves += scoped.moves.map { (table, $0.key, $0.from, $0.to) }
+                merged = merged.filter { !scoped.dropped.contains($0.key) }
                 try db.storeSyncStates(merged, of: table, in: .server, version: version)
                 try db.materialize(merged, of: table, among: tables, in: .server)
             }
+            try Self.moveScopes(db, moves, among: tables, version: version)
             try afterApplying?(db, push.changes)
             try db.execute("UPDATE \(ident: Self.state) SET \"hlc\" = \(clock.last.rawValue) WHERE \"id\" = 1")
             try db.execute("""
-                INSERT INTO \(ident: Self.clients) ("client", "last_push", "applied") VALUES (\(client), \(push.number), 1)
+                INSERT INTO \(ident: Self.clients) ("client", "last_push", "applied", "account") VALUES (\(client), \(push.number), 1, \(account))
                 ON CONFLICT ("client") DO UPDATE SET "last_push" = excluded."last_push", "applied" = \(ident: Self.clients)."applied" + 1
                 """)
-            return SyncPushAnswer(wasDuplicate: false, version: version)
+            return SyncPushAnswer(wasDuplicate: false, version: version, dropped: access.dropped)
         }
     }
 
@@ -169,29 +203,44 @@ public struct SyncServer: Sendable {
     }
 
     /// The rows changed after a cursor, in version order, up to the version
-    /// committed when the pull began.
-    public func handle(_ pull: SyncPull) async throws -> SyncPage {
+    /// committed when the pull began: those `account` may see (its roots and
+    /// those shared with it), and the rows it is to forget (a root no longer
+    /// shared with it, a row moved out of what it sees).
+    public func handle(_ pull: SyncPull, account: String = "") async throws -> SyncPage {
         let tables = self.tables
         return try await store.read { db in
             try Self.planForEachPage(db)
             let head = try db.fetchOne(Int64.self, "SELECT \"version\" FROM \(ident: Self.state) WHERE \"id\" = 1") ?? 0
-            struct Changed: Decodable { var tbl: String; var row_key: String; var version: Int64 }
-            let after = pull.after
-            let changed = try db.fetchAll(Changed.self, """
-                SELECT "tbl", "row_key", "version" FROM \(ident: SyncStateTables.server.rows)
+            struct Changed: Decodable { var tbl: String; var row_key: String; var version: Int64; var evicted: Int64 }
+            let (after, limit) = (pull.after, max(1, pull.limit))
+            let rows = try db.fetchAll(Changed.self, """
+                SELECT "tbl", "row_key", "version", 0 AS "evicted" FROM \(ident: SyncStateTables.server.rows) r
                 WHERE "version" <= \(head) AND ("version", "tbl", "row_key") > (\(after.version), \(after.table), \(after.key))
-                ORDER BY "version", "tbl", "row_key" LIMIT \(max(1, pull.limit))
+                  AND ("account" = \(account) OR EXISTS (SELECT 1 FROM \(ident: SyncAccountTables.shares) s
+                       WHERE s."account" = \(account) AND s."root_tbl" = r."root_tbl" AND s."root_key" = r."root_key"))
+                ORDER BY "version", "tbl", "row_key" LIMIT \(limit)
                 """)
+            let evicted = try db.fetchAll(Changed.self, """
+                SELECT "tbl", "row_key", "version", 1 AS "evicted" FROM \(ident: SyncAccountTables.evictions)
+                WHERE "account" = \(account) AND "version" <= \(head)
+                  AND ("version", "tbl", "row_key") > (\(after.version), \(after.table), \(after.key))
+                ORDER BY "version", "tbl", "row_key" LIMIT \(limit)
+                """)
+            let both = (rows + evicted).sorted { ($0.version, $0.tbl, $0.row_key) < ($1.version, $1.tbl, $1.row_key) }
+            let changed = Array(both.prefix(limit))
             var changes: [SyncChange] = []
             for table in tables {
-                let keys = changed.filter { $0.tbl == table.name }.map(\.row_key)
+                let keys = changed.filter { $0.tbl == table.name && $0.evicted == 0 }.map(\.row_key)
                 guard !keys.isEmpty else { continue }
                 let states = try db.syncRows(table, keys: keys, in: .server)
                 changes += keys.map { SyncChange(table: table.name, key: $0, row: states[$0] ?? SyncRow()) }
             }
-            let order = Dictionary(changed.enumerated().map { ("\($0.element.tbl)\u{0}\($0.element.row_key)", $0.offset) }, uniquingKeysWith: { a, _ in a })
-            changes.sort { (order["\($0.table)\u{0}\($0.key)"] ?? 0) < (order["\($1.table)\u{0}\($1.key)"] ?? 0) }
-            let caughtUp = changed.count < max(1, pull.limit)
+            changes += changed.filter { $0.evicted == 1 }.map { SyncChange(table: $0.tbl, key: $0.row_key, row: SyncRow(), isEvicted: true) }
+            let order = Dictionary(changed.enumerated().map { ("\($0.element.evicted)\u{0}\($0.element.tbl)\u{0}\($0.element.row_key)", $0.offset) },
+                                   uniquingKeysWith: { a, _ in a })
+            func position(_ change: SyncChange) -> Int { order["\(change.isEvicted ? 1 : 0)\u{0}\(change.table)\u{0}\(change.key)"] ?? 0 }
+            changes.sort { position($0) < position($1) }
+            let caughtUp = both.count < limit
             let next = changed.last.map { SyncCursor(version: $0.version, table: $0.tbl, key: $0.row_key) } ?? after
             return SyncPage(changes: changes, next: caughtUp ? max(next, SyncCursor(version: head, table: "", key: "")) : next,
                             head: head, isCaughtUp: caughtUp)

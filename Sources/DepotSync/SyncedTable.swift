@@ -187,12 +187,36 @@ public struct SyncChange: Hashable, Sendable, Codable {
     public var key: String
     /// Its existence and registers (values included).
     public var row: SyncRow
+    /// Whether the receiver is to forget the row, as if it had never seen
+    /// it: the row left what its account may see (a list no longer shared
+    /// with it). Not a delete: nothing is recorded, and the row comes back
+    /// whole if it is shared again. Its `row` is empty.
+    public var isEvicted: Bool
 
     /// A change from its parts.
-    public init(table: String, key: String, row: SyncRow) {
+    public init(table: String, key: String, row: SyncRow, isEvicted: Bool = false) {
         self.table = table
         self.key = key
         self.row = row
+        self.isEvicted = isEvicted
+    }
+
+    enum CodingKeys: String, CodingKey { case table, key, row, evicted }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        table = try container.decode(String.self, forKey: .table)
+        key = try container.decode(String.self, forKey: .key)
+        row = try container.decode(SyncRow.self, forKey: .row)
+        isEvicted = try container.decodeIfPresent(Bool.self, forKey: .evicted) ?? false
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(table, forKey: .table)
+        try container.encode(key, forKey: .key)
+        try container.encode(row, forKey: .row)
+        if isEvicted { try container.encode(true, forKey: .evicted) }
     }
 
     /// The changes with each row once, its states merged, in the order rows first appear.

@@ -1,0 +1,263 @@
+@_spi(Sync) import Depot
+import Foundation
+
+/// A push the server refuses whole because it names what its account may
+/// not write: a row of another account, or another account's device. Nothing
+/// of it is applied.
+public struct SyncAccessDenied: Error, CustomStringConvertible, Sendable {
+    /// What was refused, without values.
+    public var description: String
+}
+
+/// Where a row lives on the server: the account owning its root row (a list
+/// and everything in it), the root, and the key of the row's scope parent
+/// (its first ``SyncParent``; empty for a root).
+struct SyncScope: Hashable, Sendable {
+    var account: String
+    var rootTable: String
+    var rootKey: String
+    var parent: String
+
+    var root: String { rootTable + "\u{0}" + rootKey }
+}
+
+/// The server's tables for accounts: who a root is shared with, and what
+/// each account was made to forget.
+enum SyncAccountTables {
+    static let shares = "depot_sync_server_shares", evictions = "depot_sync_server_evictions"
+}
+
+extension SyncServer {
+    /// Shares a root row (a row of a table without parents: a list) and
+    /// every row in it with another account: from the next pull, its devices
+    /// get them, and may change them.
+    ///
+    /// - Throws: ``SyncAccessDenied`` when `owner` does not own the root row
+    ///   (or the server has no such row); `misuse` for a table with parents.
+    public func share(_ table: String, key: String, owner: String, with account: String) async throws {
+        try await changeShare(table, key: key, owner: owner, account: account, shared: true)
+    }
+
+    /// Stops sharing a root row with an account: its devices forget the row
+    /// and every row in it at their next pull (nothing is deleted for the
+    /// owner), and what they push to it afterwards is dropped.
+    ///
+    /// - Throws: ``SyncAccessDenied`` when `owner` does not own the root row.
+    public func unshare(_ table: String, key: String, owner: String, with account: String) async throws {
+        try await changeShare(table, key: key, owner: owner, account: account, shared: false)
+    }
+
+    /// The accounts each of `owner`'s roots is shared with, by root key.
+    public func shares(of owner: String, in table: String) async throws -> [String: [String]] {
+        struct Share: Decodable { var root_key: String; var account: String }
+        let rows = try await store.read { db in
+            try db.fetchAll(Share.self, """
+                SELECT s."root_key", s."account" FROM \(ident: SyncAccountTables.shares) s
+                JOIN \(ident: SyncStateTables.server.rows) r ON r."tbl" = s."root_tbl" AND r."row_key" = s."root_key"
+                WHERE s."root_tbl" = \(table) AND r."account" = \(owner) ORDER BY s."root_key", s."account"
+                """)
+        }
+        return Dictionary(grouping: rows, by: \.root_key).mapValues { $0.map(\.account) }
+    }
+
+    private func changeShare(_ table: String, key: String, owner: String, account: String, shared: Bool) async throws {
+        guard let synced = tables.first(where: { $0.name == table }), synced.parents.isEmpty else {
+            throw DatabaseError(.misuse, "only rows of a synced table without parents can be shared; \(table) is not one")
+        }
+        try await store.write { db in
+            try Self.planForEachPage(db)
+            let version = try Self.nextVersion(db).version
+            let scope = try Self.scopes(db, table, keys: [key])[key]
+            guard let scope, scope.account == owner, scope.rootTable == table, scope.rootKey == key else {
+                throw SyncAccessDenied(description: "the account does not own a \(table) row with this key")
+            }
+            guard account != owner else { return }
+            if shared {
+                try db.execute("""
+                    INSERT INTO \(ident: SyncAccountTables.shares) ("root_tbl", "root_key", "account") VALUES (\(table), \(key), \(account))
+                    ON CONFLICT ("root_tbl", "root_key", "account") DO NOTHING
+                    """)
+                // Every row in the root is news to the new account's devices.
+                try db.execute("UPDATE \(ident: SyncStateTables.server.rows) SET \"version\" = \(version) WHERE \"root_tbl\" = \(table) AND \"root_key\" = \(key)")
+            } else {
+                try db.execute("""
+                    DELETE FROM \(ident: SyncAccountTables.shares) WHERE "root_tbl" = \(table) AND "root_key" = \(key) AND "account" = \(account)
+                    """)
+                try db.execute("""
+                    INSERT INTO \(ident: SyncAccountTables.evictions) ("account", "version", "tbl", "row_key")
+                    SELECT \(account), \(version), "tbl", "row_key" FROM \(ident: SyncStateTables.server.rows)
+                    WHERE "root_tbl" = \(table) AND "root_key" = \(key)
+                    ON CONFLICT ("account", "version", "tbl", "row_key") DO NOTHING
+                    """)
+            }
+        }
+    }
+
+    /// Takes the next version: the counter row's lock orders writers, so versions follow commits.
+    static func nextVersion(_ db: Database) throws -> (version: Int64, node: UUID, hlc: Int64) {
+        struct Head: Decodable { var version: Int64; var node: String; var hlc: Int64 }
+        guard let head = try db.fetchOne(Head.self, "UPDATE \(ident: state) SET \"version\" = \"version\" + 1 WHERE \"id\" = 1 RETURNING \"version\", \"node\", \"hlc\""),
+              let node = UUID(uuidString: head.node) else {
+            throw DatabaseError(.misuse, "the sync server's tables are missing: run SyncServer.installSyncServer(in:) in a migration")
+        }
+        return (head.version, node, head.hlc)
+    }
+
+    /// The recorded scopes of these rows, by key.
+    static func scopes(_ db: Database, _ table: String, keys: [String]) throws -> [String: SyncScope] {
+        struct Row: Decodable { var row_key: String; var account: String; var root_tbl: String; var root_key: String; var parent: String }
+        var scopes: [String: SyncScope] = [:]
+        for chunk in SyncKey.chunks(Array(Set(keys))) {
+            for row in try db.fetchAll(Row.self, """
+                SELECT "row_key", "account", "root_tbl", "root_key", "parent" FROM \(ident: SyncStateTables.server.rows)
+                WHERE "tbl" = \(table) AND "row_key" IN (\(SQL.join(chunk.map { "\($0)" }, separator: ", ")))
+                """) {
+                scopes[row.row_key] = SyncScope(account: row.account, rootTable: row.root_tbl, rootKey: row.root_key, parent: row.parent)
+            }
+        }
+        return scopes
+    }
+
+    /// The accounts that see a root: its owner and those it is shared with.
+    static func readers(_ db: Database, of scope: SyncScope) throws -> Set<String> {
+        let shared = try db.fetchAll(String.self, """
+            SELECT "account" FROM \(ident: SyncAccountTables.shares) WHERE "root_tbl" = \(scope.rootTable) AND "root_key" = \(scope.rootKey)
+            """)
+        return Set(shared).union([scope.account])
+    }
+
+    /// Whether `account` was made to forget this row or its root: a change
+    /// it pushes there is one its device made before it heard, dropped, not an attack.
+    static func wasEvicted(_ db: Database, account: String, table: String, key: String, scopes: [SyncScope]) throws -> Bool {
+        var places: [SQL] = ["(\"tbl\" = \(table) AND \"row_key\" = \(key))"]
+        for scope in scopes { places.append("(\"tbl\" = \(scope.rootTable) AND \"row_key\" = \(scope.rootKey))") }
+        return try db.fetchOne(Int.self, """
+            SELECT count(*) FROM (SELECT 1 FROM \(ident: SyncAccountTables.evictions) WHERE "account" = \(account)
+            AND (\(SQL.join(places, separator: " OR "))) LIMIT 1) AS "any"
+            """) ?? 0 > 0
+    }
+
+    /// Records where rows now live. A row that moved to another root takes
+    /// the rows in it along (a reminder's tag links), their version bumped so
+    /// the accounts that see the new root get them; the accounts that saw the
+    /// old root and not the new one are made to forget them all.
+    static func moveScopes(_ db: Database, _ moves: [(table: SyncedTable, key: String, from: SyncScope?, to: SyncScope)],
+                           among tables: [SyncedTable], version: Int64) throws {
+        let groups = Dictionary(grouping: moves) { $0.to }
+        for (scope, group) in groups.sorted(by: { $0.key.root + $0.key.parent < $1.key.root + $1.key.parent }) {
+            for table in Set(group.map(\.table.name)).sorted() {
+                let keys = group.filter { $0.table.name == table }.map(\.key)
+                for chunk in SyncKey.chunks(keys) {
+                    try db.execute("""
+                        UPDATE \(ident: SyncStateTables.server.rows) SET "account" = \(scope.account), "root_tbl" = \(scope.rootTable),
+                            "root_key" = \(scope.rootKey), "parent" = \(scope.parent)
+                        WHERE "tbl" = \(table) AND "row_key" IN (\(SQL.join(chunk.map { "\($0)" }, separator: ", ")))
+                        """)
+                }
+            }
+        }
+        for move in moves {
+            guard let from = move.from, from.root != move.to.root || from.account != move.to.account else { continue }
+            let lost = try readers(db, of: from).subtracting(try readers(db, of: move.to))
+            try carry(db, move.table, key: move.key, to: move.to, losing: lost, among: tables, version: version)
+        }
+    }
+
+    /// The rows in a moved row follow it, recursively; the accounts that lost it forget it and them.
+    private static func carry(_ db: Database, _ table: SyncedTable, key: String, to scope: SyncScope, losing lost: Set<String>,
+                              among tables: [SyncedTable], version: Int64) throws {
+        for account in lost.sorted() {
+            try db.execute("""
+                INSERT INTO \(ident: SyncAccountTables.evictions) ("account", "version", "tbl", "row_key") VALUES (\(account), \(version), \(table.name), \(key))
+                ON CONFLICT ("account", "version", "tbl", "row_key") DO NOTHING
+                """)
+        }
+        for child in tables where child.parents.first?.table == table.name {
+            let keys = try db.fetchAll(String.self, """
+                SELECT "row_key" FROM \(ident: SyncStateTables.server.rows) WHERE "tbl" = \(child.name) AND "parent" = \(key)
+                """)
+            guard !keys.isEmpty else { continue }
+            for chunk in SyncKey.chunks(keys) {
+                try db.execute("""
+                    UPDATE \(ident: SyncStateTables.server.rows) SET "account" = \(scope.account), "root_tbl" = \(scope.rootTable),
+                        "root_key" = \(scope.rootKey), "version" = \(version)
+                    WHERE "tbl" = \(child.name) AND "row_key" IN (\(SQL.join(chunk.map { "\($0)" }, separator: ", ")))
+                    """)
+            }
+            for childKey in keys {
+                try carry(db, child, key: childKey, to: SyncScope(account: scope.account, rootTable: scope.rootTable, rootKey: scope.rootKey, parent: key),
+                          losing: lost, among: tables, version: version)
+            }
+        }
+    }
+}
+
+extension SyncServer {
+    /// The roots shared with an account.
+    static func sharedRoots(_ db: Database, with account: String) throws -> Set<String> {
+        struct Root: Decodable { var root_tbl: String; var root_key: String }
+        let roots = try db.fetchAll(Root.self, "SELECT \"root_tbl\", \"root_key\" FROM \(ident: SyncAccountTables.shares) WHERE \"account\" = \(account)")
+        return Set(roots.map { $0.root_tbl + "\u{0}" + $0.root_key })
+    }
+
+    /// What one push may write: each row's place before and after it, checked
+    /// against what the account sees, table by table, parents first.
+    struct AccessCheck {
+        let account: String
+        let shared: Set<String>
+        /// The places of the rows this push wrote so far, by table and key.
+        var placed: [String: SyncScope] = [:]
+        /// How many changes were dropped.
+        var dropped = 0
+
+        init(account: String, shared: Set<String>) {
+            self.account = account
+            self.shared = shared
+        }
+
+        func sees(_ scope: SyncScope) -> Bool { scope.account == account || shared.contains(scope.root) }
+
+        /// The rows that moved (or are new), and the keys of the changes dropped.
+        mutating func check(_ db: Database, _ rows: [(key: String, row: SyncRow)], of table: SyncedTable) throws
+            -> (moves: [(key: String, from: SyncScope?, to: SyncScope)], dropped: Set<String>) {
+            let existing = try SyncServer.scopes(db, table.name, keys: rows.map(\.key))
+            let scopeParent = table.parents.first
+            func parentKey(_ row: SyncRow) -> String? {
+                guard let scopeParent, let value = row.registers[scopeParent.column]?.value, value != .null else { return nil }
+                return SyncKey.text(value)
+            }
+            var parents: [String: SyncScope] = [:]
+            if let scopeParent {
+                let named = Array(Set(rows.compactMap { parentKey($0.row) }))
+                let stored = try SyncServer.scopes(db, scopeParent.table, keys: named.filter { placed[scopeParent.table + "\u{0}" + $0] == nil })
+                for key in named { parents[key] = placed[scopeParent.table + "\u{0}" + key] ?? stored[key] }
+            }
+            var moves: [(key: String, from: SyncScope?, to: SyncScope)] = [], refused = Set<String>()
+            for (key, row) in rows {
+                let from = existing[key]
+                let to: SyncScope
+                if !row.exists, let from {
+                    // A deleted row stays where it was (its values went with it).
+                    to = from
+                } else if let scopeParent, let parentKey = parentKey(row) {
+                    // A parent the server has not seen yet is a root of the account's own.
+                    let parent = parents[parentKey] ?? SyncScope(account: account, rootTable: scopeParent.table, rootKey: parentKey, parent: "")
+                    to = SyncScope(account: parent.account, rootTable: parent.rootTable, rootKey: parent.rootKey, parent: parentKey)
+                } else {
+                    to = SyncScope(account: from?.account ?? account, rootTable: table.name, rootKey: key, parent: "")
+                }
+                guard (from.map(sees) ?? true) && sees(to) else {
+                    guard try SyncServer.wasEvicted(db, account: account, table: table.name, key: key, scopes: [from, to].compactMap { $0 }) else {
+                        throw SyncAccessDenied(description: "the push writes a \(table.name) row the account may not write")
+                    }
+                    refused.insert(key)
+                    dropped += 1
+                    continue
+                }
+                placed[table.name + "\u{0}" + key] = to
+                if from != to { moves.append((key, from, to)) }
+            }
+            return (moves, refused)
+        }
+    }
+}
