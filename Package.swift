@@ -122,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "RemindersCommand",
             dependencies: [
-                "Reminders", "DepotSQLite", "DepotPostgres",
+                "Reminders", "DepotSQLite", "DepotPostgres", "DepotSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/RemindersCommand",

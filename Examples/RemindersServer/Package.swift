@@ -10,6 +10,9 @@ let package = Package(
         .package(name: "Depot", path: "../.."),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        // Sync accounts: bcrypt for passwords, SHA-256 for device tokens.
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", exact: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
     ],
     targets: [
         // The routes, as a library so the tests can run them without a socket.
@@ -17,10 +20,13 @@ let package = Package(
             name: "RemindersServerApp",
             dependencies: [
                 .product(name: "Reminders", package: "Depot"),
+                .product(name: "DepotSync", package: "Depot"),
                 .product(name: "DepotSQLite", package: "Depot"),
                 .product(name: "DepotPostgres", package: "Depot"),
                 .product(name: "DepotLifecycle", package: "Depot"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .executableTarget(
@@ -31,6 +37,9 @@ let package = Package(
             name: "RemindersServerTests",
             dependencies: [
                 "RemindersServerApp",
+                .product(name: "DepotSync", package: "Depot"),
+                .product(name: "DepotSQLite", package: "Depot"),
+                .product(name: "Reminders", package: "Depot"),
                 .product(name: "DepotTesting", package: "Depot"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

@@ -209,6 +209,11 @@ extension Database {
         return changes
     }
 
+    /// How many rows have changes waiting to be pushed.
+    public func pendingSyncChangeCount() throws -> Int {
+        try fetchOne(Int.self, "SELECT count(DISTINCT \"tbl\" || ' ' || \"row_key\") FROM \(ident: SyncTables.outbox)") ?? 0
+    }
+
     /// Removes the outbox entries up to a position the server acknowledged.
     public func acknowledgeSyncChanges(upTo position: Int64) throws {
         try execute("DELETE FROM \(ident: SyncTables.outbox) WHERE \"seq\" <= \(position)")

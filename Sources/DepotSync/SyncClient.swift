@@ -139,7 +139,7 @@ public struct SyncClient: Sendable {
 
     /// How many changes wait to be pushed.
     public func pendingCount() async throws -> Int {
-        try await store.read { db in try db.fetchOne(Int.self, "SELECT count(DISTINCT \"tbl\" || ' ' || \"row_key\") FROM \(ident: SyncTables.outbox)") ?? 0 }
+        try await store.read { db in try db.pendingSyncChangeCount() }
     }
 }
 

@@ -113,6 +113,9 @@ public struct SyncServer: Sendable {
             guard let table = tables.first(where: { $0.name == change.table }) else {
                 throw DatabaseError(.misuse, "a push names the table \(change.table), which this server does not sync")
             }
+            if let unknown = change.row.registers.keys.first(where: { !table.columns.contains($0) }) {
+                throw DatabaseError(.misuse, "a push names the column \(unknown) of \(change.table), which this server does not sync")
+            }
             if change.row.exists, table.keyColumns.allSatisfy({ change.row.registers[$0] != nil }),
                table.key(of: change.row.registers.mapValues(\.value)) != change.key {
                 throw DatabaseError(.misuse, "a push names a row of \(change.table) by a key its values do not have")

@@ -132,8 +132,8 @@ public struct Tag: Record, Equatable, Hashable {
     public var title: String
 
     /// A tag keyed by its title.
-    public init(title: String) {
-        self.id = Self.id(forTitle: title)
+    public init(title: String, namespace: UUID = Tag.modelNamespace) {
+        self.id = Self.id(forTitle: title, namespace: namespace)
         self.title = title
     }
 
@@ -144,13 +144,14 @@ public struct Tag: Record, Equatable, Hashable {
     }
 
     /// The key of a tag with this title: a name-based UUID (RFC 9562 version
-    /// 5) of the title folded for A–Z case, the same on every device.
-    public static func id(forTitle title: String) -> UUID {
-        NameBasedUUID.make(namespace: tagNamespace, name: foldedASCII(title))
+    /// 5) of the title folded for A–Z case, the same on every device of an
+    /// account (the namespace is the account's id, see ``SyncAccount``).
+    public static func id(forTitle title: String, namespace: UUID = modelNamespace) -> UUID {
+        NameBasedUUID.make(namespace: namespace, name: foldedASCII(title))
     }
 
-    /// The namespace of tag keys.
-    static let tagNamespace = UUID(uuid: (0x6f, 0x2e, 0x1a, 0x52, 0x8c, 0x3b, 0x4d, 0x1e, 0x9a, 0x07, 0x5b, 0x3c, 0x2d, 0x71, 0x40, 0x9e))
+    /// The namespace of tag keys in a database that never signed in to an account.
+    public static let modelNamespace = UUID(uuid: (0x6f, 0x2e, 0x1a, 0x52, 0x8c, 0x3b, 0x4d, 0x1e, 0x9a, 0x07, 0x5b, 0x3c, 0x2d, 0x71, 0x40, 0x9e))
 }
 
 /// That a reminder carries a tag.

@@ -245,7 +245,7 @@ extension RemindersModel {
     static func tag(_ db: Database, _ reminderID: UUID, _ titles: [String]) throws {
         for raw in titles {
             let title = try validTagTitle(raw)
-            let tag = try findTag(db, title) ?? db.insert(Tag(title: title))
+            let tag = try findTag(db, title) ?? db.insert(Tag(title: title, namespace: try tagNamespace(db)))
             // An upsert on the link's key: tagging twice keeps one link.
             try db.upsert(ReminderTag(reminderID: reminderID, tagID: tag.id))
         }

@@ -53,7 +53,7 @@ extension RemindersModel {
         try await store.write(logger: logger) { db in
             let title = try Self.validTagTitle(title)
             if try Self.findTag(db, title) != nil { throw RemindersError.conflict("a tag named \"\(title)\" exists already") }
-            return try db.insert(Tag(title: title))
+            return try db.insert(Tag(title: title, namespace: try Self.tagNamespace(db)))
         }
     }
 
@@ -77,7 +77,7 @@ extension RemindersModel {
                 if let other = try Self.findTag(db, newTitle) {
                     throw RemindersError.conflict("a tag named \"\(other.title)\" exists already")
                 }
-                let renamed = try db.insert(Tag(title: newTitle))
+                let renamed = try db.insert(Tag(title: newTitle, namespace: try Self.tagNamespace(db)))
                 for reminderID in tagged { try db.upsert(ReminderTag(reminderID: reminderID, tagID: renamed.id)) }
                 try db.delete(tag)   // its links go with it (ON DELETE CASCADE)
                 tag = renamed
@@ -102,7 +102,7 @@ extension RemindersModel {
     static func findTag(_ db: Database, _ title: String) throws -> Tag? {
         let bare = title.hasPrefix("#") ? String(title.dropFirst()) : title
         // The tag keyed by this title; else one renamed to it by letter case.
-        if let tag = try db.find(Tag.self, id: Tag.id(forTitle: bare)) { return tag }
+        if let tag = try db.find(Tag.self, id: Tag.id(forTitle: bare, namespace: try tagNamespace(db))) { return tag }
         return try db.fetchOne(Tag.where { $0.title.folded.eq(foldedASCII(bare)) }.order { $0.id.ascending() }.limit(1))
     }
 

@@ -118,6 +118,10 @@ public enum RemindersSchema {
         migrator.register("9 keys that never collide") { db in
             try KeysMigration.run(db)
         }
+        migrator.register("10 sync account") { db in
+            // The account a device syncs with, and the namespace of its tag keys.
+            try createSyncAccount(db)
+        }
         return migrator
     }
 

@@ -25,7 +25,7 @@ struct RemindersCommand: AsyncParsableCommand {
         version: "reminders 0.9 (Depot, commit \(buildCommit))",
         subcommands: [
             Stats.self, ListsCommand.self, Show.self, ViewCommand.self, Tagged.self, Detail.self, Add.self, Edit.self,
-            Complete.self, FlagCommand.self, Move.self, Order.self, Delete.self, TagCommand.self, Untag.self, TagsCommand.self, Search.self, Watch.self, Demo.self,
+            Complete.self, FlagCommand.self, Move.self, Order.self, Delete.self, TagCommand.self, Untag.self, TagsCommand.self, Search.self, Watch.self, SyncCommand.self, Demo.self,
         ],
         defaultSubcommand: Stats.self
     )

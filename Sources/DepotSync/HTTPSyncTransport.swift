@@ -1,0 +1,77 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A transport to a sync server over HTTP: `POST <base>/push` and
+/// `POST <base>/pull`, JSON bodies in the engine's wire form, a bearer token.
+///
+/// ```swift
+/// let transport = HTTPSyncTransport(base: URL(string: "https://sync.example.com/sync")!, token: token)
+/// let client = SyncClient(store: store, tables: tables, transport: transport)
+/// try await client.sync()
+/// ```
+///
+/// Any failure throws: a request that never got an answer (the server is
+/// down: nothing to retry but the whole sync, which is safe), or an answer
+/// other than 200, as ``SyncHTTPError`` with the server's one-line message.
+public struct HTTPSyncTransport: SyncTransport {
+    /// The URL the `push` and `pull` paths are appended to.
+    public var base: URL
+    /// The bearer token the server issued to this device.
+    public var token: String
+    /// How long a request may take, in seconds.
+    public var timeout: TimeInterval = 60
+    private let session: URLSession
+
+    /// A transport to the sync endpoints under `base`, as the device `token` names.
+    public init(base: URL, token: String, session: URLSession = .shared) {
+        self.base = base
+        self.token = token
+        self.session = session
+    }
+
+    public func push(_ push: SyncPush) async throws -> SyncPushAnswer {
+        try await post("push", push)
+    }
+
+    public func pull(_ pull: SyncPull) async throws -> SyncPage {
+        try await post("pull", pull)
+    }
+
+    private func post<Body: Encodable, Answer: Decodable>(_ path: String, _ body: Body) async throws -> Answer {
+        var request = URLRequest(url: base.appendingPathComponent(path), timeoutInterval: timeout)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        request.httpBody = try JSONEncoder().encode(body)
+        let (data, response) = try await session.data(for: request)
+        guard let http = response as? HTTPURLResponse else { throw SyncHTTPError(status: 0, message: "the answer is not HTTP") }
+        guard http.statusCode == 200 else { throw SyncHTTPError(status: http.statusCode, body: data) }
+        return try JSONDecoder().decode(Answer.self, from: data)
+    }
+}
+
+/// An answer from a sync server other than 200: its status and its one-line message.
+public struct SyncHTTPError: Error, CustomStringConvertible, Sendable {
+    /// The HTTP status (401: the device is signed out; 403: refused; 413: too large).
+    public var status: Int
+    /// The server's message: the `error` of its JSON body, or its first line of text.
+    public var message: String
+
+    /// An error from its parts.
+    public init(status: Int, message: String) {
+        self.status = status
+        self.message = message
+    }
+
+    /// An error from an answer's body: `{"error": "…"}`, or the first 200 characters of its text.
+    public init(status: Int, body: Data) {
+        struct Failure: Decodable { var error: String }
+        let message = (try? JSONDecoder().decode(Failure.self, from: body).error)
+            ?? String(decoding: body.prefix(200), as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        self.init(status: status, message: message.isEmpty ? HTTPURLResponse.localizedString(forStatusCode: status) : message)
+    }
+
+    public var description: String { "the sync server answered \(status): \(message)" }
+}
