@@ -93,6 +93,42 @@ extension SyncServer {
         }
     }
 
+    /// Whether the server's tables have accounts: installed by this version,
+    /// or brought up to it by ``addAccounts(in:)``.
+    public static func hasAccounts(in db: Database) throws -> Bool {
+        (try? db.savepoint { db in try db.fetchOne(Int64.self, "SELECT count(*) FROM \(ident: SyncAccountTables.shares)") }) != nil
+    }
+
+    /// Brings the tables of a server installed before accounts existed up to
+    /// date, in a migration: every row it holds belongs to the account
+    /// `account` (the one everyone used: empty).
+    public static func addAccounts(in db: Database, account: String = "") throws {
+        let names = SyncStateTables.server
+        for column in ["account", "root_tbl", "root_key", "parent"] {
+            try db.execute("ALTER TABLE \(ident: names.rows) ADD COLUMN \(ident: column) \(type: .text) NOT NULL DEFAULT ''")
+        }
+        try db.execute("ALTER TABLE \(ident: clients) ADD COLUMN \"account\" \(type: .text) NOT NULL DEFAULT ''")
+        try db.execute("UPDATE \(ident: names.rows) SET \"account\" = \(account), \"root_tbl\" = \"tbl\", \"root_key\" = \"row_key\"")
+        try db.execute("UPDATE \(ident: clients) SET \"account\" = \(account)")
+        try createAccountTables(in: db)
+    }
+
+    /// The tables and indexes of accounts.
+    static func createAccountTables(in db: Database) throws {
+        let names = SyncStateTables.server
+        try db.execute("CREATE INDEX \(ident: names.rows + "_root") ON \(ident: names.rows) (\"root_tbl\", \"root_key\")")
+        try db.execute("CREATE INDEX \(ident: names.rows + "_parent") ON \(ident: names.rows) (\"parent\", \"tbl\")")
+        try db.execute("""
+            CREATE TABLE \(ident: SyncAccountTables.shares) ("root_tbl" \(type: .text) NOT NULL, "root_key" \(type: .text) NOT NULL,
+                "account" \(type: .text) NOT NULL, PRIMARY KEY ("root_tbl", "root_key", "account"))
+            """)
+        try db.execute("CREATE INDEX \(ident: SyncAccountTables.shares + "_account") ON \(ident: SyncAccountTables.shares) (\"account\")")
+        try db.execute("""
+            CREATE TABLE \(ident: SyncAccountTables.evictions) ("account" \(type: .text) NOT NULL, "version" \(type: .integer) NOT NULL,
+                "tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, PRIMARY KEY ("account", "version", "tbl", "row_key"))
+            """)
+    }
+
     /// Takes the next version: the counter row's lock orders writers, so versions follow commits.
     static func nextVersion(_ db: Database) throws -> (version: Int64, node: UUID, hlc: Int64) {
         struct Head: Decodable { var version: Int64; var node: String; var hlc: Int64 }

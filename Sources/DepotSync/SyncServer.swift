@@ -56,17 +56,7 @@ public struct SyncServer: Sendable {
                 "root_key" \(type: .text) NOT NULL DEFAULT '', "parent" \(type: .text) NOT NULL DEFAULT '', PRIMARY KEY ("tbl", "row_key"))
             """)
         try db.execute("CREATE INDEX \(ident: names.rows + "_version") ON \(ident: names.rows) (\"version\", \"tbl\", \"row_key\")")
-        try db.execute("CREATE INDEX \(ident: names.rows + "_root") ON \(ident: names.rows) (\"root_tbl\", \"root_key\")")
-        try db.execute("CREATE INDEX \(ident: names.rows + "_parent") ON \(ident: names.rows) (\"parent\", \"tbl\")")
-        try db.execute("""
-            CREATE TABLE \(ident: SyncAccountTables.shares) ("root_tbl" \(type: .text) NOT NULL, "root_key" \(type: .text) NOT NULL,
-                "account" \(type: .text) NOT NULL, PRIMARY KEY ("root_tbl", "root_key", "account"))
-            """)
-        try db.execute("CREATE INDEX \(ident: SyncAccountTables.shares + "_account") ON \(ident: SyncAccountTables.shares) (\"account\")")
-        try db.execute("""
-            CREATE TABLE \(ident: SyncAccountTables.evictions) ("account" \(type: .text) NOT NULL, "version" \(type: .integer) NOT NULL,
-                "tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, PRIMARY KEY ("account", "version", "tbl", "row_key"))
-            """)
+        try createAccountTables(in: db)
         try db.execute("""
             CREATE TABLE \(ident: names.clocks) ("tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, "col" \(type: .text) NOT NULL,
                 "hlc" \(type: .integer) NOT NULL, "node" \(type: .text) NOT NULL, PRIMARY KEY ("tbl", "row_key", "col"))

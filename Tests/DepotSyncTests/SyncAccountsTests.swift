@@ -167,4 +167,36 @@ import TestSupport
         #expect(try await Self.titles(bob.store) == ["Lamp"])
         #expect(try await alice.client.pendingCount() == 0)
     }
+
+    /// A server installed before accounts: its tables as that version made them.
+    static let serverBeforeAccounts: SQL = """
+        CREATE TABLE "depot_sync_server_state" ("id" INTEGER PRIMARY KEY, "version" INTEGER NOT NULL, "node" TEXT NOT NULL, "hlc" INTEGER NOT NULL);
+        INSERT INTO "depot_sync_server_state" VALUES (1, 0, '6f1c2a52-8c3b-4d1e-9a07-5b3c2d71409e', 0);
+        CREATE TABLE "depot_sync_server_rows" ("tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL, "cl" INTEGER NOT NULL, "version" INTEGER NOT NULL,
+            PRIMARY KEY ("tbl", "row_key"));
+        CREATE INDEX "depot_sync_server_rows_version" ON "depot_sync_server_rows" ("version", "tbl", "row_key");
+        CREATE TABLE "depot_sync_server_clocks" ("tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL, "col" TEXT NOT NULL, "hlc" INTEGER NOT NULL,
+            "node" TEXT NOT NULL, PRIMARY KEY ("tbl", "row_key", "col"));
+        CREATE TABLE "depot_sync_server_hidden" ("tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL, "registers" BLOB NOT NULL, PRIMARY KEY ("tbl", "row_key"));
+        CREATE TABLE "depot_sync_server_clients" ("client" TEXT PRIMARY KEY, "last_push" INTEGER NOT NULL, "applied" INTEGER NOT NULL)
+        """
+
+    @Test func aServerInstalledBeforeAccountsIsBroughtUpToDateAndGoesOn() async throws {
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let serverStore = try Store.sqlite(at: folder.appendingPathComponent("old-server.sqlite").path)
+        try await serverStore.write { db in
+            try db.execute(script: Tables.schema)
+            try db.execute(script: Self.serverBeforeAccounts)
+        }
+        #expect(try await serverStore.read { db in try SyncServer.isInstalled(in: db) && !SyncServer.hasAccounts(in: db) })
+        try await serverStore.write { db in try SyncServer.addAccounts(in: db) }
+        #expect(try await serverStore.read { db in try SyncServer.hasAccounts(in: db) })
+        let server = SyncServer(store: serverStore, tables: Tables.tables)
+        let device = try await Self.system(folder, accounts: [""]).devices[0]
+        let client = SyncClient(store: device.store, tables: Tables.tables, transport: InProcessSyncTransport(server: server, seed: 1))
+        try await device.store.write { db in try db.insert(SyncFolder(id: UUID(), title: "Kept")) }
+        try await client.sync()
+        #expect(try await Self.titles(serverStore, "syncFolders") == ["Kept"])
+    }
 }
