@@ -4,18 +4,24 @@ import Hummingbird
 import Logging
 import RemindersServerApp
 
-/// `RemindersServer [--host H] [--port P] [--database D]`: the reminders model over HTTP.
+/// `RemindersServer [--host H] [--port P] [--database D] [--sync]`: the reminders
+/// model over HTTP, or with `--sync` a DepotSync server with accounts.
 @main
 struct RemindersServer: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "RemindersServer",
         abstract: "The reminders model as JSON over HTTP, on SQLite or PostgreSQL.",
-        discussion: "Routes: GET / lists them. Each request logs one line (method, route, status, duration).")
+        discussion: """
+            Routes: GET / lists them. Each request logs one line (method, route, status, duration).
+            With --sync the server serves DepotSync under /sync (accounts, devices, shares, push and pull)
+            and not the model's routes, which would show every account's reminders.
+            """)
 
     @Option(help: "The address to listen on.") var host = "127.0.0.1"
     @Option(help: "The port to listen on (0 picks a free one).") var port = 8080
     @Option(help: "An SQLite file path (its folder must exist), or a postgres:// URL.") var database = "reminders-server.sqlite"
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+    @Flag(help: "Serve DepotSync with accounts (/sync/...) instead of the model's routes.") var sync = false
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port is 0 to 65535") }
@@ -29,8 +35,12 @@ struct RemindersServer: AsyncParsableCommand {
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         do {
             let store = try await RemindersRoutes.store(database, logger: logger)
-            let app = try await RemindersRoutes.application(store: store, host: host, port: port, logger: logger)
-            logger.info("serving", metadata: ["database": .string(RemindersRoutes.redacted(database)), "address": .string("\(host):\(port)")])
+            let (host, database, logger, mode) = (host, database, logger, sync ? "sync" : "model")
+            let app = try await RemindersRoutes.application(store: store, host: host, port: port, logger: logger, sync: sync) { port in
+                // The port the server listens on: the one picked when --port is 0.
+                logger.info("serving", metadata: ["database": .string(RemindersRoutes.redacted(database)), "address": .string("\(host):\(port)"),
+                                                  "routes": .string(mode)])
+            }
             try await app.runService()
         } catch {
             FileHandle.standardError.write(Data("RemindersServer: \(Self.message(error, database: database, host: host, port: port))\n".utf8))

@@ -45,13 +45,25 @@ extension RemindersRoutes {
     /// The application: the routes, and the store as a service shut down after
     /// the HTTP server (so requests in flight finish first). Runs the model's
     /// migrations first: a database that cannot be migrated never serves.
-    public static func application(store: Store, host: String = "127.0.0.1", port: Int = 8080, logger: Logger) async throws -> some ApplicationProtocol {
+    ///
+    /// - Parameters:
+    ///   - sync: serve DepotSync (`/sync/...`) with accounts instead of the
+    ///     model's routes, which answer 404 then (they would show every
+    ///     account's rows). The store becomes a sync server, on SQLite as on
+    ///     PostgreSQL, and the server's own tables are created
+    ///     (`syncAccounts`, `syncDevices`; history in `remindersServerMigrations`).
+    ///   - onServerRunning: called once the server listens, with its port
+    ///     (the one picked when `port` is 0).
+    public static func application(store: Store, host: String = "127.0.0.1", port: Int = 8080, logger: Logger, sync: Bool = false,
+                                   onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) async throws -> some ApplicationProtocol {
         let model = RemindersModel(store: store)
         try await model.migrate()
+        let router = sync ? syncRouter(model, try await SyncEndpoints.prepare(model)) : router(model)
         return Application(
-            router: router(model),
+            router: router,
             configuration: .init(address: .hostname(host, port: port), serverName: "RemindersServer"),
             services: [StoreService(store)],
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
             logger: logger)
     }
 

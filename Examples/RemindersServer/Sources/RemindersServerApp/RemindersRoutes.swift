@@ -12,6 +12,12 @@ import Reminders
 /// for a list or reminder that does not exist, 409 for a title in use or a
 /// name two lists share, 405 for a method a route does not take, 503 while the
 /// database is unreachable.
+///
+/// A sync server (`application(store:…sync: true)`) serves `/`, `/health` and
+/// the sync routes (``syncIndex``) instead: accounts and devices with bearer
+/// tokens (401 without a valid one), DepotSync's push and pull (403 for
+/// another account's rows, 413 past a body's limit), and list shares. The
+/// model's routes answer 404 there: they would show every account's rows.
 public enum RemindersRoutes {
     typealias Handler = @Sendable (Request, BasicRequestContext, RemindersModel) async throws -> Response
 
@@ -84,17 +90,39 @@ public enum RemindersRoutes {
     /// The router. Each request's statements are logged through the request's
     /// logger (with its id); each request ends in one log line.
     public static func router(_ base: RemindersModel) -> Router<BasicRequestContext> {
-        let router = Router()
-        var table = RouteTable()
-        for route in routes { table.add(route.path, route.method) }
-        router.add(middleware: RequestLogMiddleware(routes: table))
-        for route in routes {
+        router(routes.map { route in
             let handler = route.handler
-            router.on(RouterPath(route.path), method: route.method) { request, context in
+            return Route(route.method, route.path) { request, context in
                 var model = base
                 model.logger = context.logger
                 return try await handler(request, context, model)
             }
+        })
+    }
+
+    /// One route as the router serves it.
+    struct Route {
+        var method: HTTPRequest.Method
+        var path: String
+        /// Whether another method on its path is a 405 (rather than a 404).
+        var listed = true
+        var handler: @Sendable (Request, BasicRequestContext) async throws -> Response
+
+        init(_ method: HTTPRequest.Method, _ path: String, listed: Bool = true,
+             _ handler: @escaping @Sendable (Request, BasicRequestContext) async throws -> Response) {
+            (self.method, self.path, self.listed, self.handler) = (method, path, listed, handler)
+        }
+    }
+
+    /// A router serving these routes, behind the middleware that answers
+    /// every error in JSON and logs one line per request.
+    static func router(_ served: [Route]) -> Router<BasicRequestContext> {
+        let router = Router()
+        var table = RouteTable()
+        for route in served where route.listed { table.add(route.path, route.method) }
+        router.add(middleware: RequestLogMiddleware(routes: table))
+        for route in served {
+            router.on(RouterPath(route.path), method: route.method, use: route.handler)
         }
         return router
     }

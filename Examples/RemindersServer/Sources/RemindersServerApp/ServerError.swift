@@ -1,4 +1,5 @@
 import Depot
+import DepotSync
 import Foundation
 import Hummingbird
 import Reminders
@@ -25,6 +26,9 @@ struct ServerError: Error {
             return from(error)
         case let error as DatabaseError:
             return from(error)
+        case let error as SyncAccessDenied:
+            // The description names a table of the server's, never a value.
+            return ServerError(status: .forbidden, message: error.description, cause: "access denied")
         case let error as HTTPError:
             return ServerError(status: error.status, message: error.body ?? error.status.reasonPhrase.lowercased(),
                                cause: "http \(error.status.code)", headers: error.headers)

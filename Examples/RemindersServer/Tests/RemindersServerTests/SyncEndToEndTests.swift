@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+
+/// The whole thing a person does: a server on PostgreSQL, two `reminders`
+/// processes on two SQLite files (two devices of one account), and a second
+/// account a list is shared with. Runs the `reminders` executable the main
+/// package built (scripts/test builds it first).
+@Suite(.serialized) struct SyncEndToEndTests {
+    /// The main package's `reminders`, built before these tests.
+    static let command: URL = {
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<5 { root.deleteLastPathComponent() }
+        return root.appendingPathComponent(".build/debug/reminders")
+    }()
+
+    struct Device {
+        var database: String
+        var password = "correct-horse-battery"
+
+        /// Runs `reminders ARGUMENTS --database D`; its status, stdout and stderr.
+        @discardableResult
+        func run(_ arguments: [String], expecting status: Int32 = 0) throws -> String {
+            let process = Process()
+            process.executableURL = SyncEndToEndTests.command
+            process.arguments = arguments + ["--database", database]
+            var environment = ProcessInfo.processInfo.environment
+            environment["REMINDERS_PASSWORD"] = password
+            environment["NO_COLOR"] = "1"
+            process.environment = environment
+            let (out, err) = (Pipe(), Pipe())
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            let output = out.fileHandleForReading.readDataToEndOfFile()
+            let errors = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            let (stdout, stderr) = (String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
+            #expect(process.terminationStatus == status, "reminders \(arguments.joined(separator: " ")): \(stdout) \(stderr)")
+            return stdout + stderr
+        }
+
+        /// Starts `reminders ARGUMENTS --database D` without waiting.
+        func start(_ arguments: [String]) throws -> Running {
+            let process = Process()
+            process.executableURL = SyncEndToEndTests.command
+            process.arguments = arguments + ["--database", database]
+            var environment = ProcessInfo.processInfo.environment
+            environment["NO_COLOR"] = "1"
+            process.environment = environment
+            let output = FileManager.default.temporaryDirectory.appendingPathComponent("watch-\(UUID().uuidString).txt")
+            FileManager.default.createFile(atPath: output.path, contents: nil)
+            process.standardOutput = try FileHandle(forWritingTo: output)
+            try process.run()
+            return Running(process: process, output: output)
+        }
+
+        /// The reminders of a list, title → completed.
+        func reminders(in list: String) throws -> [String: Bool] {
+            let text = try run(["show", list, "--completed", "--json"])
+            struct Item: Decodable { var reminder: Reminder }
+            struct Reminder: Decodable { var title: String; var isCompleted: Bool }
+            guard let items = try? JSONDecoder().decode([Item].self, from: Data(text.utf8)) else { return [:] }
+            return Dictionary(items.map { ($0.reminder.title, $0.reminder.isCompleted) }, uniquingKeysWith: { a, _ in a })
+        }
+
+        /// The titles of the lists.
+        func lists() throws -> [String] {
+            let text = try run(["lists", "--json"])
+            struct Summary: Decodable { var list: List }
+            struct List: Decodable { var title: String }
+            return (try? JSONDecoder().decode([Summary].self, from: Data(text.utf8)))?.map(\.list.title).sorted() ?? []
+        }
+
+        /// The number this device gave a reminder of a list.
+        func number(of title: String, in list: String) throws -> String {
+            let text = try run(["show", list, "--completed", "--json"])
+            struct Item: Decodable { var reminder: Reminder }
+            struct Reminder: Decodable { var title: String; var number: Int64? }
+            let items = try JSONDecoder().decode([Item].self, from: Data(text.utf8))
+            let number = try #require(items.first { $0.reminder.title == title }?.reminder.number)
+            return String(number)
+        }
+    }
+
+    /// A process started by ``Device/start(_:)``.
+    struct Running {
+        var process: Process
+        var output: URL
+
+        /// Its output once it exits; a process still running after `limit` is killed and fails the test.
+        func finish(within limit: Duration) async throws -> String {
+            let deadline = ContinuousClock.now + limit
+            while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            if process.isRunning {
+                process.terminate()
+                Issue.record("still running after \(limit)")
+            }
+            process.waitUntilExit()
+            defer { try? FileManager.default.removeItem(at: output) }
+            return String(decoding: try Data(contentsOf: output), as: UTF8.self)
+        }
+    }
+
+    @Test func twoDevicesAndASecondAccountSyncThroughTheServer() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.command.path), "build the main package first: \(Self.command.path)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sync-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let laptop = Device(database: folder.appendingPathComponent("laptop.sqlite").path)
+        let phone = Device(database: folder.appendingPathComponent("phone.sqlite").path)
+        let bobs = Device(database: folder.appendingPathComponent("bob.sqlite").path, password: "bobs-own-password")
+
+        // Offline first: the command works and says sync is not set up.
+        try laptop.run(["lists", "add", "Groceries"])
+        try laptop.run(["add", "Milk", "--list", "Groceries", "--tag", "errand"])
+        let offline = try laptop.run(["sync"], expecting: 1)
+        #expect(offline.contains("not signed in"), "\(offline)")
+
+        try await withSyncServerOnPostgres { server in
+            try laptop.run(["sync", "sign-up", "alice", "--server", server.absoluteString])
+            try laptop.run(["sync"])
+            try phone.run(["sync", "sign-in", "alice", "--server", server.absoluteString])
+            try phone.run(["sync"])
+            #expect(try phone.reminders(in: "Groceries") == ["Milk": false], "a reminder added on one device appears on the other")
+
+            // Offline edits on both: another column on each merges; one column on both: the later edit wins.
+            let onLaptop = try laptop.number(of: "Milk", in: "Groceries"), onPhone = try phone.number(of: "Milk", in: "Groceries")
+            try laptop.run(["complete", onLaptop])
+            try laptop.run(["edit", onLaptop, "--title", "Milk, 2%"])
+            try phone.run(["edit", onPhone, "--title", "Oat milk"])   // later: wins
+            let status = try phone.run(["sync", "--status"])
+            #expect(status.contains("1 change to send"), "\(status)")
+            for device in [laptop, phone, laptop] { try device.run(["sync"]) }
+            #expect(try laptop.reminders(in: "Groceries") == ["Oat milk": true])
+            #expect(try phone.reminders(in: "Groceries") == ["Oat milk": true], "both converge: the later title, and the completion")
+
+            // Another account sees nothing, until a list is shared with it; then it leaves when unshared.
+            try bobs.run(["lists", "add", "Garage"])
+            try bobs.run(["sync", "sign-up", "bob", "--server", server.absoluteString])
+            try bobs.run(["sync"])
+            #expect(try bobs.lists() == ["Garage"])
+            try laptop.run(["sync", "share", "Groceries", "--with", "bob"])
+            try bobs.run(["sync"])
+            #expect(try bobs.lists() == ["Garage", "Groceries"])
+            #expect(try bobs.reminders(in: "Groceries") == ["Oat milk": true])
+            try bobs.run(["add", "Bread", "--list", "Groceries"])
+            try bobs.run(["sync"])
+            // A watch on the phone redraws when a sync in another process brings bob's reminder.
+            let watch = try phone.start(["watch", "Groceries", "--count", "2"])
+            try await Task.sleep(for: .seconds(1))
+            try phone.run(["sync"])
+            let drawn = try await watch.finish(within: .seconds(20))
+            #expect(drawn.components(separatedBy: "Bread").count == 2, "the second drawing has it: \(drawn)")
+            #expect(try phone.reminders(in: "Groceries") == ["Oat milk": true, "Bread": false], "bob's reminder reached alice's phone")
+            try laptop.run(["sync", "unshare", "Groceries", "--with", "bob"])
+            try bobs.run(["sync"])
+            #expect(try bobs.lists() == ["Garage"], "unshared: gone from bob's device")
+            #expect(try laptop.lists() == ["Groceries"])
+            #expect(try phone.lists() == ["Groceries"], "alice never sees bob's own list")
+
+            // A device signed out from the server is told to sign in again; its reminders stay.
+            try phone.run(["sync", "sign-out"])
+            let signedOut = try phone.run(["sync"], expecting: 1)
+            #expect(signedOut.contains("not signed in"), "\(signedOut)")
+            #expect(try phone.reminders(in: "Groceries").count == 2)
+        }
+        // The server is gone: the command says it works offline and keeps the change.
+        try laptop.run(["add", "Eggs", "--list", "Groceries"])
+        let down = try laptop.run(["sync"], expecting: 1)
+        #expect(down.contains("working offline: changes stay on this device"), "\(down)")
+        #expect(try laptop.run(["sync", "--status"]).contains("1 change to send"))
+    }
+}

@@ -1,0 +1,70 @@
+import Depot
+import DepotPostgres
+import DepotSync
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Hummingbird
+import Logging
+import RemindersServerApp
+import Testing
+
+/// The sync server (`--sync`) on a real loopback port, on a PostgreSQL schema
+/// of its own, for the length of `body`. In CI the PostgreSQL server must be
+/// there (scripts/test starts one): a missing one fails.
+func withSyncServerOnPostgres(_ body: @Sendable (URL) async throws -> Void) async throws {
+    let environment = ProcessInfo.processInfo.environment
+    guard let url = environment["DEPOT_POSTGRES_URL"], !url.isEmpty else {
+        #expect(environment["CI"] != "true", "CI must name a PostgreSQL server (DEPOT_POSTGRES_URL)")
+        return
+    }
+    var configuration = try PostgresConfiguration(url: url)
+    let schema = "sync_http_" + UUID().uuidString.prefix(8).lowercased()
+    let admin = try await Store.postgres(configuration)
+    try await admin.write { db in try db.execute("CREATE SCHEMA \(ident: schema)") }
+    configuration.searchPath = schema
+    configuration.maxConnections = 8
+    let quiet = Logger(label: "sync-server") { _ in SwiftLogNoOpLogHandler() }
+    let store = try await RemindersRoutes.store(postgres: configuration, logger: quiet)
+    let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+    let app = try await RemindersRoutes.application(store: store, port: 0, logger: quiet, sync: true,
+                                                    onServerRunning: { port in listening.yield(port); listening.finish() })
+    let running = Task { try await app.runService() }
+    var iterator = ports.makeAsyncIterator()
+    do {
+        let port = try #require(await iterator.next(), "the server listens")
+        try await body(URL(string: "http://127.0.0.1:\(port)")!)
+    } catch {
+        running.cancel()
+        _ = try? await running.value
+        try? await admin.write { db in try db.execute("DROP SCHEMA \(ident: schema) CASCADE") }
+        await admin.close()
+        throw error
+    }
+    running.cancel()
+    _ = try? await running.value
+    try? await admin.write { db in try db.execute("DROP SCHEMA \(ident: schema) CASCADE") }
+    await admin.close()
+}
+
+/// One HTTP request with a JSON body, for the account routes.
+func request(_ method: String, _ url: URL, token: String? = nil, json: [String: String]? = nil) async throws -> (status: Int, body: Data) {
+    var request = URLRequest(url: url, timeoutInterval: 60)
+    request.httpMethod = method
+    if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+    if let json {
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONEncoder().encode(json)
+    }
+    let (data, response) = try await URLSession.shared.data(for: request)
+    return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+}
+
+/// A session the account routes answer with.
+struct HTTPSession: Decodable {
+    var account: UUID
+    var name: String
+    var token: String
+    var device: UUID
+}
