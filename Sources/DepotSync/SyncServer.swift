@@ -147,6 +147,10 @@ public struct SyncServer: Sendable {
                     }
                     merged.append((change.key, row))
                 }
+                // Every value a push brings is one the record type writes (the engine may coerce, sync does not).
+                for (_, row) in merged where row.exists && table.columns.allSatisfy({ row.registers[$0] != nil }) {
+                    try table.check(db, row.registers.mapValues(\.value))
+                }
                 let scoped = try access.check(db, merged, of: table)
                 moves += scoped.moves.map { (table, $0.key, $0.from, $0.to) }
                 merged = merged.filter { !scoped.dropped.contains($0.key) }

@@ -35,6 +35,9 @@ public struct SyncedTable: Sendable {
     public let parents: [SyncParent]
     /// The rows with these keys, read through the record type and encoded again (synced columns only).
     let read: @Sendable (Database, [String]) throws -> [String: [String: Value]]
+    /// Refuses values the record type would not write: each decoded as the
+    /// record's property and encoded again must give the same value.
+    let check: @Sendable (Database, [String: Value]) throws -> Void
 
     /// The synced table of a record type.
     ///
@@ -62,6 +65,25 @@ public struct SyncedTable: Sendable {
         self.columns = columns
         self.localColumns = localColumns
         self.parents = parents
+        check = { db, values in
+            // Local columns do not travel: a row arrives without them (they must decode from NULL).
+            let row = Row(columns: ColumnSet(all), values: all.map { values[$0] ?? .null })
+            let record: T
+            do {
+                record = try db.configuration.decoder.decode(T.self, from: row)
+            } catch {
+                // The column, never the value.
+                let column = (error as? DatabaseError)?.column ?? SyncedTable.column(of: error) ?? "a column"
+                throw DatabaseError(.misuse, "a change of \(name) brings a value for \(column) that \(T.self) does not take")
+            }
+            let encoded = try db.encodedColumns(of: record)
+            for (column, value) in encoded where columns.contains(column) {
+                let (sent, written) = (WireValue(values[column] ?? .null), WireValue(value))
+                guard sent.kind == written.kind, sent.text == written.text else {
+                    throw DatabaseError(.misuse, "a change of \(name) brings a value for \(column) that \(T.self) does not write so")
+                }
+            }
+        }
         read = { db, keys in
             var rows: [String: [String: Value]] = [:]
             for chunk in SyncKey.chunks(keys) {
@@ -73,6 +95,19 @@ public struct SyncedTable: Sendable {
                 }
             }
             return rows
+        }
+    }
+
+    /// The first key of a decoding error's path.
+    static func column(of error: any Error) -> String? {
+        guard let error = error as? DecodingError else { return nil }
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return context.codingPath.first?.stringValue
+        case .keyNotFound(let key, let context):
+            return context.codingPath.first?.stringValue ?? key.stringValue
+        @unknown default:
+            return nil
         }
     }
 
