@@ -204,12 +204,15 @@ import Testing
             }
             let absent = Value.text("<absent>")
             let cases: [(String, [SyncChange], String)] = [
-                ("isCompleted as text", [goodList, reminderRow(["isCompleted": .text("maybe")])], "of the wrong type"),
-                ("priority out of range", [goodList, reminderRow(["priority": .integer(7)])], "out of its column's range"),
+                // Values the record type would not write are refused before any engine could coerce them.
+                ("isCompleted as text", [goodList, reminderRow(["isCompleted": .text("maybe")])], "a value for isCompleted that Reminder does not take"),
+                ("isCompleted as 'yes'", [goodList, reminderRow(["isCompleted": .text("yes")])], "a value for isCompleted that Reminder does not take"),
+                ("a title as an integer", [goodList, reminderRow(["title": .integer(5)])], "a value for title that Reminder does not take"),
+                ("priority out of range", [goodList, reminderRow(["priority": .integer(7)])], "a value for priority that Reminder does not take"),
                 ("title left out", [goodList, reminderRow(["title": absent])], "leaves a required column out"),
                 ("a list without its colour", [handWritten(RemindersList.tableName, key: newList.uuidString.lowercased(), [
                     "id": .uuid(newList), "title": .text("Work")], by: node)], "leaves a required column out"),
-                ("a title of null", [goodList, reminderRow(["title": .null])], "leaves a required column out"),
+                ("a title of null", [goodList, reminderRow(["title": .null])], "a value for title that Reminder does not take"),
                 ("an unknown table", [goodList, handWritten("syncAccounts", key: "x", ["id": .text("x")], by: node)], "does not sync"),
                 ("an unknown column", [goodList, reminderRow(["isAdmin": .bool(true)])], "does not sync"),
                 ("a key its values do not have", [handWritten(Reminder.tableName, key: reminder.uuidString.lowercased(), [
