@@ -116,7 +116,7 @@ import Testing
         let offline = try laptop.run(["sync"], expecting: 1)
         #expect(offline.contains("not signed in"), "\(offline)")
 
-        try await withSyncServerOnPostgres { server in
+        try await withSyncServerOnPostgres { server, _ in
             try laptop.run(["sync", "sign-up", "alice", "--server", server.absoluteString])
             try laptop.run(["sync"])
             try phone.run(["sync", "sign-in", "alice", "--server", server.absoluteString])

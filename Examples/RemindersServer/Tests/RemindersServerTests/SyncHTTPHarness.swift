@@ -13,7 +13,8 @@ import Testing
 /// The sync server (`--sync`) on a real loopback port, on a PostgreSQL schema
 /// of its own, for the length of `body`. In CI the PostgreSQL server must be
 /// there (scripts/test starts one): a missing one fails.
-func withSyncServerOnPostgres(_ body: @Sendable (URL) async throws -> Void) async throws {
+func withSyncServerOnPostgres(configure: (inout PostgresConfiguration) -> Void = { _ in },
+                              _ body: @Sendable (URL, Store) async throws -> Void) async throws {
     let environment = ProcessInfo.processInfo.environment
     guard let url = environment["DEPOT_POSTGRES_URL"], !url.isEmpty else {
         #expect(environment["CI"] != "true", "CI must name a PostgreSQL server (DEPOT_POSTGRES_URL)")
@@ -25,6 +26,7 @@ func withSyncServerOnPostgres(_ body: @Sendable (URL) async throws -> Void) asyn
     try await admin.write { db in try db.execute("CREATE SCHEMA \(ident: schema)") }
     configuration.searchPath = schema
     configuration.maxConnections = 8
+    configure(&configuration)
     let quiet = Logger(label: "sync-server") { _ in SwiftLogNoOpLogHandler() }
     let store = try await RemindersRoutes.store(postgres: configuration, logger: quiet)
     let (ports, listening) = AsyncStream.makeStream(of: Int.self)
@@ -34,7 +36,7 @@ func withSyncServerOnPostgres(_ body: @Sendable (URL) async throws -> Void) asyn
     var iterator = ports.makeAsyncIterator()
     do {
         let port = try #require(await iterator.next(), "the server listens")
-        try await body(URL(string: "http://127.0.0.1:\(port)")!)
+        try await body(URL(string: "http://127.0.0.1:\(port)")!, store)
     } catch {
         running.cancel()
         _ = try? await running.value

@@ -55,7 +55,7 @@ final class LoadRecorder: @unchecked Sendable {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sync-load-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        try await withSyncServerOnPostgres { server in
+        try await withSyncServerOnPostgres { server, _ in
             let recorder = LoadRecorder()
             var clients: [Client] = []
             for account in 0..<10 {
