@@ -13,6 +13,8 @@ import Logging
 /// account's id is what ``SyncServer`` is told as the account.
 struct SyncAccounts: Sendable {
     let store: Store
+    /// Wrong passwords per name: past five in 15 minutes, sign-ins wait (429).
+    var throttle = SignInThrottle()
 
     /// The server's own migrations, apart from the model's.
     static var migrator: Migrator {
@@ -66,10 +68,15 @@ struct SyncAccounts: Sendable {
     ///
     /// - Throws: 401 `wrong name or password`, the same for a name no account has.
     func signIn(_ credentials: Credentials, logger: Logger) async throws -> SessionJSON {
+        try throttle.check(credentials.name)
         let found = try await account(named: credentials.name, logger: logger)
         // An unknown name costs the same bcrypt check as a wrong password.
         let matches = await Passwords.verify(credentials.password, hash: found?.passwordHash)
-        guard let found, matches else { throw Self.wrongPassword }
+        guard let found, matches else {
+            throttle.fail(credentials.name)
+            throw Self.wrongPassword
+        }
+        throttle.succeed(credentials.name)
         let (device, token) = (Self.newID(), BearerToken.random())
         do {
             try await store.write(logger: logger) { db in try Self.insertDevice(db, id: device, account: found.id, token: token, at: Date()) }
