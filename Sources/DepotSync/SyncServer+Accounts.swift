@@ -94,7 +94,7 @@ extension SyncServer {
     }
 
     /// Whether the server's tables have accounts: installed by this version,
-    /// or brought up to it by ``addAccounts(in:)``.
+    /// or brought up to it by ``addAccounts(in:account:)``.
     public static func hasAccounts(in db: Database) throws -> Bool {
         (try? db.savepoint { db in try db.fetchOne(Int64.self, "SELECT count(*) FROM \(ident: SyncAccountTables.shares)") }) != nil
     }

@@ -120,13 +120,13 @@ public struct Reminder: Record, Equatable, Hashable {
 }
 
 /// A label reminders share. Titles are unique ignoring letter case: a tag's
-/// key is made from its title (``Tag/id(forTitle:)``), so two devices that
+/// key is made from its title (``Tag/id(forTitle:namespace:)``), so two devices that
 /// create "#errand" offline create one tag.
 @Columns
 public struct Tag: Record, Equatable, Hashable {
     public static let tableName = "tags"
 
-    /// The key: ``id(forTitle:)`` of the title it was created with.
+    /// The key: ``id(forTitle:namespace:)`` of the title it was created with.
     public var id: UUID
     /// The title, as first written.
     public var title: String

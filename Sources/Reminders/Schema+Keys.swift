@@ -6,7 +6,7 @@ import Foundation
 /// reminders and tags offline and sync them.
 ///
 /// Lists and reminders get random UUID keys; a tag's key is made from its
-/// folded title (``Tag/id(forTitle:)``), so the same tag made on two devices
+/// folded title (``Tag/id(forTitle:namespace:)``), so the same tag made on two devices
 /// is one tag; links and cover images follow their parents' new keys. People
 /// keep naming lists and reminders by a short number: each store numbers its
 /// rows 1, 2, 3... as they arrive (a trigger, so rows a sync brings are
