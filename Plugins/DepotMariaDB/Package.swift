@@ -1,0 +1,36 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Depot's MariaDB backend, a plug-in in a package of its own: it uses only
+// Depot's public API and its `Driver` SPI, as any outside backend would.
+let package = Package(
+    name: "DepotMariaDB",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "DepotMariaDB", targets: ["DepotMariaDB"]),
+    ],
+    dependencies: [
+        .package(name: "Depot", path: "../.."),
+    ],
+    targets: [
+        // MariaDB Connector/C, linked from the system (Debian: libmariadb-dev).
+        .systemLibrary(
+            name: "CMariaDB",
+            path: "Sources/CMariaDB",
+            pkgConfig: "libmariadb",
+            providers: [.apt(["libmariadb-dev"]), .brew(["mariadb-connector-c"])]
+        ),
+        .target(
+            name: "DepotMariaDB",
+            dependencies: [.product(name: "Depot", package: "Depot"), "CMariaDB"]
+        ),
+        .testTarget(
+            name: "DepotMariaDBTests",
+            dependencies: [
+                "DepotMariaDB",
+                .product(name: "Depot", package: "Depot"),
+                .product(name: "DepotConformance", package: "Depot"),
+            ]
+        ),
+    ]
+)

@@ -1,0 +1,222 @@
+import Depot
+
+/// How MariaDB 10.11 spells placeholders, column types and the query builder's meanings.
+///
+/// Every connection runs with `ANSI_QUOTES` and `PIPES_AS_CONCAT`, so
+/// identifiers are quoted with `"` as on the other engines. Text columns take
+/// the database's collation: create the database with
+/// `CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin` (code-point order, no
+/// trailing-space padding), as `Store.mariadb` expects.
+public struct MariaDBDialect: SQLDialect {
+    /// Rows per INSERT of a batch insert.
+    public let batchInsertRows: Int
+
+    /// The dialect; `batchInsertRows` rows go in one INSERT of a batch.
+    public init(batchInsertRows: Int = 500) {
+        self.batchInsertRows = batchInsertRows
+    }
+
+    /// "MariaDB".
+    public var engineName: String { "MariaDB" }
+
+    /// `?1`, `?2`...: MariaDB takes only unnumbered `?`, so the connection
+    /// rewrites each to `?` when it prepares the statement and binds the values
+    /// in the order the markers appear.
+    public func placeholder(_ index: Int) -> String { "?\(index)" }
+
+    /// The protocol's limit: 65,535 markers in one statement (error 1390).
+    public var maxBoundValues: Int { 65_535 }
+
+    /// Reads run beside writes; text holds U+0000; DDL commits at once, so
+    /// schema changes never roll back with their transaction.
+    public var capabilities: Capabilities {
+        Capabilities(concurrentReadsDuringWrite: true, textCanHoldNUL: true, transactionalSchemaChanges: false)
+    }
+
+    /// The native type for a portable type.
+    public func typeName(_ type: ColumnType) -> String {
+        switch type {
+        case .bool: "BOOLEAN"
+        case .integer: "BIGINT"
+        case .double: "DOUBLE"
+        // The database's collation (utf8mb4_nopad_bin): naming it here would
+        // forbid a column's own COLLATE clause (error 1302).
+        case .text: "LONGTEXT"
+        case .blob: "LONGBLOB"
+        case .date: "DATETIME(6)"
+        // Not MariaDB's UUID type: it sorts by swapped groups, not as text.
+        case .uuid: "CHAR(36)"
+        case .json: "JSON"
+        // Text, as on SQLite: no DECIMAL(M,D) holds every Decimal exactly.
+        case .decimal: "VARCHAR(200)"
+        case .autoIncrementingPrimaryKey: "BIGINT AUTO_INCREMENT PRIMARY KEY"
+        }
+    }
+
+    /// `GET_LOCK` on a name of this database: held by the session until the
+    /// connection releases it after the transaction ends (COMMIT does not).
+    /// The connection recognises this statement and fails it as `busy` when
+    /// the lock was not granted.
+    public func migrationLock(key: Int64) -> SQL? {
+        "SELECT GET_LOCK(CONCAT('depot:', DATABASE(), ':', '\(unsafeRaw: String(key))'), \(unsafeRaw: String(Self.migrationLockSeconds)))"
+    }
+
+    /// How long a migrator waits for another's lock.
+    static let migrationLockSeconds = 600
+    /// The text a migration lock statement starts with, as the connection sees it.
+    static let migrationLockPrefix = "SELECT GET_LOCK(CONCAT('depot:', DATABASE(), ':',"
+
+    /// `utf8mb4_general_ci`: ignores letter case.
+    public var caseFoldingCollation: String? { "utf8mb4_general_ci" }
+
+    /// The database's tables, views and sequences.
+    public var schemaObjectsQuery: String {
+        """
+        SELECT CASE table_type WHEN 'VIEW' THEN 'view' WHEN 'SEQUENCE' THEN 'sequence' ELSE 'table' END AS "kind", \
+        table_name AS "name" FROM information_schema.tables WHERE table_schema = DATABASE()
+        """
+    }
+
+    /// One DROP with foreign-key checks off: MariaDB ignores `CASCADE`.
+    public func dropTables(_ names: [String]) -> [String] {
+        names.isEmpty ? [] : [
+            "SET foreign_key_checks = 0",
+            "DROP TABLE IF EXISTS " + names.map { quote(identifier: $0) }.joined(separator: ", "),
+            "SET foreign_key_checks = 1",
+        ]
+    }
+
+    /// A read's or a write's START TRANSACTION, with its isolation level set
+    /// first (`SET TRANSACTION` covers the next transaction only). Reads are
+    /// REPEATABLE READ with a snapshot taken at once; writes READ COMMITTED,
+    /// as on PostgreSQL.
+    static func begin(_ transaction: TransactionOptions) -> String {
+        switch transaction.kind {
+        case .read:
+            let level = transaction.isolation ?? .repeatableRead
+            return "SET TRANSACTION ISOLATION LEVEL \(level.rawValue); START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT"
+        case .write:
+            let level = transaction.isolation ?? .readCommitted
+            return "SET TRANSACTION ISOLATION LEVEL \(level.rawValue); START TRANSACTION READ WRITE"
+        }
+    }
+}
+
+extension MariaDBDialect: QueryDialect {
+    /// `(x) COLLATE utf8mb4_nopad_bin`, for equality too: a column declared
+    /// with a case-folding collation would otherwise compare case-insensitively.
+    public func binaryCollated(_ text: String, ordering: Bool) -> String {
+        "(" + text + ") COLLATE utf8mb4_nopad_bin"
+    }
+
+    /// 26 nested `REPLACE`s: MariaDB's `LOWER` lowers every letter it knows.
+    public func asciiLowercased(_ text: String) -> String {
+        var expression = binaryCollated(text, ordering: false)
+        for letter in UInt8(ascii: "A")...UInt8(ascii: "Z") {
+            let upper = String(UnicodeScalar(letter)), lower = String(UnicodeScalar(letter + 32))
+            expression = "REPLACE(\(expression), '\(upper)', '\(lower)')"
+        }
+        return expression
+    }
+
+    /// `INSTR` under the code-point collation: characters, 1 for an empty needle.
+    public func position(of needle: String, in text: String) -> String {
+        "INSTR(\(binaryCollated(text, ordering: false)), \(needle))"
+    }
+
+    /// `RIGHT(text, count)`: characters; the whole text when it is shorter.
+    public func suffix(of text: String, count: String) -> String { "RIGHT(\(text), \(count))" }
+
+    /// MariaDB has no OFFSET without LIMIT: the largest limit.
+    public func offsetWithoutLimit(_ offset: String) -> String { "LIMIT 18446744073709551615 OFFSET \(offset)" }
+
+    /// `SUM` of BIGINT is an exact DECIMAL: cast back when it fits, else a
+    /// product that overflows (error 1690, `encoding`). NULL over no rows.
+    public func integerSum(_ expression: String) -> String {
+        let sum = "SUM(\(expression))"
+        return "(CASE WHEN \(sum) BETWEEN -9223372036854775808 AND 9223372036854775807 THEN CAST(\(sum) AS SIGNED)"
+            + " ELSE CAST(SIGN(\(sum)) AS SIGNED) * 9223372036854775807 * 2 END)"
+    }
+
+    /// `AVG(CAST(x AS DOUBLE))`: MariaDB's `AVG` of integers is a DECIMAL.
+    public func average(_ expression: String) -> String { "AVG(CAST(\(expression) AS DOUBLE))" }
+
+    /// `MIN` / `MAX`: booleans are TINYINT 0 and 1.
+    public func booleanExtreme(_ expression: String, max: Bool) -> String {
+        (max ? "MAX(" : "MIN(") + expression + ")"
+    }
+
+    /// BIGINT `+`, `-` and `*` fail on overflow themselves (1690); `DIV`
+    /// truncates toward zero and `MOD` keeps the dividend's sign, but both give
+    /// NULL for a zero divisor, so a zero divisor is made to overflow instead.
+    public func integerArithmetic(_ op: ArithmeticOperator, _ lhs: String, _ rhs: String) -> String {
+        let left = "CAST(\(lhs) AS SIGNED)", right = "CAST(\(rhs) AS SIGNED)"
+        switch op {
+        case .add, .multiply:
+            return "(\(left) \(op.rawValue) \(right))"
+        case .subtract:
+            // MariaDB 10.11 wraps 0 - Int64.min to Int64.min instead of failing: made to overflow.
+            return "(CASE WHEN \(left) = 0 AND \(right) = -9223372036854775808 THEN \(right) - 1 ELSE \(left) - \(right) END)"
+        case .divide, .remainder:
+            let operation = op == .divide ? "\(left) DIV \(right)" : "MOD(\(left), \(right))"
+            return "(CASE WHEN \(left) IS NULL THEN NULL WHEN \(right) = 0 THEN \(right) - 9223372036854775807 - 2 ELSE \(operation) END)"
+        }
+    }
+
+    /// `(lhs <=> rhs)`: MariaDB's NULL-safe equality.
+    public func isNotDistinct(_ lhs: String, _ rhs: String, negated: Bool) -> String {
+        (negated ? "NOT (" : "(") + lhs + " <=> " + rhs + ")"
+    }
+
+    /// LIKE under the code-point collation: case-sensitive, trailing spaces count.
+    public func like(_ subject: String, pattern: String, escape: String) -> String {
+        binaryCollated(subject, ordering: false) + " LIKE " + pattern + " ESCAPE " + escape
+    }
+
+    /// `CONCAT(lhs, rhs)`: NULL when either is.
+    public func concatenate(_ lhs: String, _ rhs: String) -> String { "CONCAT(" + lhs + ", " + rhs + ")" }
+
+    /// No `FILTER (WHERE …)` before MariaDB 11.
+    public var hasAggregateFilter: Bool { false }
+
+    /// No `NULLS FIRST|LAST`: NULLs sort first ascending and last descending,
+    /// and `(x) IS NULL` sorts them the other way.
+    public func ordering(_ expression: String, descending: Bool, nullsFirst: Bool) -> String {
+        switch (descending, nullsFirst) {
+        case (false, true): expression + " ASC"
+        case (true, false): expression + " DESC"
+        case (false, false): "(" + expression + ") IS NULL ASC, " + expression + " ASC"
+        case (true, true): "(" + expression + ") IS NULL DESC, " + expression + " DESC"
+        }
+    }
+
+    /// `$."key"[0]`: MariaDB's path text.
+    public func jsonPath(_ path: [JSONPathComponent]) -> Value {
+        var text = "$"
+        for component in path {
+            switch component {
+            case .key(let key): text += ".\"" + key + "\""
+            case .index(let index): text += "[\(index)]"
+            }
+        }
+        return .text(text)
+    }
+
+    /// `JSON_TYPE` decides the kind before the value is read.
+    public func jsonScalar(_ kind: JSONScalarKind, in document: String, at path: String) -> String {
+        let node = "JSON_EXTRACT(\(document), \(path))"
+        let type = "JSON_TYPE(\(node))"
+        switch kind {
+        case .text:
+            return "(CASE WHEN \(type) = 'STRING' THEN JSON_UNQUOTE(\(node)) END)"
+        case .integer:
+            let number = "CAST(\(node) AS DECIMAL(65, 30))"
+            return "(CASE WHEN \(type) IN ('INTEGER', 'DOUBLE') AND \(number) = FLOOR(\(number))"
+                + " AND \(number) BETWEEN -9223372036854775808 AND 9223372036854775807 THEN CAST(\(number) AS SIGNED) END)"
+        case .double:
+            return "(CASE WHEN \(type) IN ('INTEGER', 'DOUBLE') THEN CAST(\(node) AS DOUBLE) END)"
+        case .bool:
+            return "(CASE WHEN \(type) = 'BOOLEAN' THEN \(node) = 'true' END)"
+        }
+    }
+}

@@ -1,0 +1,256 @@
+import CMariaDB
+@_spi(Driver) import Depot
+import Foundation
+
+/// A server-side prepared statement (`mysql_stmt_*`) with binary binds and
+/// results. Results are read whole into the client (`mysql_stmt_store_result`)
+/// unless the core streams them; a streaming result is read into memory
+/// before the connection runs anything else.
+final class MariaDBStatement: DriverStatement {
+    private let connection: MariaDBConnection
+    private let sql: String
+    private let rewritten: String
+    /// The 0-based value each `?` marker binds.
+    private let markers: [Int]
+    private var handle: UnsafeMutablePointer<MYSQL_STMT>?
+    private var generation: Int
+    private(set) var columns: ColumnSet
+    private var results: MariaDBResultBuffers?
+    private var values: [Value] = []
+    private var needsExecute = false
+    private var hasResult = false
+    private var isStreaming = false
+    private var wantsStreaming = false
+    /// Rows read ahead of the core, when another statement needed the connection.
+    private var bufferedRows: [[Value]]?
+    private var currentRow: [Value]?
+    private var rowsSeen = 0
+    /// Whether the statement failed in the middle of a result and is prepared again before it runs.
+    private var mustPrepareAgain = false
+    private(set) var changes = 0
+    /// Whether this is the migrator's `GET_LOCK`, whose answer must be 1.
+    private let isMigrationLock: Bool
+
+    init(connection: MariaDBConnection, sql: String) throws {
+        self.connection = connection
+        self.sql = sql
+        (rewritten, markers) = MariaDBPlaceholders.rewrite(sql)
+        generation = connection.generation
+        isMigrationLock = sql.hasPrefix(MariaDBDialect.migrationLockPrefix)
+        columns = ColumnSet([])
+        try prepareOnServer()
+    }
+
+    deinit {
+        if let handle { mysql_stmt_close(handle) }
+    }
+
+    private func prepareOnServer() throws {
+        if let handle { mysql_stmt_close(handle) }
+        handle = nil
+        guard let statement = mysql_stmt_init(connection.mysql) else {
+            throw connection.error(sql: sql)
+        }
+        var updateMaxLength: my_bool = 1
+        mysql_stmt_attr_set(statement, STMT_ATTR_UPDATE_MAX_LENGTH, &updateMaxLength)
+        let failed = connection.inFlight {
+            rewritten.withCString { mysql_stmt_prepare(statement, $0, UInt(strlen($0))) }
+        }
+        if failed != 0 {
+            let error = connection.error(statement: statement, sql: sql)
+            mysql_stmt_close(statement)
+            throw error
+        }
+        handle = statement
+        generation = connection.generation
+        readColumns()
+    }
+
+    /// The result's columns as the server describes them now (after a
+    /// prepare, and again after each execution: `SELECT ?` takes its type from the value).
+    private func readColumns() {
+        guard let handle, let metadata = mysql_stmt_result_metadata(handle) else {
+            columns = ColumnSet([])
+            results = nil
+            return
+        }
+        defer { mysql_free_result(metadata) }
+        let count = Int(mysql_num_fields(metadata))
+        let fields = mysql_fetch_fields(metadata)!
+        var names: [String] = []
+        var kinds: [MariaDBColumnKind] = []
+        for index in 0..<count {
+            let field = fields[index]
+            names.append(String(cString: field.name))
+            kinds.append(MariaDBColumnKind(field))
+        }
+        if names != columns.names { columns = ColumnSet(names) }
+        results = MariaDBResultBuffers(kinds: kinds)
+    }
+
+    func bind(_ values: [Value]) throws {
+        reset()
+        for (position, index) in markers.enumerated() where index < 0 || index >= values.count {
+            throw DatabaseError(.misuse, "placeholder \(position + 1) binds value \(index + 1), but \(values.count) values were bound", sql: sql)
+        }
+        self.values = values
+        needsExecute = true
+    }
+
+    func prepareForStreaming() throws {
+        wantsStreaming = true
+    }
+
+    func step() throws -> Bool {
+        if needsExecute {
+            needsExecute = false
+            try execute()
+        }
+        if var rows = bufferedRows {
+            guard !rows.isEmpty else { currentRow = nil; return false }
+            currentRow = rows.removeFirst()
+            bufferedRows = rows
+            return true
+        }
+        guard hasResult, let handle, let results else { return false }
+        let code = connection.inFlight { mysql_stmt_fetch(handle) }
+        switch code {
+        case 0:
+            break
+        case Int32(MYSQL_DATA_TRUNCATED):
+            if results.refetchTruncated(handle) { mysql_stmt_bind_result(handle, results.binds) }
+        case Int32(MYSQL_NO_DATA):
+            finishResult()
+            return false
+        default:
+            let error = connection.error(statement: handle, sql: sql)
+            abandonResult()
+            throw error
+        }
+        rowsSeen += 1
+        if isMigrationLock, rowsSeen == 1 {
+            guard case .integer(1) = try results.value(at: 0) else {
+                throw DatabaseError(.busy, "another migrator held the migration lock for \(MariaDBDialect.migrationLockSeconds) seconds (GET_LOCK did not return 1)", engineCode: "GET_LOCK", sql: sql)
+            }
+            connection.holdsNamedLock = true
+        }
+        return true
+    }
+
+    private func execute() throws {
+        try connection.finishStreaming()
+        if generation != connection.generation || mustPrepareAgain {
+            mustPrepareAgain = false
+            try prepareOnServer()
+        }
+        guard let handle else { throw DatabaseError(.misuse, "the statement was closed", sql: sql) }
+        let parameters = MariaDBParameters(count: markers.count)
+        for (marker, index) in markers.enumerated() {
+            try parameters.set(marker, values[index], position: index + 1, sql: sql)
+        }
+        if !markers.isEmpty, mysql_stmt_bind_param(handle, parameters.binds) != 0 {
+            throw connection.error(statement: handle, sql: sql)
+        }
+        let failed = connection.inFlight { mysql_stmt_execute(handle) }
+        if failed != 0 {
+            let error = connection.error(statement: handle, sql: sql)
+            try connection.afterStatement(failedWith: error)
+            throw error
+        }
+        try connection.afterStatement(failedWith: nil)
+        rowsSeen = 0
+        if mysql_stmt_field_count(handle) > 0 {
+            readColumns()
+            guard let results else { return }
+            if mysql_stmt_bind_result(handle, results.binds) != 0 { throw connection.error(statement: handle, sql: sql) }
+            hasResult = true
+            if wantsStreaming {
+                isStreaming = true
+                connection.streaming = self
+            } else {
+                let stored = connection.inFlight { mysql_stmt_store_result(handle) }
+                if stored != 0 {
+                    let error = connection.error(statement: handle, sql: sql)
+                    abandonResult()
+                    throw error
+                }
+            }
+            changes = 0
+        } else {
+            let affected = mysql_stmt_affected_rows(handle)
+            changes = affected == UInt64.max ? 0 : Int(affected)
+        }
+    }
+
+    /// Reads the rest of a streaming result into memory, so the connection can run another statement.
+    func bufferRemainingRows() throws {
+        guard isStreaming, hasResult else { return }
+        var rows: [[Value]] = []
+        while try step() {
+            rows.append(try results!.row())
+        }
+        bufferedRows = rows
+    }
+
+    /// After an error in the middle of a result (an overflow raised while rows
+    /// were sent): the error packet ended the result, but Connector/C would
+    /// wait for the rest of it on the next use, forever. The connection is
+    /// marked ready and the statement prepared again before its next run.
+    private func abandonResult() {
+        hasResult = false
+        if isStreaming, connection.streaming === self { connection.streaming = nil }
+        isStreaming = false
+        if let handle, !connection.isBrokenNow {
+            connection.mysql.pointee.status = MYSQL_STATUS_READY
+            handle.pointee.state = MYSQL_STMT_PREPARED
+            mustPrepareAgain = true
+        }
+    }
+
+    private func finishResult() {
+        if let handle, hasResult { mysql_stmt_free_result(handle) }
+        hasResult = false
+        if isStreaming, connection.streaming === self { connection.streaming = nil }
+        isStreaming = false
+    }
+
+    func reset() {
+        if hasResult, let handle {
+            if isStreaming, connection.streaming === self { connection.streaming = nil }
+            mysql_stmt_free_result(handle)
+        }
+        hasResult = false
+        isStreaming = false
+        wantsStreaming = false
+        bufferedRows = nil
+        currentRow = nil
+        needsExecute = false
+    }
+
+    func value(at index: Int) throws -> Value {
+        if let currentRow { return currentRow[index] }
+        guard let results else { throw DatabaseError(.misuse, "the statement has no row", sql: sql) }
+        do {
+            return try results.value(at: index)
+        } catch var error as DatabaseError {
+            error.column = columns.names[index]
+            error.sql = sql
+            throw error
+        }
+    }
+
+    func isNull(at index: Int) -> Bool {
+        if let currentRow { return currentRow[index].isNull }
+        return results?.isNull(at: index) ?? true
+    }
+
+    func integer(at index: Int) -> Int64? {
+        if let currentRow { if case .integer(let i) = currentRow[index] { return i } else { return nil } }
+        return results?.integer(at: index)
+    }
+
+    func double(at index: Int) -> Double? {
+        if let currentRow { if case .double(let d) = currentRow[index] { return d } else { return nil } }
+        return results?.double(at: index)
+    }
+}

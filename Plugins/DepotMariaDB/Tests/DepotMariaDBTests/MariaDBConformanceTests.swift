@@ -1,0 +1,85 @@
+import Depot
+import DepotConformance
+import DepotMariaDB
+import Foundation
+import Testing
+
+/// The MariaDB server the tests run against: `DEPOT_MARIADB_URL`, whose user
+/// may create and drop the databases `depot_*` (scripts/lib/mariadb.sh starts one).
+enum MariaDBTestServer {
+    static let url = ProcessInfo.processInfo.environment["DEPOT_MARIADB_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
+    /// Run when a server is named, and on CI always: there a missing URL fails.
+    static let shouldRun = url != nil || isCI
+    /// `DEPOT_CONFORMANCE_FILTER=text`: only the checks whose names hold it (for development).
+    static let checkNames = ConformanceSuite.checks.map(\.name).filter { name in
+        ProcessInfo.processInfo.environment["DEPOT_CONFORMANCE_FILTER"].map { $0.isEmpty || name.contains($0) } ?? true
+    }
+
+    static func configuration() throws -> MariaDBConfiguration {
+        guard let url else {
+            throw DatabaseError(.connection, "CI=true but DEPOT_MARIADB_URL is not set: the MariaDB conformance suite must run on CI")
+        }
+        return try MariaDBConfiguration(url: url)
+    }
+}
+
+/// The databases one test made, dropped when it ends.
+final class FreshDatabases: @unchecked Sendable {
+    private let lock = NSLock()
+    private var names: [String] = []
+    let base: MariaDBConfiguration
+
+    init(base: MariaDBConfiguration) { self.base = base }
+
+    /// A fresh, empty store in a database of its own.
+    func makeStore(_ configuration: Store.Configuration, maxConnections: Int? = nil) async throws -> Store {
+        let name = "depot_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+        let admin = try await Store.mariadb(base)
+        do {
+            try await admin.write { db in
+                try db.execute("CREATE DATABASE \(ident: name) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin")
+            }
+        } catch {
+            await admin.close()
+            throw error
+        }
+        await admin.close()
+        lock.withLock { names.append(name) }
+        var fresh = base.with(database: name)
+        fresh.store = configuration
+        if let maxConnections { fresh.maxConnections = maxConnections }
+        return try await Store.mariadb(fresh)
+    }
+
+    func dropAll() async {
+        let names = lock.withLock { self.names }
+        guard !names.isEmpty, let admin = try? await Store.mariadb(base) else { return }
+        for name in names {
+            _ = try? await admin.write { db in try db.execute("DROP DATABASE IF EXISTS \(ident: name)") }
+        }
+        await admin.close()
+    }
+}
+
+/// The whole conformance suite, unmodified, one test per check. A check the
+/// store's capabilities rule out is cancelled (reported as skipped, never passed).
+@Suite(.serialized, .enabled(if: MariaDBTestServer.shouldRun, "no MariaDB server named (set DEPOT_MARIADB_URL; scripts/lib/mariadb.sh starts one)"))
+struct MariaDBConformance {
+    @Test("MariaDB", arguments: MariaDBTestServer.checkNames)
+    func mariadb(_ name: String) async throws {
+        let check = try #require(ConformanceSuite.check(named: name))
+        let databases = FreshDatabases(base: try MariaDBTestServer.configuration())
+        do {
+            try await check.run { configuration in try await databases.makeStore(configuration) }
+        } catch let skipped as ConformanceSkipped {
+            await databases.dropAll()
+            print("⊘ skipped by capability: \(name): the store declares no \(skipped.capability)")
+            try Test.cancel("skipped: the store declares no \(skipped.capability)")
+        } catch {
+            await databases.dropAll()
+            throw error
+        }
+        await databases.dropAll()
+    }
+}

@@ -1,0 +1,145 @@
+# Starts a throwaway MariaDB server for the tests. Source it, then call
+# start_throwaway_mariadb: it exports DEPOT_MARIADB_URL and stops the server
+# and deletes its folder when the calling shell exits.
+
+# as_root COMMAND...: runs a command as root: directly when root, through sudo
+# when it is there; fails otherwise.
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo > /dev/null; then
+        sudo "$@"
+    else
+        echo "need root (or sudo) to run: $*" >&2
+        return 1
+    fi
+}
+
+# install_mariadb_when_missing: Debian's mariadb-server, mariadb-client,
+# libmariadb-dev (Connector/C, for the plug-in's build) and pkg-config.
+install_mariadb_when_missing() {
+    local missing=()
+    command -v mariadbd > /dev/null || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
+    command -v mariadb > /dev/null || missing+=(mariadb-client)
+    command -v pkg-config > /dev/null || missing+=(pkg-config)
+    command -v pkg-config > /dev/null && pkg-config --exists libmariadb 2> /dev/null || missing+=(libmariadb-dev)
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "==> installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    as_root apt-get install -y --no-install-recommends "${missing[@]}" > /tmp/depot-mariadb-apt.log 2>&1 \
+        || { as_root apt-get update > /dev/null 2>&1 && as_root apt-get install -y --no-install-recommends "${missing[@]}" > /tmp/depot-mariadb-apt.log 2>&1; } \
+        || { tail -n 20 /tmp/depot-mariadb-apt.log >&2; return 1; }
+}
+
+# free_mariadb_port: a TCP port on 127.0.0.1 that nothing listens on.
+free_mariadb_port() {
+    local port
+    for port in $(seq 33070 33999); do
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            echo "$port"
+            return 0
+        fi
+    done
+    echo "no free port between 33070 and 33999" >&2
+    return 1
+}
+
+# chain_exit_trap_for_mariadb: stops the server at exit, before whatever the
+# EXIT trap did already (scripts/test also stops a throwaway PostgreSQL there),
+# keeping the exit status for both.
+chain_exit_trap_for_mariadb() {
+    local existing=""
+    if [ -n "$(trap -p EXIT)" ]; then
+        eval "set -- $(trap -p EXIT)"
+        existing=$3
+    fi
+    case "$existing" in
+        *stop_throwaway_mariadb*) return 0 ;;
+        "") trap stop_throwaway_mariadb EXIT ;;
+        *) trap "depot_exit_status=\$?; stop_throwaway_mariadb \$depot_exit_status; (exit \$depot_exit_status); $existing" EXIT ;;
+    esac
+}
+
+# start_throwaway_mariadb: a data folder in a temporary directory, a server on
+# a free loopback port with its own socket and pid file, a database `depot` and
+# a user `depot` with a random password that may also create and drop the
+# databases `depot_*` (one per conformance check); exports
+# DEPOT_MARIADB_URL=mariadb://depot:PASSWORD@127.0.0.1:PORT/depot.
+start_throwaway_mariadb() {
+    install_mariadb_when_missing || return 1
+    local mariadbd installdb
+    mariadbd=$(command -v mariadbd || echo /usr/sbin/mariadbd)
+    installdb=$(command -v mariadb-install-db || echo /usr/bin/mariadb-install-db)
+    DEPOT_MARIADB_DIR=$(mktemp -d /tmp/depot-mariadb.XXXXXX)
+    chmod 755 "$DEPOT_MARIADB_DIR"
+    mkdir "$DEPOT_MARIADB_DIR/data"
+    [ "$(id -u)" -eq 0 ] && chown mysql:mysql "$DEPOT_MARIADB_DIR/data"
+    local port password root_password user_flag=()
+    port=$(free_mariadb_port) || return 1
+    password="depot-$(od -An -N8 -tx8 /dev/urandom | tr -d ' \n')"
+    root_password="root-$(od -An -N8 -tx8 /dev/urandom | tr -d ' \n')"
+    # mariadbd refuses to run as root without --user; as another user it runs as that user.
+    [ "$(id -u)" -eq 0 ] && user_flag=(--user=mysql)
+    chain_exit_trap_for_mariadb
+    echo "==> starting a throwaway MariaDB ($("$mariadbd" --version | awk '{print $3}')) on 127.0.0.1:$port"
+    local started=$SECONDS
+    "$installdb" --no-defaults "${user_flag[@]}" --datadir="$DEPOT_MARIADB_DIR/data" \
+        --auth-root-authentication-method=normal --skip-test-db --skip-name-resolve \
+        > "$DEPOT_MARIADB_DIR/install.log" 2>&1 \
+        || { cat "$DEPOT_MARIADB_DIR/install.log" >&2; return 1; }
+    DEPOT_MARIADB_SOCKET="$DEPOT_MARIADB_DIR/data/mariadb.sock"
+    # --no-defaults first: Debian's /etc/mysql stays out. No fsync: a test server.
+    "$mariadbd" --no-defaults "${user_flag[@]}" --datadir="$DEPOT_MARIADB_DIR/data" \
+        --socket="$DEPOT_MARIADB_SOCKET" --pid-file="$DEPOT_MARIADB_DIR/data/mariadb.pid" \
+        --port="$port" --bind-address=127.0.0.1 --skip-name-resolve \
+        --character-set-server=utf8mb4 --collation-server=utf8mb4_nopad_bin \
+        --max-allowed-packet=1G --max-connections=500 \
+        --innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 --sync-binlog=0 \
+        --log-error="$DEPOT_MARIADB_DIR/data/error.log" > /dev/null 2>&1 &
+    DEPOT_MARIADB_PID=$!
+    local tries=0
+    until mariadb-admin --no-defaults --socket="$DEPOT_MARIADB_SOCKET" -uroot ping > /dev/null 2>&1; do
+        if ! kill -0 "$DEPOT_MARIADB_PID" 2> /dev/null || [ $tries -ge 600 ]; then
+            echo "MariaDB did not start:" >&2
+            tail -n 20 "$DEPOT_MARIADB_DIR/data/error.log" >&2
+            return 1
+        fi
+        tries=$((tries + 1))
+        sleep 0.1
+    done
+    mariadb --no-defaults --socket="$DEPOT_MARIADB_SOCKET" -uroot <<SQL || return 1
+CREATE DATABASE depot CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin;
+CREATE USER 'depot'@'127.0.0.1' IDENTIFIED BY '$password';
+GRANT ALL ON depot.* TO 'depot'@'127.0.0.1';
+GRANT ALL ON \`depot\\_%\`.* TO 'depot'@'127.0.0.1';
+ALTER USER 'root'@'localhost' IDENTIFIED BY '$root_password';
+SQL
+    printf '%s\n' "$root_password" > "$DEPOT_MARIADB_DIR/root-password"
+    chmod 600 "$DEPOT_MARIADB_DIR/root-password"
+    echo "==> MariaDB ready in $((SECONDS - started)) s"
+    export DEPOT_MARIADB_URL="mariadb://depot:$password@127.0.0.1:$port/depot"
+}
+
+# stop_throwaway_mariadb [STATUS]: stops the server (SIGTERM, then SIGKILL after
+# 30 s) and deletes its folder. When the run failed it first prints the
+# server's [ERROR] lines, the only trace of a server-side cause.
+stop_throwaway_mariadb() {
+    local status=${1:-$?}
+    [ -n "${DEPOT_MARIADB_DIR:-}" ] && [ -d "$DEPOT_MARIADB_DIR" ] || return 0
+    if [ "$status" -ne 0 ] && [ -f "$DEPOT_MARIADB_DIR/data/error.log" ]; then
+        echo "==> the run failed; the test server's [ERROR] lines:" >&2
+        grep -F "[ERROR]" "$DEPOT_MARIADB_DIR/data/error.log" | tail -n 40 >&2 || true
+    fi
+    if [ -n "${DEPOT_MARIADB_PID:-}" ] && kill -0 "$DEPOT_MARIADB_PID" 2> /dev/null; then
+        kill -TERM "$DEPOT_MARIADB_PID" 2> /dev/null
+        local waited=0
+        while kill -0 "$DEPOT_MARIADB_PID" 2> /dev/null && [ $waited -lt 300 ]; do
+            sleep 0.1
+            waited=$((waited + 1))
+        done
+        kill -0 "$DEPOT_MARIADB_PID" 2> /dev/null && kill -KILL "$DEPOT_MARIADB_PID" 2> /dev/null
+        wait "$DEPOT_MARIADB_PID" 2> /dev/null
+    fi
+    rm -rf "$DEPOT_MARIADB_DIR"
+    DEPOT_MARIADB_DIR=
+}
