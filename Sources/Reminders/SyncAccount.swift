@@ -14,7 +14,7 @@ import Foundation
 /// sync as this device until it is signed out (``RemindersModel/signOut()``
 /// here, or from another device).
 @Columns
-public struct SyncAccount: Record, Equatable, CustomStringConvertible {
+public struct SyncAccount: Record, Equatable, CustomStringConvertible, CustomReflectable {
     public static let tableName = "syncAccount"
     /// Always 1: one account per database.
     public var id: Int64
@@ -39,6 +39,12 @@ public struct SyncAccount: Record, Equatable, CustomStringConvertible {
     /// The account without its token.
     public var description: String {
         "SyncAccount(server: \(server ?? "none"), account: \(accountName ?? "none"), signed in: \(isSignedIn))"
+    }
+
+    /// What `dump` and debuggers show: everything but the token.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["server": server as Any, "accountName": accountName as Any, "accountID": accountID as Any,
+                                "device": device as Any, "isSignedIn": isSignedIn, "lastSync": lastSync as Any])
     }
 }
 

@@ -152,7 +152,9 @@ extension SyncCommand {
         let account = try await model.syncAccount()
         let found = try await model.list(named: list)
         let (client, server) = try client(model, account)
-        guard let url = URL(string: server), let token = account.token else { return }
+        guard let url = URL(string: server), let token = account.token else {
+            throw RemindersError.invalidInput("this device is not signed in: reminders sync sign-in NAME --server URL")
+        }
         do {
             // The list must be on the server before it can be shared.
             try await model.enableSync()
