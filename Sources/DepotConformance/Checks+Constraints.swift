@@ -10,7 +10,8 @@ enum ConstraintChecks {
                 CREATE TABLE "parents" (
                     "id" \(type: .integer) PRIMARY KEY,
                     "name" \(type: .text) NOT NULL UNIQUE,
-                    "age" \(type: .integer) CONSTRAINT "age_is_positive" CHECK ("age" > 0));
+                    "age" \(type: .integer),
+                    CONSTRAINT "age_is_positive" CHECK ("age" > 0));
                 CREATE TABLE "children" (
                     "id" \(type: .integer) PRIMARY KEY,
                     "parentID" \(type: .integer) NOT NULL REFERENCES "parents" ("id") ON DELETE CASCADE);
