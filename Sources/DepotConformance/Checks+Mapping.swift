@@ -75,14 +75,16 @@ enum MappingChecks {
         ("address", .json, ""), ("tags", .json, "NOT NULL"),
     ]
 
-    static func samples() -> [Mapped] {
+    /// Two rows; the second's `ratio` is +infinity, or the largest double
+    /// where the engine's doubles hold no infinity.
+    static func samples(infinities: Bool = true) -> [Mapped] {
         [
             Mapped(id: 1, title: "é 👩‍👩‍👧 \"quoted\"", notes: nil, count: Int(Int32.max) + 1, small: -128, unsigned: UInt64(Int64.max),
                    ratio: -0.1, single: 1.5, flag: true, when: edgeDates[3], maybeWhen: nil,
                    uuid: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F") ?? UUID(), data: Data([0, 255, 10]),
                    amount: Decimal(string: "12345.678901") ?? 0, priority: .high, status: .cancelled,
                    address: Address(street: "Main", tags: ["a"], scores: ["x": 0.5], floor: nil), tags: ["x", ""]),
-            Mapped(id: 2, title: "", notes: "", count: -1, small: 127, unsigned: nil, ratio: .infinity, single: -0.0, flag: false,
+            Mapped(id: 2, title: "", notes: "", count: -1, small: 127, unsigned: nil, ratio: infinities ? .infinity : .greatestFiniteMagnitude, single: -0.0, flag: false,
                    when: edgeDates[6], maybeWhen: edgeDates[7], uuid: UUID(uuidString: "00000000-0000-0000-0000-000000000001") ?? UUID(),
                    data: Data(), amount: -0.5, priority: .none, status: nil, address: nil, tags: []),
         ]
@@ -101,7 +103,8 @@ enum MappingChecks {
     static let all: [ConformanceCheck] = [
         ConformanceCheck("mapping: a @Columns type stores the same cells and reads back the same values as Codable") { context in
             let store = try await context.makeStore()
-            let samples = samples()
+            let infinities = store.dialect.capabilities.doubleCanHoldInfinity
+            let samples = samples(infinities: infinities)
             let (mappedCells, codedCells, mappedBack, codedBack, crossed) = try await store.write { db in
                 try createTable(db, "mapped", columns)
                 try createTable(db, "coded", columns)
@@ -119,6 +122,14 @@ enum MappingChecks {
             try expectSame(mappedCells, codedCells, "cells stored by the mapping and by Codable")
             try expectSame(mappedBack.map(Coded.init), codedBack, "values read by the mapping and by Codable")
             try expectSame(crossed, mappedBack, "the mapping reading rows Codable stored")
+            if !infinities {
+                let infinite = { var row = samples[1]; row.id = 50; row.ratio = -.infinity; return row }()
+                try await expectInfinityRefused("an infinity through the mapping") { try await store.write { db in try db.insert(infinite) } }
+                try await expectInfinityRefused("an infinity through Codable") { try await store.write { db in try db.insert(Coded(infinite)) } }
+                try await expectInfinityRefused("an infinity in a batch") { try await store.write { db in try db.insert(contentsOf: [infinite]) } }
+                let count = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "mapped") WHERE \(ident: "id") = \(50)") }
+                try expectEqual(count, 0, "rows stored by the refused infinities")
+            }
         },
         ConformanceCheck("mapping: a @Columns type fails with the same error as Codable, cell for cell") { context in
             let store = try await context.makeStore()

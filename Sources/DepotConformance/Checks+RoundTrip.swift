@@ -38,16 +38,26 @@ enum RoundTripChecks {
             try expectMentions(String(describing: error), ["9223372036854775808", "value"], "the encoding error")
         },
         ConformanceCheck("round trip: doubles at their extremes and infinities") { context in
-            let values: [Double] = [0, -0.0, 1.5, -1.5, .pi, .greatestFiniteMagnitude, -.greatestFiniteMagnitude,
-                                    .leastNormalMagnitude, .leastNonzeroMagnitude, .infinity, -.infinity, 0.1 + 0.2]
             let store = try await context.makeStore()
+            let infinities = store.dialect.capabilities.doubleCanHoldInfinity
+            let values: [Double] = [0, -0.0, 1.5, -1.5, .pi, .greatestFiniteMagnitude, -.greatestFiniteMagnitude,
+                                    .leastNormalMagnitude, .leastNonzeroMagnitude, 0.1 + 0.2] + (infinities ? [.infinity, -.infinity] : [])
             let back = try await roundTrip(store, .double, values)
             // Compared with ==, so -0.0 may come back as 0.0 (SQLite stores whole REALs as integers).
             try expectSame(back, values, "Double")
             try expectSame(back.dropFirst(2).map(\.bitPattern), values.dropFirst(2).map(\.bitPattern), "Double bit patterns")
-            let floats: [Float] = [0, 1.25, .greatestFiniteMagnitude, -.infinity, .leastNonzeroMagnitude]
+            let floats: [Float] = [0, 1.25, .greatestFiniteMagnitude, .leastNonzeroMagnitude] + (infinities ? [-.infinity] : [])
             let store2 = try await context.makeStore()
             try expectSame(try await roundTrip(store2, .double, floats), floats, "Float")
+            if !infinities {
+                let store3 = try await context.makeStore()
+                try await store3.write { db in try createTable(db, "boxes", [("id", .integer, "PRIMARY KEY"), ("value", .double, "")]) }
+                try await expectInfinityRefused("a Double +infinity") { try await store3.write { db in try db.insert(Box(id: 1, value: Double.infinity)) } }
+                try await expectInfinityRefused("a Double -infinity") { try await store3.write { db in try db.insert(Box(id: 2, value: -Double.infinity)) } }
+                try await expectInfinityRefused("a Float -infinity") { try await store3.write { db in try db.insert(Box(id: 3, value: -Float.infinity)) } }
+                let stored = try await store3.read { db in try db.fetchAll(Int64.self, "SELECT \(ident: "id") FROM \(ident: "boxes")") }
+                try expectEqual(stored, [], "rows stored by the refused infinities")
+            }
         },
         ConformanceCheck("round trip: NaN is refused with an encoding error, never stored as NULL") { context in
             let store = try await context.makeStore()
@@ -172,6 +182,14 @@ enum RoundTripChecks {
 }
 
 /// Runs `body` and returns the error it throws, or nil when it succeeds.
+/// Where ``Capabilities/doubleCanHoldInfinity`` is false: storing an infinity
+/// fails with an `encoding` error (never a clamped or NULL value).
+func expectInfinityRefused(_ what: String, _ body: () async throws -> Void) async throws {
+    let error = await expectThrowsAny(body)
+    try expectEqual((error as? DatabaseError)?.kind, .encoding,
+                    "storing \(what) where doubles hold no infinity (error: \(String(describing: error)))")
+}
+
 func expectThrowsAny<T>(_ body: () async throws -> T) async -> (any Error)? {
     do {
         _ = try await body()

@@ -183,11 +183,19 @@ public struct Capabilities: Sendable, Hashable {
     /// and the conformance checks that need the rollback are skipped and listed.
     public var transactionalSchemaChanges: Bool
 
+    /// A double column may hold +infinity and -infinity. True on SQLite and
+    /// PostgreSQL; where false (MariaDB's `DOUBLE` holds neither), storing an
+    /// infinity is refused with an `encoding` error, never changed into
+    /// another value. NaN is refused on every engine.
+    public var doubleCanHoldInfinity: Bool
+
     /// Creates a capability set.
-    public init(concurrentReadsDuringWrite: Bool, textCanHoldNUL: Bool = true, transactionalSchemaChanges: Bool = true) {
+    public init(concurrentReadsDuringWrite: Bool, textCanHoldNUL: Bool = true, transactionalSchemaChanges: Bool = true,
+                doubleCanHoldInfinity: Bool = true) {
         self.concurrentReadsDuringWrite = concurrentReadsDuringWrite
         self.textCanHoldNUL = textCanHoldNUL
         self.transactionalSchemaChanges = transactionalSchemaChanges
+        self.doubleCanHoldInfinity = doubleCanHoldInfinity
     }
 
     /// A capability by name, for conformance checks that need it.

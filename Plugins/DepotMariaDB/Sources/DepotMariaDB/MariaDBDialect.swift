@@ -30,7 +30,8 @@ public struct MariaDBDialect: SQLDialect {
     /// Reads run beside writes; text holds U+0000; DDL commits at once, so
     /// schema changes never roll back with their transaction.
     public var capabilities: Capabilities {
-        Capabilities(concurrentReadsDuringWrite: true, textCanHoldNUL: true, transactionalSchemaChanges: false)
+        Capabilities(concurrentReadsDuringWrite: true, textCanHoldNUL: true, transactionalSchemaChanges: false,
+                     doubleCanHoldInfinity: false)
     }
 
     /// The native type for a portable type.
