@@ -61,6 +61,10 @@ public protocol QueryDialect: SQLDialect {
     /// `lhs` and `rhs` joined into one text; NULL when either is NULL. The
     /// default: `(lhs || rhs)`.
     func concatenate(_ lhs: String, _ rhs: String) -> String
+    /// The number of code points in `text`; NULL when it is NULL. The default:
+    /// `length(text)`, which counts characters on SQLite and PostgreSQL (an
+    /// engine whose `length` counts bytes writes another function).
+    func characterLength(_ text: String) -> String
     /// Whether an aggregate may take `FILTER (WHERE …)`. The default is true;
     /// where it is false, the builder gives the aggregate `CASE WHEN condition
     /// THEN argument END` (`1` for `*`), which means the same, since aggregates
@@ -87,6 +91,9 @@ extension QueryDialect {
 
     /// `(lhs || rhs)`.
     public func concatenate(_ lhs: String, _ rhs: String) -> String { "(" + lhs + " || " + rhs + ")" }
+
+    /// `length(text)`.
+    public func characterLength(_ text: String) -> String { "length(" + text + ")" }
 
     /// True: `FILTER (WHERE …)`.
     public var hasAggregateFilter: Bool { true }

@@ -178,9 +178,8 @@ final class QueryRenderer {
         case .textMatch(let operand, let match, let needle, let caseInsensitive):
             try renderMatch(operand, match, needle: needle, caseInsensitive: caseInsensitive)
         case .length(let operand):
-            text += "length("
-            try render(operand)
-            text += ")"
+            let piece = try rendered(operand)
+            text += dialect.characterLength(piece)
         case .folded(let operand):
             let piece = try rendered(operand)
             text += dialect.asciiLowercased(piece)

@@ -177,6 +177,9 @@ extension MariaDBDialect: QueryDialect {
     /// `CONCAT(lhs, rhs)`: NULL when either is.
     public func concatenate(_ lhs: String, _ rhs: String) -> String { "CONCAT(" + lhs + ", " + rhs + ")" }
 
+    /// `CHAR_LENGTH(text)`: MariaDB's `LENGTH` counts bytes.
+    public func characterLength(_ text: String) -> String { "CHAR_LENGTH(" + text + ")" }
+
     /// No `FILTER (WHERE …)` before MariaDB 11.
     public var hasAggregateFilter: Bool { false }
 
