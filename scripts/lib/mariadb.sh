@@ -2,34 +2,7 @@
 # start_throwaway_mariadb: it exports DEPOT_MARIADB_URL and stops the server
 # and deletes its folder when the calling shell exits.
 
-# as_root COMMAND...: runs a command as root: directly when root, through sudo
-# when it is there; fails otherwise.
-as_root() {
-    if [ "$(id -u)" -eq 0 ]; then
-        "$@"
-    elif command -v sudo > /dev/null; then
-        sudo "$@"
-    else
-        echo "need root (or sudo) to run: $*" >&2
-        return 1
-    fi
-}
-
-# install_mariadb_when_missing: Debian's mariadb-server, mariadb-client,
-# libmariadb-dev (Connector/C, for the plug-in's build) and pkg-config.
-install_mariadb_when_missing() {
-    local missing=()
-    command -v mariadbd > /dev/null || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
-    command -v mariadb > /dev/null || missing+=(mariadb-client)
-    command -v pkg-config > /dev/null || missing+=(pkg-config)
-    command -v pkg-config > /dev/null && pkg-config --exists libmariadb 2> /dev/null || missing+=(libmariadb-dev)
-    [ ${#missing[@]} -eq 0 ] && return 0
-    echo "==> installing ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    as_root apt-get install -y --no-install-recommends "${missing[@]}" > /tmp/depot-mariadb-apt.log 2>&1 \
-        || { as_root apt-get update > /dev/null 2>&1 && as_root apt-get install -y --no-install-recommends "${missing[@]}" > /tmp/depot-mariadb-apt.log 2>&1; } \
-        || { tail -n 20 /tmp/depot-mariadb-apt.log >&2; return 1; }
-}
+source "$(dirname "${BASH_SOURCE[0]}")/packages.sh"
 
 # free_mariadb_port: a TCP port on 127.0.0.1 that nothing listens on.
 free_mariadb_port() {
@@ -66,7 +39,8 @@ chain_exit_trap_for_mariadb() {
 # databases `depot_*` (one per conformance check); exports
 # DEPOT_MARIADB_URL=mariadb://depot:PASSWORD@127.0.0.1:PORT/depot.
 start_throwaway_mariadb() {
-    install_mariadb_when_missing || return 1
+    # The server and client, and Connector/C for the plug-in's build.
+    ensure_debian_packages mariadb-server mariadb-client libmariadb-dev pkg-config || return 1
     local mariadbd installdb
     mariadbd=$(command -v mariadbd || echo /usr/sbin/mariadbd)
     installdb=$(command -v mariadb-install-db || echo /usr/bin/mariadb-install-db)
