@@ -37,7 +37,9 @@ func expectMentions(_ text: String, _ parts: [String], _ what: String) throws {
 /// Creates a table with portable column types on any engine.
 func createTable(_ db: Database, _ name: String, _ columns: [(String, ColumnType, String)]) throws {
     let definitions = columns.map { column, type, constraints -> SQL in
-        "\(ident: column) \(type: type)\(unsafeRaw: constraints.isEmpty ? "" : " " + constraints)"
+        // A text primary key takes the engine's key text type.
+        let typeName: SQL = type == .text && constraints.contains("PRIMARY KEY") ? "\(unsafeRaw: db.dialect.keyTextTypeName)" : "\(type: type)"
+        return "\(ident: column) \(typeName)\(unsafeRaw: constraints.isEmpty ? "" : " " + constraints)"
     }
     try db.execute("CREATE TABLE \(ident: name) (\(SQL.join(definitions, separator: ", ")))")
 }

@@ -57,6 +57,12 @@ public protocol SQLDialect: Sendable {
     /// ``Store/copyRows(_:bufferSize:)`` streams the SELECT itself.
     func copyOut(select: String) -> String?
 
+    /// The column type of text that is part of a primary key or an index: the
+    /// migrator's history table and a search index's tokens use it. The default
+    /// is ``typeName(_:)`` of ``ColumnType/text``; an engine that cannot key its
+    /// text type (MariaDB's `LONGTEXT`) names a bounded one, such as `VARCHAR(255)`.
+    var keyTextTypeName: String { get }
+
     /// A built-in collation that compares text ignoring letter case (SQLite's
     /// `NOCASE`), for DDL that wants one; nil when the engine has none built in.
     /// Depot's queries compare by code point whatever a column's collation:
@@ -76,6 +82,9 @@ extension SQLDialect {
 
     /// None.
     public var caseFoldingCollation: String? { nil }
+
+    /// The ``ColumnType/text`` type: the engine keys and indexes its text as it is.
+    public var keyTextTypeName: String { typeName(.text) }
 
     /// None: the SELECT streams as it is.
     public func copyOut(select: String) -> String? { nil }

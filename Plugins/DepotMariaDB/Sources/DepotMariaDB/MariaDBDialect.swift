@@ -54,6 +54,11 @@ public struct MariaDBDialect: SQLDialect {
         }
     }
 
+    /// `VARCHAR(255)`, in the database's character set and collation (utf8mb4,
+    /// utf8mb4_nopad_bin): a `LONGTEXT` key needs a prefix length (error 1170),
+    /// and 255 characters of 4 bytes fit InnoDB's 3,072-byte keys.
+    public var keyTextTypeName: String { "VARCHAR(255)" }
+
     /// `GET_LOCK` on a name of this database: held by the session until the
     /// connection releases it after the transaction ends (COMMIT does not).
     /// The connection recognises this statement and fails it as `busy` when
