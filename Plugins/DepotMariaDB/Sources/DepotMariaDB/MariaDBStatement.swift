@@ -76,7 +76,12 @@ final class MariaDBStatement: DriverStatement {
         }
         defer { mysql_free_result(metadata) }
         let count = Int(mysql_num_fields(metadata))
-        let fields = mysql_fetch_fields(metadata)!
+        // Metadata with fields always has them; none reads as a result without columns.
+        guard let fields = mysql_fetch_fields(metadata) else {
+            columns = ColumnSet([])
+            results = nil
+            return
+        }
         var names: [String] = []
         var kinds: [MariaDBColumnKind] = []
         for index in 0..<count {
@@ -187,7 +192,8 @@ final class MariaDBStatement: DriverStatement {
         guard isStreaming, hasResult else { return }
         var rows: [[Value]] = []
         while try step() {
-            rows.append(try results!.row())
+            guard let results else { break }
+            rows.append(try results.row())
         }
         bufferedRows = rows
     }
