@@ -70,6 +70,11 @@ public protocol QueryDialect: SQLDialect {
     /// THEN argument END` (`1` for `*`), which means the same, since aggregates
     /// leave NULLs out.
     var hasAggregateFilter: Bool { get }
+    /// Whether a subquery with LIMIT or OFFSET inside `IN (…)` must be wrapped
+    /// in a derived table: `IN (SELECT * FROM (SELECT … LIMIT ?) AS "depot_page")`
+    /// (MariaDB and MySQL refuse LIMIT directly in an `IN` subquery). The
+    /// default is false: the subquery is written as it is.
+    var wrapsPagedSubqueries: Bool { get }
     /// An ORDER BY term: `expression` ascending or descending, its NULLs first
     /// or last whatever the direction. The default: `expression ASC|DESC NULLS FIRST|LAST`.
     func ordering(_ expression: String, descending: Bool, nullsFirst: Bool) -> String
@@ -97,6 +102,9 @@ extension QueryDialect {
 
     /// True: `FILTER (WHERE …)`.
     public var hasAggregateFilter: Bool { true }
+
+    /// False: a paged subquery is written as it is.
+    public var wrapsPagedSubqueries: Bool { false }
 
     /// `expression ASC|DESC NULLS FIRST|LAST`.
     public func ordering(_ expression: String, descending: Bool, nullsFirst: Bool) -> String {

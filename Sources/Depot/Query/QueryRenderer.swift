@@ -467,7 +467,14 @@ final class QueryRenderer {
         qualifiesColumns = false
         defer { qualifiesColumns = qualified }
         text += "("
+        let paged = selection.query.limitCount != nil || selection.query.offsetCount != nil
+        let wrapped = paged && dialect.wrapsPagedSubqueries
+        if wrapped { text += "SELECT * FROM (" }
         try renderSelection(selection, ordered: false)
+        if wrapped {
+            text += ") AS "
+            identifier("depot_page")
+        }
         text += ")"
     }
 }

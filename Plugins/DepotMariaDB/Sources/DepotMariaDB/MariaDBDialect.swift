@@ -188,6 +188,9 @@ extension MariaDBDialect: QueryDialect {
     /// No `FILTER (WHERE …)` before MariaDB 11.
     public var hasAggregateFilter: Bool { false }
 
+    /// True: MariaDB refuses LIMIT directly in an `IN` subquery (error 1235).
+    public var wrapsPagedSubqueries: Bool { true }
+
     /// No `NULLS FIRST|LAST`: NULLs sort first ascending and last descending,
     /// and `(x) IS NULL` sorts them the other way.
     public func ordering(_ expression: String, descending: Bool, nullsFirst: Bool) -> String {
