@@ -68,12 +68,12 @@ enum ExactValueChecks {
             let store = try await context.makeStore()
             for text in ["10000-01-01", "200000-01-01", "9999-12-31 23:59:59.999999"] {
                 let error = try await expectError(.decoding, "decoding \(text) as Date") {
-                    try await store.read { db in try db.fetchOne(Date.self, "SELECT CAST(\(text) AS \(type: .date)) AS \(ident: "d")") }
+                    try await store.read { db in try db.fetchOne(Date.self, "SELECT CAST(\(text) AS \(castType: .date)) AS \(ident: "d")") }
                 }
                 try expectEqual(error.column, "d", "the failing column for \(text)")
                 // As text, a date reads as the exact text, or fails: never another date.
                 do {
-                    let read = try await store.read { db in try db.fetchOne(String.self, "SELECT CAST(\(text) AS \(type: .date)) AS \(ident: "d")") }
+                    let read = try await store.read { db in try db.fetchOne(String.self, "SELECT CAST(\(text) AS \(castType: .date)) AS \(ident: "d")") }
                     try expect(read?.hasPrefix(text) == true, "\(text) read as text gave another date: \(read ?? "nil")")
                 } catch let error as DatabaseError {
                     try expectEqual(error.kind, .decoding, "the error kind for \(text) as String")
@@ -137,7 +137,7 @@ enum ExactValueChecks {
                 try createTable(db, "boxes", [("id", .integer, "PRIMARY KEY"), ("value", .json, "NOT NULL")])
                 try db.insert(Box(id: 1, value: pair))
                 return (try db.find(Box<Pair>.self, id: 1)?.value,
-                        try db.fetchOne(String.self, "SELECT CAST(\(ident: "value") AS \(type: .text)) FROM \(ident: "boxes")"))
+                        try db.fetchOne(String.self, "SELECT CAST(\(ident: "value") AS \(castType: .text)) FROM \(ident: "boxes")"))
             }
             try expectEqual(back, pair, "a nested value written and read with userInfo")
             let json = try JSONSerialization.jsonObject(with: Data((stored ?? "").utf8)) as? [String: String]

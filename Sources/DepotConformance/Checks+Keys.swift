@@ -86,7 +86,7 @@ enum KeyChecks {
                 let outcome = try await store.write { db -> Result<URL?, DatabaseError> in
                     try db.execute("DROP TABLE IF EXISTS \(ident: "links")")
                     try createTable(db, "links", [("id", .integer, "PRIMARY KEY"), ("link", type, "")])
-                    try db.execute("INSERT INTO \(ident: "links") VALUES (1, CAST(\(literal) AS \(type: type)))")
+                    try db.execute("INSERT INTO \(ident: "links") VALUES (1, CAST(\(literal) AS \(castType: type)))")
                     do {
                         return .success(try db.savepoint { db in try db.fetchOne(Link.self, "SELECT \(ident: "link") FROM \(ident: "links")")?.link })
                     } catch let error as DatabaseError {

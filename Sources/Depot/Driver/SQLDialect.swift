@@ -63,6 +63,12 @@ public protocol SQLDialect: Sendable {
     /// text type (MariaDB's `LONGTEXT`) names a bounded one, such as `VARCHAR(255)`.
     var keyTextTypeName: String { get }
 
+    /// The type a `CAST(x AS …)` names for a portable type, written by
+    /// `\(castType:)` in ``SQL``. The default is ``typeName(_:)``; an engine
+    /// whose cast targets differ from its column types (MariaDB casts to
+    /// `CHAR`, not `LONGTEXT` or `JSON`) names its own.
+    func castTypeName(_ type: ColumnType) -> String
+
     /// A built-in collation that compares text ignoring letter case (SQLite's
     /// `NOCASE`), for DDL that wants one; nil when the engine has none built in.
     /// Depot's queries compare by code point whatever a column's collation:
@@ -85,6 +91,9 @@ extension SQLDialect {
 
     /// The ``ColumnType/text`` type: the engine keys and indexes its text as it is.
     public var keyTextTypeName: String { typeName(.text) }
+
+    /// The column type: the engine casts to its own column types.
+    public func castTypeName(_ type: ColumnType) -> String { typeName(type) }
 
     /// None: the SELECT streams as it is.
     public func copyOut(select: String) -> String? { nil }

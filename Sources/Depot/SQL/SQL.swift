@@ -27,6 +27,7 @@ public struct SQL: Sendable, Hashable {
         case value(Value)
         case identifier(String)
         case type(ColumnType)
+        case castType(ColumnType)
         /// A value that could not be encoded; rendering throws this message.
         case invalid(String)
     }
@@ -83,6 +84,7 @@ public struct SQL: Sendable, Hashable {
                 text += dialect.placeholder(values.count)
             case .identifier(let name): text += dialect.quote(identifier: name)
             case .type(let type): text += dialect.typeName(type)
+            case .castType(let type): text += dialect.castTypeName(type)
             case .invalid(let message): throw DatabaseError(.encoding, message)
             }
         }
@@ -176,6 +178,15 @@ extension SQL: ExpressibleByStringInterpolation {
             fragments.append(.type(type))
         }
 
+        /// The engine's type for a portable type as the target of a cast.
+        ///
+        /// ```swift
+        /// "SELECT CAST(\(text) AS \(castType: .date))"
+        /// ```
+        public mutating func appendInterpolation(castType: ColumnType) {
+            fragments.append(.castType(castType))
+        }
+
         /// Text pasted into the statement as it is.
         ///
         /// Caveat: this is the one way to inject SQL. Never give it user input.
@@ -193,7 +204,7 @@ extension SQL: CustomStringConvertible {
             case .raw(let raw): raw
             case .value: "?"
             case .identifier(let name): "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            case .type(let type): "<\(type)>"
+            case .type(let type), .castType(let type): "<\(type)>"
             case .invalid: "<invalid value>"
             }
         }.joined()

@@ -59,6 +59,19 @@ public struct MariaDBDialect: SQLDialect {
     /// and 255 characters of 4 bytes fit InnoDB's 3,072-byte keys.
     public var keyTextTypeName: String { "VARCHAR(255)" }
 
+    /// MariaDB's cast targets: `CHAR` for text, JSON and decimals (it casts to
+    /// no `LONGTEXT` or `JSON`), `BINARY` for blobs, `SIGNED` for integers and
+    /// Booleans; the column type otherwise.
+    public func castTypeName(_ type: ColumnType) -> String {
+        switch type {
+        case .text, .json, .decimal: "CHAR"
+        case .blob: "BINARY"
+        case .integer, .bool: "SIGNED"
+        case .uuid: "CHAR(36)"
+        default: typeName(type)
+        }
+    }
+
     /// `GET_LOCK` on a name of this database: held by the session until the
     /// connection releases it after the transaction ends (COMMIT does not).
     /// The connection recognises this statement and fails it as `busy` when
