@@ -8,8 +8,8 @@ import TestSupport
 /// a listener that loses its connection.
 @Suite(.serialized, .enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
 struct PostgresObservationTests {
-    func counterStore() async throws -> (Store, schema: String) {
-        let store = try await PostgresTestServer.freshStore()
+    func counterStore(tweak: (inout PostgresConfiguration) -> Void = { _ in }) async throws -> (Store, schema: String) {
+        let store = try await PostgresTestServer.freshStore(tweak: tweak)
         let schema = try await store.write { db in
             try db.execute("CREATE TABLE counters (id bigint PRIMARY KEY, value bigint NOT NULL)")
             try db.execute("INSERT INTO counters VALUES (1, 0)")
@@ -48,17 +48,21 @@ struct PostgresObservationTests {
     }
 
     @Test func aListenerWhoseConnectionIsKilledReconnectsAndRefreshes() async throws {
-        let (store, _) = try await counterStore()
+        // Its own application name: the kill below must reach this store's listener
+        // only, never the listeners of tests running beside it.
+        let application = "depot-kill-" + UUID().uuidString.prefix(8).lowercased()
+        let (store, _) = try await counterStore { $0.parameters["application_name"] = application }
         let values = observeCounter(store)
         #expect(try await ObservationWait.next(values) == 0)
         let admin = try await Store.postgres(try PostgresTestServer.requireConfiguration())
         // Kill the listener, and commit while it is away: that notification is lost.
-        try await admin.write { db in
-            _ = try db.fetchAll(Bool.self, """
+        let killed = try await admin.write { db in
+            try db.fetchAll(Bool.self, """
                 SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                WHERE application_name = 'depot-listener' AND query LIKE 'LISTEN%'
+                WHERE application_name = \(application + "-listener") AND query LIKE 'LISTEN%'
                 """)
         }
+        #expect(killed == [true], "this store's listener, and no other")
         try await store.write { db in try db.execute("UPDATE counters SET value = 9 WHERE id = 1") }
         // Once listening again, every observation reads afresh.
         var seen: [Int] = []

@@ -74,8 +74,11 @@ final class PostgresListener: ChangeListener, @unchecked Sendable {
         } catch {
             return .failure(DatabaseError(.connection, "cannot connect the listener: \(error)"))
         }
+        // Named after the store's connections (`depot-listener` by default), so
+        // each store's listener can be told apart in pg_stat_activity.
+        let name = (pairs.last { $0.0 == "application_name" }?.1 ?? "depot") + "-listener"
         pairs.removeAll { $0.0 == "application_name" }
-        pairs += [("application_name", "depot-listener"), ("keepalives", "1"), ("keepalives_idle", "5"),
+        pairs += [("application_name", name), ("keepalives", "1"), ("keepalives_idle", "5"),
                   ("keepalives_interval", "2"), ("keepalives_count", "3")]
         let connection = PostgresConnection.connect(pairs)
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
