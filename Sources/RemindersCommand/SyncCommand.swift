@@ -122,6 +122,7 @@ struct SyncCommand: AsyncParsableCommand {
 extension SyncCommand {
     /// A client over HTTP for a signed-in database, and the server's URL for messages.
     static func client(_ model: RemindersModel, _ account: SyncAccount) throws -> (SyncClient, String) {
+        try requireDevice(model)
         guard let text = account.server, let server = URL(string: text), let token = account.token else {
             throw RemindersError.invalidInput("this device is not signed in: reminders sync sign-in NAME --server URL (or sign-up to make the account)")
         }
@@ -129,12 +130,20 @@ extension SyncCommand {
         return (try model.syncClient(transport: transport), text)
     }
 
+    /// Sync runs on a device's SQLite database; a PostgreSQL one is a server's.
+    static func requireDevice(_ model: RemindersModel) throws {
+        guard model.store.dialect.engineName == "SQLite" else {
+            throw RemindersError.invalidInput("reminders sync syncs a device's SQLite database; a PostgreSQL database is a server's: serve it with RemindersServer --sync")
+        }
+    }
+
     static func signIn(_ options: GlobalOptions, name: String, server text: String, create: Bool) async throws {
         guard let server = URL(string: text), server.scheme == "http" || server.scheme == "https", server.host != nil else {
             throw RemindersError.invalidInput("--server must be an http:// or https:// URL, such as http://127.0.0.1:8080")
         }
-        let password = try readPassword()
         let model = try await options.model()
+        try requireDevice(model)
+        let password = try readPassword()
         let accounts = SyncAccountClient(server: server)
         let session: SyncAccountClient.Session
         do {

@@ -137,6 +137,13 @@ import TestSupport
         // The home screen is the same on both engines (minus the line naming the database).
         let body = { (text: String) in text.split(separator: "\n").filter { !$0.hasPrefix("Demo data is in") } }
         #expect(body(demo.stdout) == body(sqliteDemo.stdout))
+        // Sync is a device's: a PostgreSQL database is refused in one line that says what to run.
+        for arguments in [["sync"], ["sync", "sign-in", "alice", "--server", "http://127.0.0.1:9"]] {
+            let sync = try run(arguments + ["--database", url])
+            #expect(sync.status == 1)
+            #expect(sync.stderr == "reminders: reminders sync syncs a device's SQLite database; a PostgreSQL database is a server's: serve it with RemindersServer --sync\n",
+                    "\(arguments): \(sync.stderr)")
+        }
         let refused = try run(["demo", "--database", url])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("pass --replace"))
