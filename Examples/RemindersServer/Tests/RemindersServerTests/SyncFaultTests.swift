@@ -22,20 +22,10 @@ import Testing
             var devices: [(account: Int, model: RemindersModel, client: SyncClient, list: String)] = []
             for account in 0..<2 {
                 for device in 0..<4 {
-                    let answer = try await request("POST", server.appendingPathComponent("/sync/" + (device == 0 ? "accounts" : "sessions")),
-                                                   json: ["name": "fault\(account)", "password": "password-\(account)"])
-                    try #require(answer.status == (device == 0 ? 201 : 200), "\(String(decoding: answer.body, as: UTF8.self))")
-                    let session = try JSONDecoder().decode(HTTPSession.self, from: answer.body)
-                    let model = RemindersModel(store: try Store.sqlite(at: folder.appendingPathComponent("a\(account)d\(device).sqlite").path))
-                    try await model.migrate()
-                    try await model.signIn(server: server.absoluteString, accountName: session.name, accountID: session.account,
-                                           device: session.device, token: session.token)
-                    try await model.enableSync()
-                    let list = "List \(account).\(device)"
-                    try await model.createList(title: list)
-                    var client = try model.syncClient(transport: HTTPSyncTransport(base: server.appendingPathComponent("sync"), token: session.token))
+                    let made = try await HTTPDevice.make(server, folder: folder, prefix: "fault", account: account, device: device)
+                    var client = try made.model.syncClient(transport: HTTPSyncTransport(base: server.appendingPathComponent("sync"), token: made.token))
                     client.pageSize = 7   // pushes and pulls of several pages: kills land between them too
-                    devices.append((account, model, client, list))
+                    devices.append((account, made.model, client, made.list))
                 }
             }
             // The killer: one of the server's backends every 20 to 200 ms.

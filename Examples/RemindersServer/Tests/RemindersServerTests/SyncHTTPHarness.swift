@@ -1,5 +1,6 @@
 import Depot
 import DepotPostgres
+import DepotSQLite
 import DepotSync
 import Foundation
 #if canImport(FoundationNetworking)
@@ -7,6 +8,7 @@ import FoundationNetworking
 #endif
 import Hummingbird
 import Logging
+import Reminders
 import RemindersServerApp
 import Testing
 
@@ -69,4 +71,29 @@ struct HTTPSession: Decodable {
     var name: String
     var token: String
     var device: UUID
+}
+
+/// A device of a test over HTTP: its model on an SQLite file, signed in, with
+/// a list of its own, and the token its transport needs.
+struct HTTPDevice {
+    var account: Int
+    var model: RemindersModel
+    var list: String
+    var token: String
+
+    /// Device `device` of account `"\(prefix)\(account)"`: the first signs the account up, the others sign in.
+    static func make(_ server: URL, folder: URL, prefix: String, account: Int, device: Int) async throws -> HTTPDevice {
+        let answer = try await request("POST", server.appendingPathComponent("/sync/" + (device == 0 ? "accounts" : "sessions")),
+                                       json: ["name": "\(prefix)\(account)", "password": "password-\(account)"])
+        try #require(answer.status == (device == 0 ? 201 : 200), "\(String(decoding: answer.body, as: UTF8.self))")
+        let session = try JSONDecoder().decode(HTTPSession.self, from: answer.body)
+        let model = RemindersModel(store: try Store.sqlite(at: folder.appendingPathComponent("a\(account)d\(device).sqlite").path))
+        try await model.migrate()
+        try await model.signIn(server: server.absoluteString, accountName: session.name, accountID: session.account,
+                               device: session.device, token: session.token)
+        try await model.enableSync()
+        let list = "List \(account).\(device)"
+        try await model.createList(title: list)
+        return HTTPDevice(account: account, model: model, list: list, token: session.token)
+    }
 }

@@ -60,22 +60,11 @@ final class LoadRecorder: @unchecked Sendable {
             var clients: [Client] = []
             for account in 0..<10 {
                 for device in 0..<5 {
-                    let path = "/sync/" + (device == 0 ? "accounts" : "sessions")
-                    let answer = try await request("POST", server.appendingPathComponent(path),
-                                                   json: ["name": "account\(account)", "password": "password-\(account)"])
-                    try #require(answer.status == (device == 0 ? 201 : 200), "\(String(decoding: answer.body, as: UTF8.self))")
-                    let session = try JSONDecoder().decode(HTTPSession.self, from: answer.body)
-                    let model = RemindersModel(store: try Store.sqlite(at: folder.appendingPathComponent("a\(account)d\(device).sqlite").path))
-                    try await model.migrate()
-                    try await model.signIn(server: server.absoluteString, accountName: session.name, accountID: session.account,
-                                           device: session.device, token: session.token)
-                    try await model.enableSync()
-                    let list = "List \(account).\(device)"
-                    try await model.createList(title: list)
-                    let transport = TimedTransport(HTTPSyncTransport(base: server.appendingPathComponent("sync"), token: session.token), recorder)
-                    var client = try model.syncClient(transport: transport)
+                    let made = try await HTTPDevice.make(server, folder: folder, prefix: "account", account: account, device: device)
+                    let transport = TimedTransport(HTTPSyncTransport(base: server.appendingPathComponent("sync"), token: made.token), recorder)
+                    var client = try made.model.syncClient(transport: transport)
                     client.pageSize = 200
-                    clients.append(Client(account: account, model: model, client: client, list: list))
+                    clients.append(Client(account: account, model: made.model, client: client, list: made.list))
                 }
             }
             let deadline = ContinuousClock.now + .seconds(seconds)
