@@ -50,25 +50,29 @@ struct SyncCommand: AsyncParsableCommand {
         }
     }
 
+    /// What signing up and signing in take.
+    struct Credentials: ParsableArguments {
+        @Argument(help: "The account's name (a-z, 0-9, . _ -).") var name: String
+        @Option(help: "The server's URL, such as http://127.0.0.1:8080.") var server: String
+    }
+
     struct SignUp: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "sign-up", abstract: "Make an account on a server and sign this device in.")
         @OptionGroup var options: GlobalOptions
-        @Argument(help: "The account's name (a-z, 0-9, . _ -).") var name: String
-        @Option(help: "The server's URL, such as http://127.0.0.1:8080.") var server: String
+        @OptionGroup var account: Credentials
 
         func run() async throws {
-            try await running { try await SyncCommand.signIn(options, name: name, server: server, create: true) }
+            try await running { try await SyncCommand.signIn(options, name: account.name, server: account.server, create: true) }
         }
     }
 
     struct SignIn: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "sign-in", abstract: "Sign this device in to an account on a server.")
         @OptionGroup var options: GlobalOptions
-        @Argument(help: "The account's name.") var name: String
-        @Option(help: "The server's URL, such as http://127.0.0.1:8080.") var server: String
+        @OptionGroup var account: Credentials
 
         func run() async throws {
-            try await running { try await SyncCommand.signIn(options, name: name, server: server, create: false) }
+            try await running { try await SyncCommand.signIn(options, name: account.name, server: account.server, create: false) }
         }
     }
 
@@ -96,25 +100,29 @@ struct SyncCommand: AsyncParsableCommand {
         }
     }
 
+    /// What sharing and unsharing take.
+    struct ShareArguments: ParsableArguments {
+        @Argument(help: "The list's title or number.") var list: String
+        @Option(help: "The other account's name.") var with: String
+    }
+
     struct Share: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "share", abstract: "Share a list with another account; its devices get it at their next sync.")
         @OptionGroup var options: GlobalOptions
-        @Argument(help: "The list's title or number.") var list: String
-        @Option(help: "The other account's name.") var with: String
+        @OptionGroup var share: ShareArguments
 
         func run() async throws {
-            try await running { try await SyncCommand.share(options, list: list, with: with, shared: true) }
+            try await running { try await SyncCommand.share(options, list: share.list, with: share.with, shared: true) }
         }
     }
 
     struct Unshare: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "unshare", abstract: "Stop sharing a list; the other account's devices forget it at their next sync.")
         @OptionGroup var options: GlobalOptions
-        @Argument(help: "The list's title or number.") var list: String
-        @Option(help: "The other account's name.") var with: String
+        @OptionGroup var share: ShareArguments
 
         func run() async throws {
-            try await running { try await SyncCommand.share(options, list: list, with: with, shared: false) }
+            try await running { try await SyncCommand.share(options, list: share.list, with: share.with, shared: false) }
         }
     }
 }
