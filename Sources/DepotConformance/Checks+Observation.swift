@@ -11,6 +11,26 @@ enum ObservationChecks {
         var value: Int { lock.withLock { count } }
     }
 
+    /// Blocks a read on its connection's thread until the check opens it (or 20 s pass).
+    final class Gate: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var isOpen = false
+
+        func wait() {
+            condition.lock()
+            defer { condition.unlock() }
+            let deadline = Date(timeIntervalSinceNow: 20)
+            while !isOpen, condition.wait(until: deadline) {}
+        }
+
+        func open() {
+            condition.lock()
+            isOpen = true
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
     /// A store with `counters` (observed) and `others` (not read by the observation), both observable.
     static func counters(_ context: ConformanceContext) async throws -> Store {
         let store = try await context.makeStore()
@@ -106,6 +126,36 @@ enum ObservationChecks {
             try await setCounter(store, 5)
             try expectEqual(try await next(iterator, "the next value is the next relevant commit's, never the rolled-back 99"), 5, "the next value is the next relevant commit's, never the rolled-back 99")
             try expectEqual(reads.value, 2, "reads: the rollback and the other table's commit caused none")
+        },
+        ConformanceCheck("observation: a commit to a table it does not read, landing while it reads, costs it no read",
+                         requires: .concurrentReadsDuringWrite) { context in
+            let store = try await counters(context)
+            let reads = ReadCounter(), gate = Gate()
+            let iterator = store.observe { db in
+                reads.increment()
+                // The second read waits, so that a commit lands while it runs.
+                if reads.value == 2 { gate.wait() }
+                return try db.fetchOne(Int.self, "SELECT \(ident: "value") FROM \(ident: "counters") WHERE \(ident: "id") = 1") ?? -1
+            }.makeAsyncIterator()
+            try expectEqual(try await next(iterator, "first value"), 0, "first value")
+            // A witness reading `others`: once it has the commit's value, every observation heard of it.
+            let witness = store.observe { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "others")") ?? -1 }.makeAsyncIterator()
+            try expectEqual(try await next(witness, "the witness's first value"), 0, "the witness's first value")
+            try await setCounter(store, 1)
+            async let second = next(iterator, "the value the second read saw")
+            try await LiveQueryChecks.until("the second read started") { reads.value == 2 }
+            try await store.write { db in try db.execute("INSERT INTO \(ident: "others") (\(ident: "id")) VALUES (1)") }
+            try expectEqual(try await next(witness, "the witness after the commit to others"), 1, "the witness after the commit to others")
+            gate.open()
+            try expectEqual(try await second, 1, "the value the second read saw")
+            // Waiting for a value: a wake left by the commit to others would read at once.
+            async let third = next(iterator, "the next relevant commit's value")
+            try await store.write { db in try db.execute("INSERT INTO \(ident: "others") (\(ident: "id")) VALUES (2)") }
+            try expectEqual(try await next(witness, "the witness after the second commit to others"), 2, "the witness after the second commit to others")
+            try expectEqual(reads.value, 2, "reads: the commits to others caused none")
+            try await setCounter(store, 2)
+            try expectEqual(try await third, 2, "the next relevant commit's value, not the same value read again")
+            try expectEqual(reads.value, 3, "reads after the next relevant commit")
         },
         ConformanceCheck("observation: a burst of commits ends with the final state, in order, maybe coalesced") { context in
             let store = try await counters(context)

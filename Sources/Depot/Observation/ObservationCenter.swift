@@ -3,14 +3,17 @@ import Foundation
 /// A store's live observations and the tables each depends on: commits mark
 /// the observations they concern as needing a fresh value.
 ///
-/// Registering never waits for a connection. An observation that is fetching
-/// is marked by any commit (its new set of tables is not known yet), which
-/// costs at most one extra fetch and never misses a change.
+/// Registering never waits for a connection. The commits that land while an
+/// observation fetches are kept until the fetch ends and tells the tables it
+/// read: the observation is marked only if one of them is among those, so it
+/// never misses a change and other tables' commits cost it no fetch.
 final class ObservationCenter: @unchecked Sendable {
     private final class Registration {
         /// The tables the last fetch read; nil: every table.
         var tables: Set<String>?
         var isFetching = false
+        /// The tables changed while fetching.
+        var changedWhileFetching: Set<String> = []
         let wake: AsyncStream<Void>.Continuation
 
         init(wake: AsyncStream<Void>.Continuation) {
@@ -58,14 +61,22 @@ final class ObservationCenter: @unchecked Sendable {
 
     /// The observation starts a fetch: until it ends, every commit marks it.
     func fetchWillStart(_ id: Int) {
-        lock.withLock { registrations[id]?.isFetching = true }
+        lock.withLock {
+            registrations[id]?.isFetching = true
+            registrations[id]?.changedWhileFetching = []
+        }
     }
 
     /// The fetch ended, having read `tables` (nil: unknown, every table).
     func fetchDidEnd(_ id: Int, tables: Set<String>?) {
         lock.withLock {
-            registrations[id]?.isFetching = false
-            registrations[id]?.tables = tables
+            guard let registration = registrations[id] else { return }
+            registration.isFetching = false
+            registration.tables = tables
+            let changed = registration.changedWhileFetching
+            registration.changedWhileFetching = []
+            guard !changed.isEmpty else { return }
+            if tables.map({ Self.intersects(changed, $0) }) ?? true { registration.wake.yield() }
         }
     }
 
@@ -91,8 +102,10 @@ final class ObservationCenter: @unchecked Sendable {
                 switch change {
                 case .unknown:
                     registration.wake.yield()
+                case .tables(let changed) where registration.isFetching:
+                    registration.changedWhileFetching.formUnion(changed)
                 case .tables(let changed):
-                    if registration.isFetching || registration.tables.map({ Self.intersects(changed, $0) }) ?? true {
+                    if registration.tables.map({ Self.intersects(changed, $0) }) ?? true {
                         registration.wake.yield()
                     }
                 }
