@@ -14,6 +14,7 @@ struct NoteLabel: Codable, Equatable {
 extension QueryChecks {
     static let expressions: [ConformanceCheck] = [
         ConformanceCheck("query: integer arithmetic is exact, and its overflow is an error, never a float or a wrap", integerArithmetic),
+        ConformanceCheck("query: arithmetic beside a NULL the query alone decides is NULL, without computing (or overflowing) its other side", knownNull),
         ConformanceCheck("query: division truncates toward zero, a remainder takes the dividend's sign, and a zero divisor is an error", division),
         ConformanceCheck("query: coalesce, NULLIF and CASE with NULLs", conditionals),
         ConformanceCheck("query: a computed text compares by code point, whatever the column's collation", computedTextCollation),
@@ -52,6 +53,27 @@ extension QueryChecks {
         try await expectIDs(store, Note.where { $0.rank * 2 > 4 }, [4, 8], "arithmetic in a filter")
         try await expectIDs(store, Note.where { $0.rank.isNotNull() }.order { ($0.rank % 2).descending() },
                             [3, 4, 8, 1, 6, 7], "ordered by a remainder, descending, ties by id")
+    }
+
+    static func knownNull(_ context: ConformanceContext) async throws {
+        let store = try await notes(context)
+        let cases: [(String, @Sendable (Note.Columns) -> QueryExpression<Int?>)] = [
+            ("nil + (rank + Int.max)", { QueryExpression<Int?>(nil) + ($0.rank + Int.max) }),
+            ("(rank * Int.max) - nil", { ($0.rank * Int.max) - QueryExpression<Int?>(nil) }),
+            ("CASE WHEN id IN [] THEN rank END / (rank - Int.min)", { Case.when($0.id.in([]), then: $0.rank).end() / ($0.rank - Int.min) }),
+            ("CASE WHEN NOT id NOT IN [] THEN rank ELSE nil END * (rank * Int.max)",
+             { Case.when(!$0.id.notIn([]), then: $0.rank).else(QueryExpression<Int?>(nil)) * ($0.rank * Int.max) }),
+        ]
+        for (what, expression) in cases {
+            let values = try await store.read { db in try db.fetchAll(Note.all.select(expression)) }
+            try expectEqual(values, Note.samples.map { _ in nil }, what)
+        }
+        // A NULL that comes from a row is no constant: the other side is computed, and its overflow fails.
+        try await expectError(.encoding, "NULL rank + (CASE WHEN rank IS NULL THEN Int.max ELSE 0 END + 1)") {
+            try await store.read { db in
+                try db.fetchAll(Note.where { $0.rank.isNull() }.select { $0.rank + (Case.when($0.rank.isNull(), then: Int.max).else(0) + 1) })
+            }
+        }
     }
 
     static func division(_ context: ConformanceContext) async throws {

@@ -19,6 +19,9 @@ extension QueryFuzzTests {
         let build: (FuzzRow.Columns) -> QueryExpression<Int?>
         let evaluate: (FuzzRow) -> Outcome<Int>
         let text: String
+        /// NULL whatever the row (a CASE whose conditions are all false): an
+        /// operator beside it is NULL without computing its other operand.
+        var isKnownNull = false
     }
 
     struct TextExpression {
@@ -77,23 +80,27 @@ extension QueryFuzzTests {
             let x = intExpression(&g, depth: depth + 1)
             if g.chance(2) {
                 let y = intExpression(&g, depth: depth + 1)
-                return IntExpression(build: { apply(x.build($0), op, y.build($0)) }, evaluate: { combine(x.evaluate($0), op, y.evaluate($0)) },
-                                     text: "(\(x.text) \(op.rawValue) \(y.text))")
+                let isKnownNull = x.isKnownNull || y.isKnownNull
+                return IntExpression(build: { apply(x.build($0), op, y.build($0)) },
+                                     evaluate: { isKnownNull ? .value(nil) : combine(x.evaluate($0), op, y.evaluate($0)) },
+                                     text: "(\(x.text) \(op.rawValue) \(y.text))", isKnownNull: isKnownNull)
             }
             let literal = g.pick(literals), literalFirst = g.chance(2)
             if literalFirst {
                 return IntExpression(build: { apply(QueryExpression(literal), op, x.build($0)) },
-                                     evaluate: { combine(.value(literal), op, x.evaluate($0)) }, text: "(\(literal) \(op.rawValue) \(x.text))")
+                                     evaluate: { x.isKnownNull ? .value(nil) : combine(.value(literal), op, x.evaluate($0)) },
+                                     text: "(\(literal) \(op.rawValue) \(x.text))", isKnownNull: x.isKnownNull)
             }
             return IntExpression(build: { apply(x.build($0), op, QueryExpression(literal)) },
-                                 evaluate: { combine(x.evaluate($0), op, .value(literal)) }, text: "(\(x.text) \(op.rawValue) \(literal))")
+                                 evaluate: { x.isKnownNull ? .value(nil) : combine(x.evaluate($0), op, .value(literal)) },
+                                 text: "(\(x.text) \(op.rawValue) \(literal))", isKnownNull: x.isKnownNull)
         case 3:
             let x = intExpression(&g, depth: depth + 1), y = intExpression(&g, depth: depth + 1)
             return IntExpression(build: { x.build($0) ?? y.build($0) }, evaluate: { row in
                 let first = x.evaluate(row)
                 if case .value(nil) = first { return y.evaluate(row) }
                 return first
-            }, text: "coalesce(\(x.text), \(y.text))")
+            }, text: "coalesce(\(x.text), \(y.text))", isKnownNull: x.isKnownNull && y.isKnownNull)
         case 4:
             let x = intExpression(&g, depth: depth + 1)
             let literal: Int? = g.chance(4) ? nil : g.pick([0, 1, -1, 2, Int.max])
@@ -101,7 +108,7 @@ extension QueryFuzzTests {
                 guard case .value(let value) = x.evaluate(row) else { return .failure }
                 // NULLIF(x, NULL) is x: nothing equals NULL.
                 return .value(value == literal && literal != nil ? nil : value)
-            }, text: "nullif(\(x.text), \(literal.map(String.init) ?? "NULL"))")
+            }, text: "nullif(\(x.text), \(literal.map(String.init) ?? "NULL"))", isKnownNull: x.isKnownNull)
         default:
             let condition = predicate(&g, depth: 2)
             let x = intExpression(&g, depth: depth + 1), y = intExpression(&g, depth: depth + 1)
@@ -109,7 +116,8 @@ extension QueryFuzzTests {
             return IntExpression(
                 build: { hasElse ? Case.when(condition.build($0), then: x.build($0)).else(y.build($0)) : Case.when(condition.build($0), then: x.build($0)).end() },
                 evaluate: { row in condition.evaluate(row) == true ? x.evaluate(row) : hasElse ? y.evaluate(row) : .value(nil) },
-                text: "CASE WHEN \(condition.text) THEN \(x.text)\(hasElse ? " ELSE \(y.text)" : "") END")
+                text: "CASE WHEN \(condition.text) THEN \(x.text)\(hasElse ? " ELSE \(y.text)" : "") END",
+                isKnownNull: condition.constant == true ? x.isKnownNull : condition.constant == false ? (hasElse ? y.isKnownNull : true) : false)
         }
     }
 

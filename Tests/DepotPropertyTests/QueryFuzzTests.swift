@@ -67,6 +67,8 @@ struct QueryFuzzTests {
         let build: (FuzzRow.Columns) -> QueryPredicate
         let evaluate: (FuzzRow) -> Bool?
         let text: String
+        /// The truth when no row can change it (an empty `in` list), as the renderer folds it.
+        var constant: Bool? = nil
     }
 
     enum Op: CaseIterable { case eq, neq, lt, le, gt, ge }
@@ -160,7 +162,7 @@ struct QueryFuzzTests {
                     guard !list.isEmpty else { return negated }
                     guard let a = row.a else { return nil }
                     return list.contains(a) != negated
-                }, text: "a \(negated ? "NOT IN" : "IN") \(list)")
+                }, text: "a \(negated ? "NOT IN" : "IN") \(list)", constant: list.isEmpty ? negated : nil)
         case 4:
             let v: Int? = g.chance(3) ? nil : Int.random(in: -3...3, using: &g)
             return Predicate(build: { $0.a.isNotDistinct(from: v) }, evaluate: { $0.a == v }, text: "a IS NOT DISTINCT FROM \(String(describing: v))")
@@ -218,17 +220,20 @@ struct QueryFuzzTests {
                 let (x, y) = (l.evaluate(row), r.evaluate(row))
                 if x == false || y == false { return false }
                 return x == true && y == true ? true : nil
-            }, text: "(\(l.text) AND \(r.text))")
+            }, text: "(\(l.text) AND \(r.text))",
+               constant: l.constant == false || r.constant == false ? false : l.constant == true && r.constant == true ? true : nil)
         case 1:
             let (l, r) = (predicate(&g, depth: depth + 1), predicate(&g, depth: depth + 1))
             return Predicate(build: { l.build($0) || r.build($0) }, evaluate: { row in
                 let (x, y) = (l.evaluate(row), r.evaluate(row))
                 if x == true || y == true { return true }
                 return x == false && y == false ? false : nil
-            }, text: "(\(l.text) OR \(r.text))")
+            }, text: "(\(l.text) OR \(r.text))",
+               constant: l.constant == true || r.constant == true ? true : l.constant == false && r.constant == false ? false : nil)
         default:
             let p = predicate(&g, depth: depth + 1)
-            return Predicate(build: { !p.build($0) }, evaluate: { p.evaluate($0).map(!) }, text: "NOT \(p.text)")
+            return Predicate(build: { !p.build($0) }, evaluate: { p.evaluate($0).map(!) }, text: "NOT \(p.text)",
+                             constant: p.constant.map(!))
         }
     }
 

@@ -21,7 +21,10 @@ extension Optional: QueryInteger where Wrapped: QueryInteger {}
 /// Reminder.where { $0.priority * 10 + $0.position > 25 }
 /// ```
 ///
-/// - NULL on either side gives NULL.
+/// - NULL on either side gives NULL. Beside a NULL that the query alone
+///   decides (a `nil` value, a `Case` whose conditions are all false, an empty
+///   `in` list's condition) the other side is not computed, so its overflow is
+///   no error, on every engine (PostgreSQL's planner folds such operators).
 /// - An overflow of 64 bits is an error of kind `encoding`, never a wrapped
 ///   number or a float (SQLite's own `+` would give a float).
 /// - Division truncates toward zero (`-7 / 2` is `-3`) and a remainder has the

@@ -215,6 +215,12 @@ final class QueryRenderer {
     private func renderComputed(_ node: QueryNode) throws {
         switch node.kind {
         case .arithmetic(let lhs, let op, let rhs):
+            // Beside a NULL the query alone decides, NULL without the other
+            // operand (and its overflow) on every engine, as PostgreSQL folds it.
+            if lhs.known == .null || rhs.known == .null {
+                text += "CAST(NULL AS \(dialect.castTypeName(.integer)))"
+                return
+            }
             // Both rendered first: with the text cached, `+=` does not evaluate its operand.
             let left = try rendered(lhs), right = try rendered(rhs)
             text += dialect.integerArithmetic(op, left, right)
