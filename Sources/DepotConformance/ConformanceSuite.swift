@@ -101,6 +101,17 @@ public enum ConformanceSuite {
         + ConstraintChecks.all + RecordChecks.all + TransactionChecks.all + MigrationChecks.all
         + ConcurrencyChecks.all + StreamingChecks.all + ExactValueChecks.all + MappingChecks.all + StreamingChecks.inserts + StreamingChecks.exports + QueryChecks.all + QueryChecks.expressions + QueryChecks.including + QueryChecks.statements + QueryChecks.json + QueryChecks.search + QueryChecks.declared + QueryChecks.joins + LoggingChecks.all + MetricsChecks.all + TracingChecks.all + ObservationChecks.all + LiveQueryChecks.all + ReplicaChecks.all + StatementPathChecks.all + KeyChecks.all
 
+    /// The checks a store with these capabilities can run: those whose
+    /// ``ConformanceCheck/requirement`` it meets. List the others (and the
+    /// capability each needs) where you document your backend.
+    ///
+    /// ```swift
+    /// @Test(arguments: ConformanceSuite.checks(for: MyEngine.capabilities).map(\.name))
+    /// ```
+    public static func checks(for capabilities: Capabilities) -> [ConformanceCheck] {
+        checks.filter { $0.requirement?.isMet(by: capabilities) ?? true }
+    }
+
     /// The check with this name.
     public static func check(named name: String) -> ConformanceCheck? {
         checks.first { $0.name == name }

@@ -6,7 +6,7 @@ import TestSupport
 import Depot
 import DepotConformance
 import Testing
-@Test(arguments: ConformanceSuite.checks.map(\.name))
+@Test(arguments: ConformanceSuite.checks(for: MyEngine.capabilities).map(\.name))
 func conformance(_ name: String) async throws {
     try await ConformanceSuite.check(named: name)?.run { configuration in
         try await MyEngine.freshStore(configuration)
@@ -17,6 +17,8 @@ func conformance(_ name: String) async throws {
 /// The backend of the guide's example: here SQLite in memory, so the guide's
 /// test runs the whole suite as written.
 enum MyEngine {
+    static var capabilities: Capabilities { Store.sqliteInMemory().dialect.capabilities }
+
     static func freshStore(_ configuration: Store.Configuration) async throws -> Store {
         var sqlite = SQLiteConfiguration()
         sqlite.store = configuration
