@@ -78,6 +78,12 @@ public protocol QueryDialect: SQLDialect {
     /// An ORDER BY term: `expression` ascending or descending, its NULLs first
     /// or last whatever the direction. The default: `expression ASC|DESC NULLS FIRST|LAST`.
     func ordering(_ expression: String, descending: Bool, nullsFirst: Bool) -> String
+    /// The key of an index on a text `column` that orders by code point, as
+    /// the search index's token index needs for prefix queries. The default:
+    /// ``binaryCollated(_:ordering:)`` of the column (an expression index); an
+    /// engine without expression indexes whose key text type already collates
+    /// by code point (MariaDB) names the column alone.
+    func binaryCollatedIndexKey(_ column: String) -> String
 }
 
 extension QueryDialect {
@@ -105,6 +111,9 @@ extension QueryDialect {
 
     /// False: a paged subquery is written as it is.
     public var wrapsPagedSubqueries: Bool { false }
+
+    /// The column, collated by code point.
+    public func binaryCollatedIndexKey(_ column: String) -> String { binaryCollated(column, ordering: true) }
 
     /// `expression ASC|DESC NULLS FIRST|LAST`.
     public func ordering(_ expression: String, descending: Bool, nullsFirst: Bool) -> String {

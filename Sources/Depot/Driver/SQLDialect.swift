@@ -74,6 +74,19 @@ public protocol SQLDialect: Sendable {
     /// Depot's queries compare by code point whatever a column's collation:
     /// the conformance suite declares columns with it to prove that.
     var caseFoldingCollation: String? { get }
+
+    /// The INSERT of one row that takes every column's default (`table` is
+    /// quoted). The default: `INSERT INTO table DEFAULT VALUES`; MariaDB
+    /// writes `INSERT INTO table () VALUES ()`.
+    func insertDefaultValues(into table: String) -> String
+
+    /// The unique keys of `table` (its primary key and each unique constraint
+    /// or index): a query whose rows each hold one key's column names in
+    /// order, as a JSON array of strings. Only an engine without
+    /// ``Capabilities/conflictClause`` needs it (the default is nil): the core
+    /// checks an upsert's conflict target against it, so that a target that
+    /// is no unique key is a `syntax` error there too.
+    func uniqueKeys(of table: String) -> SQL?
 }
 
 extension SQLDialect {
@@ -97,6 +110,12 @@ extension SQLDialect {
 
     /// None: the SELECT streams as it is.
     public func copyOut(select: String) -> String? { nil }
+
+    /// `INSERT INTO table DEFAULT VALUES`.
+    public func insertDefaultValues(into table: String) -> String { "INSERT INTO " + table + " DEFAULT VALUES" }
+
+    /// None: the engine checks an upsert's conflict target itself.
+    public func uniqueKeys(of table: String) -> SQL? { nil }
 }
 
 extension SQLDialect {
@@ -207,13 +226,30 @@ public struct Capabilities: Sendable, Hashable {
     /// another value. NaN is refused on every engine.
     public var doubleCanHoldInfinity: Bool
 
+    /// `INSERT … ON CONFLICT (target) DO UPDATE SET … | DO NOTHING`. True on
+    /// SQLite and PostgreSQL. Where false (MariaDB's `ON DUPLICATE KEY UPDATE`
+    /// fires on any unique key, so a clash on another column would rewrite
+    /// another row), the core runs an upsert as a locking lookup by the target
+    /// (`SELECT … FOR UPDATE`), then an UPDATE or an INSERT, looked up again once
+    /// if a concurrent insert took the target first; the dialect's
+    /// ``SQLDialect/uniqueKeys(of:)`` must then name the table's unique keys.
+    public var conflictClause: Bool
+
+    /// `UPDATE … RETURNING`. True on SQLite and PostgreSQL. Where false
+    /// (MariaDB before 13), ``Database/updateAndFetchAll(_:set:)`` locks the
+    /// rows it selects (`SELECT … FOR UPDATE`), updates them, and reads them
+    /// back by primary key; assigning to a primary key there is a `misuse` error.
+    public var updateReturning: Bool
+
     /// Creates a capability set.
     public init(concurrentReadsDuringWrite: Bool, textCanHoldNUL: Bool = true, transactionalSchemaChanges: Bool = true,
-                doubleCanHoldInfinity: Bool = true) {
+                doubleCanHoldInfinity: Bool = true, conflictClause: Bool = true, updateReturning: Bool = true) {
         self.concurrentReadsDuringWrite = concurrentReadsDuringWrite
         self.textCanHoldNUL = textCanHoldNUL
         self.transactionalSchemaChanges = transactionalSchemaChanges
         self.doubleCanHoldInfinity = doubleCanHoldInfinity
+        self.conflictClause = conflictClause
+        self.updateReturning = updateReturning
     }
 
     /// A capability by name, for conformance checks that need it.

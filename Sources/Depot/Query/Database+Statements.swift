@@ -37,6 +37,9 @@ extension Database {
         for name in updated where !columns.names.contains(name) {
             throw DatabaseError.misuse("upsert(_:onConflict:updating:) updates \(name), which the record does not insert")
         }
+        guard dialect.capabilities.conflictClause else {
+            return try lockingUpsert(T.self, columns, target: targetNames, updating: updated)
+        }
         var text = insertSQL(T.self, columns.names)
         text += " ON CONFLICT (" + targetNames.map { dialect.quote(identifier: $0) }.joined(separator: ", ") + ") DO UPDATE SET "
         text += updated.map { dialect.quote(identifier: $0) + " = excluded." + dialect.quote(identifier: $0) }.joined(separator: ", ")
@@ -60,9 +63,14 @@ extension Database {
         let columns = try encodeForInsert(record)
         let targetNames = try names(target(T.columns), T.self)
         guard !targetNames.isEmpty else { throw DatabaseError.misuse("insert(_:ignoringConflictOn:) needs at least one conflict column") }
-        var text = insertSQL(T.self, columns.names)
-        text += " ON CONFLICT (" + targetNames.map { dialect.quote(identifier: $0) }.joined(separator: ", ") + ") DO NOTHING RETURNING *"
-        let stored = try fetchReturnedIfAny(T.self, text, columns.values)
+        let stored: T?
+        if dialect.capabilities.conflictClause {
+            var text = insertSQL(T.self, columns.names)
+            text += " ON CONFLICT (" + targetNames.map { dialect.quote(identifier: $0) }.joined(separator: ", ") + ") DO NOTHING RETURNING *"
+            stored = try fetchReturnedIfAny(T.self, text, columns.values)
+        } else {
+            stored = try lockingUpsert(T.self, columns, target: targetNames, onConflict: .keep)
+        }
         if stored != nil { try advanceKeyGenerators(T.self, past: columns) }
         return stored
     }
@@ -95,9 +103,68 @@ extension Database {
     /// as stored afterwards, by primary key.
     ///
     /// - Throws: a `misuse` error for a query with a limit or an offset.
+    ///
+    /// Caveat: on an engine without `UPDATE … RETURNING` (MariaDB; see
+    /// ``Capabilities/updateReturning``) the rows are locked, updated and read
+    /// back by primary key, and assigning to a primary key is a `misuse` error.
     public func updateAndFetchAll<T>(_ query: Query<T>, set assignments: (T.Columns) -> [QueryAssignment]) throws -> [T] {
-        let renderer = try renderUpdate(query, assignments(T.columns))
+        let assignments = assignments(T.columns)
+        guard dialect.capabilities.updateReturning else { return try lockedUpdateAndFetchAll(query, assignments) }
+        let renderer = try renderUpdate(query, assignments)
         return try returnedRecords(T.self, renderer)
+    }
+
+    /// `updateAndFetchAll` without `UPDATE … RETURNING`: the selected rows'
+    /// keys, locked (`SELECT … FOR UPDATE`), then the UPDATE, then the rows by key.
+    private func lockedUpdateAndFetchAll<T>(_ query: Query<T>, _ assignments: [QueryAssignment]) throws -> [T] {
+        let keys = T.primaryKey
+        for assignment in assignments where !assignment.key.isEmpty {
+            let name = try columnName(QueryNode.QueryColumn(key: assignment.key, source: 0), in: T.self)
+            guard !keys.contains(name) else {
+                throw DatabaseError.misuse("updateAndFetchAll assigns to the primary key \(name), which \(dialect.engineName) cannot read rows back after (it has no UPDATE … RETURNING)")
+            }
+        }
+        let update = try renderUpdate(query, assignments)
+        let select = try queryRenderer(rootTable: T.tableName)
+        select.text += "SELECT " + keys.map { dialect.quote(identifier: $0) }.joined(separator: ", ") + " FROM "
+        select.identifier(T.tableName)
+        try select.renderWhere(query.filters)
+        select.text += " FOR UPDATE"
+        let locked = try withStatement(text: select.text.string, values: select.values) { statement, _ in
+            var rows: [[Value]] = []
+            while try statement.step() { rows.append(try keys.indices.map { try statement.value(at: $0) }) }
+            return rows
+        }
+        _ = try execute(text: update.text.string, values: update.values)
+        guard !locked.isEmpty else { return [] }
+        // The rows by key, a bounded number of keys per statement.
+        let names = mappedColumnNames(T.self)
+        let keyIndexes = try keys.map { key in
+            guard let index = names.firstIndex(of: key) else {
+                throw DatabaseError.misuse("\(T.self).primaryKey names \(key), which is not one of its columns \(names)")
+            }
+            return index
+        }
+        let perStatement = max(1, 1_000 / keys.count)
+        var results: [(T, [Value])] = []
+        var start = 0
+        while start < locked.count {
+            let chunk = locked[start..<min(start + perStatement, locked.count)]
+            start += chunk.count
+            var text = "SELECT " + names.map { dialect.quote(identifier: $0) }.joined(separator: ", ") + " FROM " + dialect.quote(identifier: T.tableName) + " WHERE "
+            var position = 0
+            text += chunk.map { _ in
+                "(" + keys.map { key in
+                    position += 1
+                    return dialect.quote(identifier: key) + " = " + dialect.placeholder(position)
+                }.joined(separator: " AND ") + ")"
+            }.joined(separator: " OR ")
+            try mappedRows(T.self, text: text, values: chunk.flatMap { $0 }, limit: .all) { reader in
+                let key = try keyIndexes.map { try reader.source.value(at: $0) }
+                results.append((try reader.record(T.self), key))
+            }
+        }
+        return results.sorted { Value.keyPrecedes($0.1, $1.1) }.map(\.0)
     }
 
     /// Deletes every record the query selects, and returns them as they were, by primary key.

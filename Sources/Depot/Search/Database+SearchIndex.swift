@@ -24,7 +24,7 @@ extension Database {
             PRIMARY KEY (\(ident: column.key), \(ident: column.field), \(ident: column.token)))
             """)
         // Prefix queries compare tokens by code point: index them that way.
-        let token = queryDialect.binaryCollated(dialect.quote(identifier: column.token), ordering: true)
+        let token = queryDialect.binaryCollatedIndexKey(dialect.quote(identifier: column.token))
         try execute("""
             CREATE INDEX \(ident: index.tableName + "_token") ON \(ident: index.tableName) (\(unsafeRaw: token), \(ident: column.key))
             """)

@@ -10,7 +10,7 @@ extension QueryRenderer {
         if search.isRank {
             guard !terms.isEmpty else {
                 // Not a bare 0: ORDER BY 0 would name a column by position.
-                text += "CAST(0 AS " + dialect.typeName(.integer) + ")"
+                text += "CAST(0 AS " + dialect.castTypeName(.integer) + ")"
                 return
             }
             let alias = dialect.quote(identifier: Self.searchAlias) + "."

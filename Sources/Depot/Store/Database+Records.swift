@@ -78,9 +78,12 @@ extension Database {
             try advanceKeyGenerators(T.self, past: columns)
             return stored
         }
+        let updated = columns.names.filter { !key.contains($0) }
+        guard dialect.capabilities.conflictClause else {
+            return try lockingUpsert(T.self, columns, target: key, updating: updated)
+        }
         var sql = insertSQL(T.self, columns.names)
         sql += " ON CONFLICT (" + key.map { dialect.quote(identifier: $0) }.joined(separator: ", ") + ")"
-        let updated = columns.names.filter { !key.contains($0) }
         if updated.isEmpty {
             // Nothing to update: touch the key so RETURNING still yields the row.
             sql += " DO UPDATE SET " + key.map { "\(dialect.quote(identifier: $0)) = excluded.\(dialect.quote(identifier: $0))" }.joined(separator: ", ")
@@ -258,7 +261,7 @@ extension Database {
 
     private func renderInsert<T: Record>(_ type: T.Type, _ names: [String], rows: Int) -> String {
         let table = dialect.quote(identifier: T.tableName)
-        if names.isEmpty { return "INSERT INTO \(table) DEFAULT VALUES" }
+        if names.isEmpty { return dialect.insertDefaultValues(into: table) }
         let columns = names.map { dialect.quote(identifier: $0) }.joined(separator: ", ")
         var text = "INSERT INTO \(table) (\(columns)) VALUES "
         var index = 0

@@ -28,10 +28,25 @@ public struct MariaDBDialect: SQLDialect {
     public var maxBoundValues: Int { 65_535 }
 
     /// Reads run beside writes; text holds U+0000; DDL commits at once, so
-    /// schema changes never roll back with their transaction.
+    /// schema changes never roll back with their transaction; `DOUBLE` holds no
+    /// infinity; no `ON CONFLICT` (`ON DUPLICATE KEY UPDATE` fires on any unique
+    /// key, so the core locks and looks up the target instead) and no
+    /// `UPDATE … RETURNING` before MariaDB 13.
     public var capabilities: Capabilities {
         Capabilities(concurrentReadsDuringWrite: true, textCanHoldNUL: true, transactionalSchemaChanges: false,
-                     doubleCanHoldInfinity: false)
+                     doubleCanHoldInfinity: false, conflictClause: false, updateReturning: false)
+    }
+
+    /// `INSERT INTO table () VALUES ()`: MariaDB has no `DEFAULT VALUES`.
+    public func insertDefaultValues(into table: String) -> String { "INSERT INTO " + table + " () VALUES ()" }
+
+    /// Each unique index of the table (`PRIMARY` included) as a JSON array of
+    /// its columns in order, from `information_schema.STATISTICS`.
+    public func uniqueKeys(of table: String) -> SQL? {
+        """
+        SELECT JSON_ARRAYAGG(COLUMN_NAME ORDER BY SEQ_IN_INDEX) FROM information_schema.STATISTICS \
+        WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = \(table) AND NON_UNIQUE = 0 GROUP BY INDEX_NAME
+        """
     }
 
     /// The native type for a portable type.
@@ -127,6 +142,11 @@ extension MariaDBDialect: QueryDialect {
     public func binaryCollated(_ text: String, ordering: Bool) -> String {
         "(" + text + ") COLLATE utf8mb4_nopad_bin"
     }
+
+    /// The column alone: MariaDB 10.11 has no expression indexes, and its key
+    /// text (`VARCHAR(255)` in the database's `utf8mb4_nopad_bin`) already
+    /// orders by code point.
+    public func binaryCollatedIndexKey(_ column: String) -> String { column }
 
     /// 26 nested `REPLACE`s: MariaDB's `LOWER` lowers every letter it knows.
     public func asciiLowercased(_ text: String) -> String {
