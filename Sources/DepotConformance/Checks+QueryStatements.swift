@@ -1,4 +1,4 @@
-import Depot
+@_spi(Driver) import Depot
 import Foundation
 
 /// A record with a generated key and a unique name, for upserts.
@@ -26,6 +26,8 @@ extension QueryChecks {
     static let statements: [ConformanceCheck] = [
         ConformanceCheck("query: upsert on a unique column updates the chosen columns and keeps the key", upsertOnTarget),
         ConformanceCheck("query: insert ignoring a conflict keeps the stored row and returns nil; other constraints still fail", insertIgnoringConflict),
+        ConformanceCheck("query: an upsert that clashes on a unique key other than its target fails as unique and changes no row", upsertClashingElsewhere),
+        ConformanceCheck("query: upserts of one new target racing in two stores leave one row, and each returns it", racingUpserts),
         ConformanceCheck("query: updateAndFetchAll and deleteAndFetchAll return the records by primary key", returningStatements),
         ConformanceCheck("query: an insert from a selection writes its rows into the target's columns", insertFromSelection),
     ]
@@ -74,6 +76,41 @@ extension QueryChecks {
         try await expectError(.unique, "a conflict on the primary key, not the target") {
             try await store.write { db in try db.insert(Badge(id: first?.id, name: "new", color: 1, uses: 1), ignoringConflictOn: { [$0.name] }) }
         }
+    }
+
+    static func upsertClashingElsewhere(_ context: ConformanceContext) async throws {
+        let store = try await badges(context)
+        let (home, work) = try await store.write { db in
+            (try db.insert(Badge(name: "home", color: 1, uses: 1)), try db.insert(Badge(name: "work", color: 2, uses: 2)))
+        }
+        // A new name with work's key: the target (name) matches no row; the key clashes.
+        try await expectError(.unique, "a new name with another row's key") {
+            try await store.write { db in try db.upsert(Badge(id: work.id, name: "gym", color: 9, uses: 9), onConflict: { [$0.name] }) }
+        }
+        try await expectError(.unique, "the same, keeping a conflicting row") {
+            try await store.write { db in try db.insert(Badge(id: work.id, name: "gym", color: 9, uses: 9), ignoringConflictOn: { [$0.name] }) }
+        }
+        try expectEqual(try await store.read { db in try db.fetchAll(Badge.order { $0.name }) }, [home, work], "no row changed")
+        // Home's name with work's key: the target matches home, whose columns but the key are updated.
+        let updated = try await store.write { db in try db.upsert(Badge(id: work.id, name: "home", color: 7, uses: 7), onConflict: { [$0.name] }) }
+        try expectEqual(updated, Badge(id: home.id, name: "home", color: 7, uses: 7), "the target's row updated, its key kept")
+        try expectEqual(try await store.read { db in try db.fetchOne(Badge.where { $0.name.eq("work") }) }, Optional(work), "work unchanged")
+    }
+
+    static func racingUpserts(_ context: ConformanceContext) async throws {
+        let store = try await badges(context)
+        // An in-memory store's other store would be another database.
+        let other = store.dialect.capabilities.concurrentReadsDuringWrite ? Store(driver: store.driver) : store
+        defer { if other !== store { Task { await other.close() } } }
+        for round in 0..<20 {
+            let name = "race \(round)"
+            async let first = store.write { db in try db.upsert(Badge(name: name, color: 1, uses: 1), onConflict: { [$0.name] }) }
+            async let second = other.write { db in try db.upsert(Badge(name: name, color: 2, uses: 2), onConflict: { [$0.name] }) }
+            let (a, b) = try await (first, second)
+            try expectEqual(a.id, b.id, "\(name): both return the one row")
+        }
+        let rows = try await store.read { db in try db.fetchAll(Badge.all) }
+        try expectEqual(rows.count, 20, "one row per name")
     }
 
     static func returningStatements(_ context: ConformanceContext) async throws {
