@@ -30,6 +30,10 @@ let package = Package(
                 "DepotMariaDB",
                 .product(name: "Depot", package: "Depot"),
                 .product(name: "DepotConformance", package: "Depot"),
+                // The main package's differential query fuzzer, linked in
+                // (QueryFuzzTests*.swift), on SQLite and MariaDB.
+                .product(name: "DepotSQLite", package: "Depot"),
+                .product(name: "DepotTesting", package: "Depot"),
             ]
         ),
     ]

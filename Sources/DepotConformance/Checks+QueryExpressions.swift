@@ -93,6 +93,12 @@ extension QueryChecks {
                 try await store.read { db in try db.fetchAll(Note.where { $0.id.eq(1) }.select { _ in expression }) }
             }
         }
+        // The divisor is computed even when the dividend is NULL: its own zero divisor fails.
+        try await expectError(.encoding, "NULL rank % (1 / a zero computed per row)") {
+            try await store.read { db in
+                try db.fetchAll(Note.where { $0.rank.isNull() }.select { $0.rank % (1 / Case.when($0.rank.isNull(), then: QueryExpression<Int?>(0)).else(0)) })
+            }
+        }
         try await expectError(.encoding, "a column divided by a zero column") {
             try await store.read { db in try db.fetchAll(Note.all.select { 1 / $0.rank }) }
         }

@@ -4,6 +4,7 @@ import DepotSQLite
 import Foundation
 import PropertyBased
 import TestSupport
+import Testing
 
 /// The two engines every property runs on, side by side.
 struct Engines {
@@ -22,6 +23,10 @@ struct Engines {
     }
 
     var both: [(name: String, store: Store)] { [("SQLite", sqlite), ("PostgreSQL", postgres)] }
+
+    /// Whether the engine beside SQLite can run here (on CI always: there a missing server fails).
+    static var canRun: Bool { PostgresTestServer.shouldRun }
+    static let missingServer: Comment = "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"
 
     func close() async {
         await sqlite.close()

@@ -1,7 +1,7 @@
 import Depot
 import Foundation
 import Testing
-import TestSupport
+import DepotTesting
 
 /// Random grouped and ungrouped aggregates over random filters, on both engines
 /// and in the model: the same groups, in the same order, with the same values

@@ -1,7 +1,7 @@
 import Depot
 import Foundation
 import Testing
-import TestSupport
+import DepotTesting
 
 /// Random computed expressions (integer arithmetic at the Int64 edges and with
 /// zero and negative divisors, coalesce, NULLIF and CASE with NULLs, text joins

@@ -1,7 +1,7 @@
 import Depot
 import Foundation
 import Testing
-import TestSupport
+import DepotTesting
 
 /// Random related-record loading: `fuzz` rows with their `fuzzLinks`, and
 /// links with the row they name (optional and required), under random filters,

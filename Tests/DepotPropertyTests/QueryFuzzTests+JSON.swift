@@ -2,7 +2,7 @@ import Depot
 @testable import DepotConformance
 import Foundation
 import Testing
-import TestSupport
+import DepotTesting
 
 /// Random JSON documents read at random paths as random kinds, selected and
 /// filtered on both engines and in the model: a value of the asked kind, or NULL.

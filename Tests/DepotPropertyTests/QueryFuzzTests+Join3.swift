@@ -1,7 +1,7 @@
 import Depot
 import Foundation
 import Testing
-import TestSupport
+import DepotTesting
 
 /// Random joins of three tables, one of them twice: links, the row each names,
 /// and every other link of that row, under random conditions, orders and pages,

@@ -1,7 +1,7 @@
 import Depot
 import Foundation
 import Testing
-import TestSupport
+import DepotTesting
 
 /// Random inner and left joins of `fuzz` with `fuzzLinks`, with conditions on
 /// both sides in ON and in WHERE, on both engines and in the model: the same

@@ -2,7 +2,7 @@ import Depot
 @testable import DepotConformance
 import Foundation
 import Testing
-import TestSupport
+import DepotTesting
 
 /// Random texts with accents, case, punctuation, compatibility forms and
 /// emoji, indexed and searched on both engines and in a model in Swift: the

@@ -1,14 +1,16 @@
 @_spi(Driver) import Depot
 import Foundation
 import Testing
-import TestSupport
+import DepotTesting
 
 /// The differential query fuzzer: random builder queries over hostile rows run
-/// on SQLite and PostgreSQL and against a model of their meaning in Swift. All
-/// three must give the same rows in the same order, and the same count.
+/// on two engines (SQLite and PostgreSQL here; SQLite and MariaDB in the
+/// MariaDB plug-in's tests, which link these files and bring their own
+/// `Engines`) and against a model of their meaning in Swift. All three must
+/// give the same rows in the same order, and the same count.
 ///
 /// `DEPOT_FUZZ_SEED` replays a run; `DEPOT_FUZZ_QUERIES` sets how many queries (2,000).
-@Suite(.serialized, .enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
+@Suite(.serialized, .enabled(if: Engines.canRun, Engines.missingServer))
 struct QueryFuzzTests {
     @Columns
     struct FuzzRow: Record, Equatable {
@@ -278,9 +280,9 @@ struct QueryFuzzTests {
         for (_, store) in engines.both {
             try await store.write { db in
                 // Text columns under a collation that is not code-point order
-                // (case-insensitive on SQLite, ICU English on PostgreSQL): the
-                // builder must give code-point answers anyway.
-                let collation: SQL = db.engineName == "SQLite" ? "COLLATE NOCASE" : "COLLATE \"en-x-icu\""
+                // (the engine's case-insensitive one; ICU English on PostgreSQL,
+                // which has none built in): the builder must give code-point answers anyway.
+                let collation: SQL = db.dialect.caseFoldingCollation.map { "COLLATE \(unsafeRaw: $0)" } ?? "COLLATE \"en-x-icu\""
                 try db.execute("""
                     CREATE TABLE "fuzz" ("id" \(type: .integer) PRIMARY KEY, "a" \(type: .integer), "b" \(type: .integer),
                       "t" \(type: .text) \(collation), "u" \(type: .text) \(collation), "d" \(type: .double), "f" \(type: .bool), "w" \(type: .date))

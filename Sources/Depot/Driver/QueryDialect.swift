@@ -84,6 +84,15 @@ public protocol QueryDialect: SQLDialect {
     /// engine without expression indexes whose key text type already collates
     /// by code point (MariaDB) names the column alone.
     func binaryCollatedIndexKey(_ column: String) -> String
+    /// Whether an index in a JSON path reads a value that is no array as an
+    /// array of one (MariaDB: `$.a[0]` of `{"a": 7}` is 7). The default is
+    /// false; where true, the builder reads at a path with indexes only when
+    /// ``jsonIsArray(_:at:)`` holds for the path before each index.
+    var jsonIndexWrapsScalars: Bool { get }
+    /// A condition: the value of `document` at the bound `path` (as
+    /// ``jsonPath(_:)`` gives it) is a JSON array. Called only when
+    /// ``jsonIndexWrapsScalars`` is true; the default is `FALSE`.
+    func jsonIsArray(_ document: String, at path: String) -> String
 }
 
 extension QueryDialect {
@@ -111,6 +120,12 @@ extension QueryDialect {
 
     /// False: a paged subquery is written as it is.
     public var wrapsPagedSubqueries: Bool { false }
+
+    /// False: an index reads only arrays.
+    public var jsonIndexWrapsScalars: Bool { false }
+
+    /// `FALSE`: not called while ``jsonIndexWrapsScalars`` is false.
+    public func jsonIsArray(_ document: String, at path: String) -> String { booleanLiteral(false) }
 
     /// The column, collated by code point.
     public func binaryCollatedIndexKey(_ column: String) -> String { binaryCollated(column, ordering: true) }

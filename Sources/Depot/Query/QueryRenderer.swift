@@ -283,7 +283,13 @@ final class QueryRenderer {
             }
             let rendered = try rendered(document)
             let placeholder = bindingPlaceholder(dialect.jsonPath(path))
-            text += dialect.jsonScalar(kind, in: rendered, at: placeholder)
+            let scalar = dialect.jsonScalar(kind, in: rendered, at: placeholder)
+            // Where an index would read a non-array as an array of one, each index reads only an array.
+            let guards = !dialect.jsonIndexWrapsScalars ? [] : path.indices.compactMap { index -> String? in
+                guard case .index = path[index] else { return nil }
+                return dialect.jsonIsArray(rendered, at: bindingPlaceholder(dialect.jsonPath(Array(path[..<index]))))
+            }
+            text += guards.isEmpty ? scalar : "(CASE WHEN " + guards.joined(separator: " AND ") + " THEN " + scalar + " END)"
         default:
             try render(node)
         }

@@ -188,6 +188,9 @@ extension MariaDBDialect: QueryDialect {
     /// BIGINT `+`, `-` and `*` fail on overflow themselves (1690); `DIV`
     /// truncates toward zero and `MOD` keeps the dividend's sign, but both give
     /// NULL for a zero divisor, so a zero divisor is made to overflow instead.
+    /// The divisor is computed first, whatever the dividend: MariaDB skips an
+    /// operand after a NULL one, and SQLite and PostgreSQL compute both, so an
+    /// error inside the divisor fails the statement on every engine.
     public func integerArithmetic(_ op: ArithmeticOperator, _ lhs: String, _ rhs: String) -> String {
         let left = "CAST(\(lhs) AS SIGNED)", right = "CAST(\(rhs) AS SIGNED)"
         switch op {
@@ -198,7 +201,8 @@ extension MariaDBDialect: QueryDialect {
             return "(CASE WHEN \(left) = 0 AND \(right) = -9223372036854775808 THEN \(right) - 1 ELSE \(left) - \(right) END)"
         case .divide, .remainder:
             let operation = op == .divide ? "\(left) DIV \(right)" : "MOD(\(left), \(right))"
-            return "(CASE WHEN \(left) IS NULL THEN NULL WHEN \(right) = 0 THEN \(right) - 9223372036854775807 - 2 ELSE \(operation) END)"
+            return "(CASE WHEN \(right) = 0 THEN (CASE WHEN \(left) IS NULL THEN NULL ELSE \(right) - 9223372036854775807 - 2 END)"
+                + " WHEN \(left) IS NULL THEN NULL ELSE \(operation) END)"
         }
     }
 
@@ -245,6 +249,15 @@ extension MariaDBDialect: QueryDialect {
             }
         }
         return .text(text)
+    }
+
+    /// True: `$.a[0]` reads `{"a": 7}` as 7, so the builder asks
+    /// ``jsonIsArray(_:at:)`` before each index.
+    public var jsonIndexWrapsScalars: Bool { true }
+
+    /// `JSON_TYPE(JSON_EXTRACT(document, path)) = 'ARRAY'`.
+    public func jsonIsArray(_ document: String, at path: String) -> String {
+        "(JSON_TYPE(JSON_EXTRACT(\(document), \(path))) = 'ARRAY')"
     }
 
     /// `JSON_TYPE` decides the kind before the value is read.
