@@ -8,6 +8,8 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "DepotMariaDB", targets: ["DepotMariaDB"]),
+        .library(name: "DepotMariaDBTesting", targets: ["DepotMariaDBTesting"]),
+        .executable(name: "depot-conformance-mariadb", targets: ["DepotConformanceMariaDB"]),
     ],
     dependencies: [
         .package(name: "Depot", path: "../.."),
@@ -24,10 +26,19 @@ let package = Package(
             name: "DepotMariaDB",
             dependencies: [.product(name: "Depot", package: "Depot"), "CMariaDB"]
         ),
+        // Scratch databases for tests and conformance runs.
+        .target(name: "DepotMariaDBTesting", dependencies: ["DepotMariaDB", .product(name: "Depot", package: "Depot")]),
+        // The conformance suite against a MariaDB server you name.
+        .executableTarget(
+            name: "DepotConformanceMariaDB",
+            dependencies: ["DepotMariaDB", "DepotMariaDBTesting", .product(name: "Depot", package: "Depot"),
+                           .product(name: "DepotConformance", package: "Depot")]
+        ),
         .testTarget(
             name: "DepotMariaDBTests",
             dependencies: [
                 "DepotMariaDB",
+                "DepotMariaDBTesting",
                 .product(name: "Depot", package: "Depot"),
                 .product(name: "DepotConformance", package: "Depot"),
                 // The main package's differential query fuzzer, linked in

@@ -164,31 +164,6 @@ do {
     fail("\(error)")
 }
 
-let checks = ConformanceSuite.checks.filter { check in filter.map { check.name.contains($0) } ?? true }
-print("Depot conformance: \(checks.count) checks against \(runner.name)")
-for note in notes { print("  \(note)") }
-var passed = 0
-var failed = 0
-var skipped: [(String, String)] = []
-for check in checks {
-    let started = Date()
-    do {
-        try await check.run(using: { try await runner.makeStore($0) })
-        passed += 1
-        print("PASS  \(check.name)  (\(Int(Date().timeIntervalSince(started) * 1000)) ms)")
-    } catch let skip as ConformanceSkipped {
-        skipped.append((check.name, skip.capability))
-        print("SKIP  \(check.name)  (the store declares no \(skip.capability))")
-    } catch {
-        failed += 1
-        let reason = "\(error)".replacingOccurrences(of: "\(check.name): ", with: "")
-        print("FAIL  \(check.name)\n      \(reason)")
-    }
-    await runner.cleanUp()
-}
-if !skipped.isEmpty {
-    print("Skipped for a capability the store declares missing:")
-    for (name, capability) in skipped { print("  \(capability): \(name)") }
-}
-print("\(passed) passed, \(failed) failed" + (skipped.isEmpty ? "" : ", \(skipped.count) skipped"))
+let failed = await ConformanceSuite.runPrinting(against: runner.name, notes: notes, filter: filter,
+                                                makeStore: { try await runner.makeStore($0) }, cleanUp: { await runner.cleanUp() })
 exit(failed == 0 ? 0 : 1)

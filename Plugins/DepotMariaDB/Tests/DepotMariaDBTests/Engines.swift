@@ -1,5 +1,6 @@
 import Depot
 import DepotMariaDB
+import DepotMariaDBTesting
 import DepotSQLite
 import Foundation
 import Testing
@@ -12,7 +13,7 @@ struct Engines {
     let sqlite: Store
     let mariadb: Store
     private let folder: URL
-    private let databases: FreshDatabases
+    private let databases: MariaDBScratchDatabases
 
     static func make(_ configuration: Store.Configuration = Store.Configuration()) async throws -> Engines {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("depot-fuzz-\(UUID().uuidString)")
@@ -20,7 +21,7 @@ struct Engines {
         var sqliteConfiguration = SQLiteConfiguration()
         sqliteConfiguration.store = configuration
         let sqlite = try Store.sqlite(at: folder.appendingPathComponent("fuzz.sqlite").path, sqliteConfiguration)
-        let databases = FreshDatabases(base: try MariaDBTestServer.configuration())
+        let databases = MariaDBScratchDatabases(base: try MariaDBTestServer.configuration())
         let mariadb = try await databases.makeStore(configuration)
         return Engines(sqlite: sqlite, mariadb: mariadb, folder: folder, databases: databases)
     }

@@ -1,5 +1,6 @@
 @_spi(Driver) import Depot
 import DepotMariaDB
+import DepotMariaDBTesting
 import Foundation
 import Testing
 
@@ -9,12 +10,12 @@ import Testing
 /// configuration's redaction.
 @Suite(.serialized, .enabled(if: MariaDBTestServer.shouldRun, "no MariaDB server named (set DEPOT_MARIADB_URL)"))
 struct MariaDBBackendTests {
-    func freshStore(_ databases: FreshDatabases) async throws -> Store {
+    func freshStore(_ databases: MariaDBScratchDatabases) async throws -> Store {
         try await databases.makeStore(Store.Configuration())
     }
 
     @Test func theMigrationLockMakesASecondWriterWaitAndIsReleasedAtCommit() async throws {
-        let databases = FreshDatabases(base: try MariaDBTestServer.configuration())
+        let databases = MariaDBScratchDatabases(base: try MariaDBTestServer.configuration())
         let first = try await freshStore(databases)
         let lock = try #require(first.dialect.migrationLock(key: 42))
         let second = Store(driver: first.driver)
@@ -38,7 +39,7 @@ struct MariaDBBackendTests {
     }
 
     @Test func aConnectionTheServerDroppedWhileIdleIsOpenedAgainByTheNextAccess() async throws {
-        let databases = FreshDatabases(base: try MariaDBTestServer.configuration())
+        let databases = MariaDBScratchDatabases(base: try MariaDBTestServer.configuration())
         let configuration = try MariaDBTestServer.configuration()
         let store = try await databases.makeStore(configuration.store, maxConnections: 1)
         let pooledID = try #require(try await store.read { db in try db.fetchOne(Int.self, "SELECT CONNECTION_ID()") })
@@ -65,7 +66,7 @@ struct MariaDBBackendTests {
     }
 
     @Test func placeholdersBindTheirOwnValueInAnyOrderAndQuotesAreLeftAlone() async throws {
-        let databases = FreshDatabases(base: try MariaDBTestServer.configuration())
+        let databases = MariaDBScratchDatabases(base: try MariaDBTestServer.configuration())
         let store = try await freshStore(databases)
         let row = try await store.read { db in
             try db.fetchOne(Row.self, "SELECT \(unsafeRaw: "?2") AS a, '?1' AS b, \(1) AS c, \("two") AS d")

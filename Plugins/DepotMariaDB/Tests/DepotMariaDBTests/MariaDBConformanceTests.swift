@@ -1,6 +1,7 @@
 import Depot
 import DepotConformance
 import DepotMariaDB
+import DepotMariaDBTesting
 import Foundation
 import Testing
 
@@ -24,44 +25,6 @@ enum MariaDBTestServer {
     }
 }
 
-/// The databases one test made, dropped when it ends.
-final class FreshDatabases: @unchecked Sendable {
-    private let lock = NSLock()
-    private var names: [String] = []
-    let base: MariaDBConfiguration
-
-    init(base: MariaDBConfiguration) { self.base = base }
-
-    /// A fresh, empty store in a database of its own.
-    func makeStore(_ configuration: Store.Configuration, maxConnections: Int? = nil) async throws -> Store {
-        let name = "depot_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
-        let admin = try await Store.mariadb(base)
-        do {
-            try await admin.write { db in
-                try db.execute("CREATE DATABASE \(ident: name) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin")
-            }
-        } catch {
-            await admin.close()
-            throw error
-        }
-        await admin.close()
-        lock.withLock { names.append(name) }
-        var fresh = base.with(database: name)
-        fresh.store = configuration
-        if let maxConnections { fresh.maxConnections = maxConnections }
-        return try await Store.mariadb(fresh)
-    }
-
-    func dropAll() async {
-        let names = lock.withLock { self.names }
-        guard !names.isEmpty, let admin = try? await Store.mariadb(base) else { return }
-        for name in names {
-            _ = try? await admin.write { db in try db.execute("DROP DATABASE IF EXISTS \(ident: name)") }
-        }
-        await admin.close()
-    }
-}
-
 /// The whole conformance suite, unmodified, one test per check. A check the
 /// store's capabilities rule out is cancelled (reported as skipped, never passed).
 @Suite(.serialized, .enabled(if: MariaDBTestServer.shouldRun, "no MariaDB server named (set DEPOT_MARIADB_URL; scripts/lib/mariadb.sh starts one)"))
@@ -69,7 +32,7 @@ struct MariaDBConformance {
     @Test("MariaDB", arguments: MariaDBTestServer.checkNames)
     func mariadb(_ name: String) async throws {
         let check = try #require(ConformanceSuite.check(named: name))
-        let databases = FreshDatabases(base: try MariaDBTestServer.configuration())
+        let databases = MariaDBScratchDatabases(base: try MariaDBTestServer.configuration())
         do {
             try await check.run { configuration in try await databases.makeStore(configuration) }
         } catch let skipped as ConformanceSkipped {

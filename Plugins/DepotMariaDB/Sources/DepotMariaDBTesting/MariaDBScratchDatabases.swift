@@ -1,0 +1,57 @@
+import Depot
+import DepotMariaDB
+import Foundation
+
+/// Fresh, empty databases on a MariaDB server, one per store, dropped when
+/// you are done: for tests and conformance runs. The server's user must be
+/// allowed to create and drop the databases `depot_*`.
+///
+/// ```swift
+/// let scratch = MariaDBScratchDatabases(base: try MariaDBConfiguration(url: url))
+/// let store = try await scratch.makeStore()
+/// // ...
+/// await store.close()
+/// await scratch.dropAll()
+/// ```
+public final class MariaDBScratchDatabases: @unchecked Sendable {
+    private let lock = NSLock()
+    private var names: [String] = []
+    /// The server and credentials; each store gets its own database on it.
+    public let base: MariaDBConfiguration
+
+    /// Scratch databases on the server `base` names.
+    public init(base: MariaDBConfiguration) { self.base = base }
+
+    /// A store on a new database `depot_<random>` in `utf8mb4_nopad_bin`.
+    public func makeStore(_ configuration: Store.Configuration = Store.Configuration(), maxConnections: Int? = nil) async throws -> Store {
+        let name = "depot_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+        let admin = try await Store.mariadb(base)
+        do {
+            try await admin.write { db in
+                try db.execute("CREATE DATABASE \(ident: name) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin")
+            }
+        } catch {
+            await admin.close()
+            throw error
+        }
+        await admin.close()
+        lock.withLock { names.append(name) }
+        var fresh = base.with(database: name)
+        fresh.store = configuration
+        if let maxConnections { fresh.maxConnections = maxConnections }
+        return try await Store.mariadb(fresh)
+    }
+
+    /// Drops every database made so far (close their stores first).
+    public func dropAll() async {
+        let names = lock.withLock {
+            defer { self.names = [] }
+            return self.names
+        }
+        guard !names.isEmpty, let admin = try? await Store.mariadb(base) else { return }
+        for name in names {
+            _ = try? await admin.write { db in try db.execute("DROP DATABASE IF EXISTS \(ident: name)") }
+        }
+        await admin.close()
+    }
+}
