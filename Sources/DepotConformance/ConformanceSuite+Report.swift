@@ -50,3 +50,41 @@ extension ConformanceSuite {
         return failed
     }
 }
+
+/// What a conformance runner's command line asks: one database (a path or a
+/// URL) and, with `--filter TEXT`, only the checks whose names contain TEXT.
+///
+/// ```swift
+/// let arguments = ConformanceRunnerArguments.parse(command: "depot-conformance-myengine", usage: usage)
+/// ```
+public struct ConformanceRunnerArguments: Sendable {
+    /// The database the checks run against.
+    public let target: String
+    /// The text check names must contain; nil runs every check.
+    public let filter: String?
+
+    /// Reads the process's arguments: `--help` prints `usage` and exits 0;
+    /// anything but one database and an optional filter fails with exit status 2.
+    public static func parse(_ arguments: [String] = Array(CommandLine.arguments.dropFirst()), command: String, usage: String) -> Self {
+        var arguments = arguments
+        var filter: String?
+        if let index = arguments.firstIndex(of: "--filter") {
+            guard index + 1 < arguments.count else { fail(command, "--filter needs a text\n\n\(usage)") }
+            filter = arguments[index + 1]
+            arguments.removeSubrange(index...index + 1)
+        }
+        if arguments.contains("--help") || arguments.contains("-h") {
+            print(usage)
+            exit(0)
+        }
+        guard arguments.count == 1, let target = arguments.first else { fail(command, "name one database\n\n\(usage)") }
+        return Self(target: target, filter: filter)
+    }
+
+    /// Prints `command: message` to standard error and exits with status 2:
+    /// the database cannot be used, or the command line is wrong.
+    public static func fail(_ command: String, _ message: String) -> Never {
+        FileHandle.standardError.write(Data("\(command): \(message)\n".utf8))
+        exit(2)
+    }
+}

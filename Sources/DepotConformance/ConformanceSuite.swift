@@ -82,10 +82,10 @@ public struct ConformanceResult: Sendable {
 /// Run it from a backend's tests, one test per check:
 ///
 /// ```swift
-/// @Test(arguments: ConformanceSuite.checks.map(\.name))
+/// @Test(arguments: ConformanceSuite.checks(for: MyEngine.capabilities).map(\.name))
 /// func conformance(_ name: String) async throws {
 ///     try await ConformanceSuite.check(named: name)?.run { configuration in
-///         try Store.sqlite(at: temporaryPath(), SQLiteConfiguration(store: configuration))
+///         try await MyEngine.freshStore(configuration)
 ///     }
 /// }
 /// ```

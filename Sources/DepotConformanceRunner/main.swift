@@ -22,23 +22,10 @@ let usage = """
     Prints one line per check and a summary; exits 1 when a check fails, 2 when the database cannot be used.
     """
 
-func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("depot-conformance: \(message)\n".utf8))
-    exit(2)
-}
+func fail(_ message: String) -> Never { ConformanceRunnerArguments.fail("depot-conformance", message) }
 
-var arguments = Array(CommandLine.arguments.dropFirst())
-var filter: String?
-if let index = arguments.firstIndex(of: "--filter") {
-    guard index + 1 < arguments.count else { fail("--filter needs a text\n\n\(usage)") }
-    filter = arguments[index + 1]
-    arguments.removeSubrange(index...index + 1)
-}
-if arguments.contains("--help") || arguments.contains("-h") {
-    print(usage)
-    exit(0)
-}
-guard arguments.count == 1, let target = arguments.first else { fail("name one database\n\n\(usage)") }
+let arguments = ConformanceRunnerArguments.parse(command: "depot-conformance", usage: usage)
+let (target, filter) = (arguments.target, arguments.filter)
 
 /// Makes fresh stores on the target and removes what they left behind.
 final class Target: @unchecked Sendable {
