@@ -41,9 +41,11 @@ let package = Package(
                 "DepotMariaDBTesting",
                 .product(name: "Depot", package: "Depot"),
                 .product(name: "DepotConformance", package: "Depot"),
-                // The main package's differential query fuzzer, linked in
-                // (QueryFuzzTests*.swift), on SQLite and MariaDB.
+                // Linked in from the main package's tests (QueryFuzzTests*.swift,
+                // RemindersScenario.swift): the differential query fuzzer on SQLite
+                // and MariaDB, and the reminders scenario compared with SQLite's answers.
                 .product(name: "DepotSQLite", package: "Depot"),
+                .product(name: "Reminders", package: "Depot"),
                 .product(name: "DepotTesting", package: "Depot"),
             ]
         ),

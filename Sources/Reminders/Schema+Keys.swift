@@ -17,6 +17,8 @@ enum KeysMigration {
     static let numbered = ["remindersLists", "reminders"]
 
     static func run(_ db: Database) throws {
+        // MariaDB's first migration made these keys: only the search index remains.
+        guard !db.isMariaDB else { return try makeSearchIndex(db) }
         let postgres = db.isPostgres
         try db.execute(script: postgres ? postgresTables : sqliteTables)
         // Old integer keys to new UUIDs, made here (each engine would make them otherwise).
@@ -79,6 +81,11 @@ enum KeysMigration {
         for table in numbered {
             try db.execute(SQL(unsafeRaw: postgres ? postgresNumbering(table) : sqliteNumbering(table)))
         }
+        try makeSearchIndex(db)
+    }
+
+    /// The search index over the UUID keys, filled, and every table observed.
+    static func makeSearchIndex(_ db: Database) throws {
         try db.createSearchIndex(Reminder.searchIndex, keyType: .uuid)
         try RemindersModel.reindexAll(db)
         try db.enableObservation(of: RemindersSchema.observedTables + ["remindersListCoverImages", Reminder.searchIndex.tableName])

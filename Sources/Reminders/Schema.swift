@@ -7,18 +7,26 @@ import Foundation
 /// Where the engines differ, each migration writes its own SQL per engine:
 /// SQLite tables are STRICT, with booleans checked to 0 or 1; PostgreSQL uses
 /// native types (`boolean`, `timestamptz`, identity columns, `bigint` colours,
-/// since 0xRRGGBBAA above 0x7FFFFFFF does not fit an `integer`).
+/// since 0xRRGGBBAA above 0x7FFFFFFF does not fit an `integer`). MariaDB came
+/// after migration 10: its first migration makes the newest tables at once, and
+/// the later ones do on it only what still applies (observation, the search index).
 public enum RemindersSchema {
     /// The registered migrations.
     public static var migrator: Migrator {
         var migrator = Migrator()
         // A script: its text is checksummed, so an edit after it ran is refused.
-        migrator.register("1 lists, reminders, tags", script: { dialect in dialect.engineName == "PostgreSQL" ? postgresV1 : sqliteV1 })
+        migrator.register("1 lists, reminders, tags", script: { dialect in
+            switch dialect.engineName {
+            case "PostgreSQL": postgresV1
+            case "MariaDB": mariadbNewest
+            default: sqliteV1
+            }
+        })
         migrator.register("2 dates in SQLite's own text form") { db in
             // Depot once stored `2026-11-22T02:45:18.123456Z`; it now stores SQLite's
             // `2026-11-22 02:45:18.123456`. Mixed forms would compare wrongly as text
-            // within a day, so rewrite the old ones. PostgreSQL stores timestamptz.
-            guard !db.isPostgres else { return }
+            // within a day, so rewrite the old ones. PostgreSQL and MariaDB store dates natively.
+            guard db.isSQLite else { return }
             for row in try db.fetchAll(StoredDates.self, "SELECT \(ident: "id"), \(ident: "dueDate"), \(ident: "createdAt") FROM \(ident: "reminders")") {
                 try db.execute("UPDATE \(ident: "reminders") SET \(ident: "dueDate") = \(row.dueDate), \(ident: "createdAt") = \(row.createdAt) WHERE \(ident: "id") = \(row.id)")
             }
@@ -29,18 +37,21 @@ public enum RemindersSchema {
             try db.enableObservation(of: observedTables)
         }
         migrator.register("4 list cover images") { db in
+            guard !db.isMariaDB else { return } // made by its first migration
             // Its own table, as in the app: listings read a list's row without its image.
             try db.execute("""
                 CREATE TABLE "remindersListCoverImages" (
                     "remindersListID" \(type: .integer) PRIMARY KEY REFERENCES "remindersLists" ("id") ON DELETE CASCADE,
                     "image" \(type: .blob) NOT NULL
-                )\(unsafeRaw: db.isPostgres ? "" : " STRICT")
+                )\(unsafeRaw: db.isSQLite ? " STRICT" : "")
                 """)
             try db.enableObservation(of: ["remindersListCoverImages"])
         }
         migrator.register("5 manual sort") { db in
             // A list may be sorted by hand: 'manual' joins the allowed sorts.
-            if db.isPostgres {
+            if db.isMariaDB {
+                return // its first migration allows 'manual'
+            } else if db.isPostgres {
                 try db.execute(script: """
                     ALTER TABLE "remindersLists" DROP CONSTRAINT "remindersLists_sort_check";
                     ALTER TABLE "remindersLists" ADD CONSTRAINT "remindersLists_sort_check"
@@ -73,7 +84,7 @@ public enum RemindersSchema {
             // the table is stored: the same documented schema edit as migration 5,
             // with sqlite_sequence (which AUTOINCREMENT keeps) made first and
             // started at the largest key each table holds.
-            guard !db.isPostgres else { return }
+            guard db.isSQLite else { return }
             let tables = ["remindersLists", "reminders", "tags"]
             try db.execute(script: """
                 CREATE TABLE "depot_make_sequence" ("id" INTEGER PRIMARY KEY AUTOINCREMENT);
@@ -112,6 +123,7 @@ public enum RemindersSchema {
             // the tables it serves. Migration 9 makes it again for the new keys
             // and fills it (it was filled here until then: the model's records
             // no longer read these tables' integer keys).
+            guard !db.isMariaDB else { return } // made with the newest keys, by migration 9
             try db.createSearchIndex(Reminder.searchIndex, keyType: .integer)
             try db.enableObservation(of: [Reminder.searchIndex.tableName])
         }
@@ -155,6 +167,7 @@ public enum RemindersSchema {
         try await store.read { db in
             let tables = try db.fetchAll(String.self, db.isPostgres
                 ? "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1"
+                : db.isMariaDB ? "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY 1"
                 : "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY 1")
             // Depot's migrations table alone: another process is setting the database up.
             if tables.allSatisfy({ $0 == "depotMigrations" }) { return .empty }
@@ -203,6 +216,72 @@ public enum RemindersSchema {
         CREATE INDEX "remindersTags_tag" ON "remindersTags" ("tagID");
         """
 
+    /// MariaDB's first migration: the tables as migration 10 leaves them on the
+    /// other engines (UUID keys, numbers, manual sort, cover images), in MariaDB's
+    /// types (dates `DATETIME(6)` in UTC, UUIDs `CHAR(36)`), with table-level
+    /// foreign keys and a full index on due dates (it has no partial indexes).
+    static let mariadbNewest: SQL = """
+        CREATE TABLE "depotNumbers" ("tbl" VARCHAR(64) PRIMARY KEY, "last" BIGINT NOT NULL);
+        INSERT INTO "depotNumbers" ("tbl", "last") VALUES ('remindersLists', 0), ('reminders', 0);
+        CREATE TABLE "remindersLists" (
+            "id" CHAR(36) PRIMARY KEY,
+            "number" BIGINT UNIQUE,
+            "title" LONGTEXT NOT NULL,
+            "color" BIGINT NOT NULL CHECK ("color" BETWEEN 0 AND 4294967295),
+            "position" BIGINT NOT NULL,
+            "sort" VARCHAR(20) NOT NULL CHECK ("sort" IN ('dueDate', 'priority', 'title', 'createdAt', 'manual')),
+            "sortAscending" BOOLEAN NOT NULL,
+            "showCompleted" BOOLEAN NOT NULL
+        );
+        CREATE TABLE "reminders" (
+            "id" CHAR(36) PRIMARY KEY,
+            "number" BIGINT UNIQUE,
+            "title" LONGTEXT NOT NULL,
+            "notes" LONGTEXT NOT NULL,
+            "isCompleted" BOOLEAN NOT NULL,
+            "isFlagged" BOOLEAN NOT NULL,
+            "priority" BIGINT NOT NULL CHECK ("priority" BETWEEN 0 AND 3),
+            "dueDate" DATETIME(6),
+            "createdAt" DATETIME(6) NOT NULL,
+            "position" BIGINT NOT NULL,
+            "remindersListID" CHAR(36) NOT NULL,
+            FOREIGN KEY ("remindersListID") REFERENCES "remindersLists" ("id") ON DELETE CASCADE
+        );
+        CREATE INDEX "reminders_list" ON "reminders" ("remindersListID", "isCompleted");
+        CREATE INDEX "reminders_due" ON "reminders" ("dueDate");
+        CREATE TABLE "tags" (
+            "id" CHAR(36) PRIMARY KEY,
+            "title" LONGTEXT NOT NULL
+        );
+        CREATE TABLE "remindersTags" (
+            "reminderID" CHAR(36) NOT NULL,
+            "tagID" CHAR(36) NOT NULL,
+            PRIMARY KEY ("reminderID", "tagID"),
+            FOREIGN KEY ("reminderID") REFERENCES "reminders" ("id") ON DELETE CASCADE,
+            FOREIGN KEY ("tagID") REFERENCES "tags" ("id") ON DELETE CASCADE
+        );
+        CREATE INDEX "remindersTags_tag" ON "remindersTags" ("tagID");
+        CREATE TABLE "remindersListCoverImages" (
+            "remindersListID" CHAR(36) PRIMARY KEY,
+            "image" LONGBLOB NOT NULL,
+            FOREIGN KEY ("remindersListID") REFERENCES "remindersLists" ("id") ON DELETE CASCADE
+        );
+        CREATE TRIGGER "remindersLists_number" BEFORE INSERT ON "remindersLists" FOR EACH ROW
+        BEGIN
+            IF NEW."number" IS NULL THEN
+                UPDATE "depotNumbers" SET "last" = "last" + 1 WHERE "tbl" = 'remindersLists';
+                SET NEW."number" = (SELECT "last" FROM "depotNumbers" WHERE "tbl" = 'remindersLists');
+            END IF;
+        END;
+        CREATE TRIGGER "reminders_number" BEFORE INSERT ON "reminders" FOR EACH ROW
+        BEGIN
+            IF NEW."number" IS NULL THEN
+                UPDATE "depotNumbers" SET "last" = "last" + 1 WHERE "tbl" = 'reminders';
+                SET NEW."number" = (SELECT "last" FROM "depotNumbers" WHERE "tbl" = 'reminders');
+            END IF;
+        END
+        """
+
     static let postgresV1: SQL = """
         CREATE TABLE "remindersLists" (
             "id" bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
@@ -244,4 +323,8 @@ public enum RemindersSchema {
 extension Database {
     /// Whether this is PostgreSQL, for the few statements that must differ.
     var isPostgres: Bool { engineName == "PostgreSQL" }
+    /// Whether this is SQLite (STRICT tables, dates as text, its schema edits).
+    var isSQLite: Bool { engineName == "SQLite" }
+    /// Whether this is MariaDB (the DepotMariaDB plug-in), whose first migration makes the newest tables.
+    var isMariaDB: Bool { engineName == "MariaDB" }
 }

@@ -1,0 +1,1 @@
+../../../../Tests/RemindersTests/RemindersScenario.swift
