@@ -2,12 +2,12 @@
 import Foundation
 import PropertyBased
 import Testing
-import TestSupport
+import DepotTesting
 
 /// Random records holding every mapped Swift type, written and read back through
 /// both engines, one by one and in batches: each comes back exactly (as the
 /// oracle here says it must) or fails with the typed error the oracle names.
-@Suite(.enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
+@Suite(.enabled(if: Engines.canRun, Engines.missingServer))
 struct RecordRoundTripProperties {
     enum Fruit: String, Codable, Sendable { case apple, pear, none = "" }
     struct Nested: Codable, Equatable, Sendable { var name: String; var scores: [Double]; var when: Date? }
@@ -56,10 +56,11 @@ struct RecordRoundTripProperties {
         }
 
         /// The error kind the oracle expects when this record is written, nil when it must be stored.
-        func expectedRefusal(textCanHoldNUL: Bool) -> DatabaseError.Kind? {
+        func expectedRefusal(_ capabilities: Capabilities) -> DatabaseError.Kind? {
             if huge > UInt64(Int64.max) || real.isNaN { return .encoding }
+            if !capabilities.doubleCanHoldInfinity, real.isInfinite { return .encoding }
             if ISO8601.microseconds(date) == nil || due.map({ ISO8601.microseconds($0) == nil }) == true { return .encoding }
-            if !textCanHoldNUL, text.unicodeScalars.contains("\0") || note?.unicodeScalars.contains("\0") == true { return .encoding }
+            if !capabilities.textCanHoldNUL, text.unicodeScalars.contains("\0") || note?.unicodeScalars.contains("\0") == true { return .encoding }
             return nil
         }
     }
@@ -119,12 +120,12 @@ struct RecordRoundTripProperties {
         var outcomes: [String: [Outcome]] = [:]
         var wrong = 0, refused = 0
         for (name, store) in engines.both {
-            let canHoldNUL = store.dialect.capabilities.textCanHoldNUL
+            let capabilities = store.dialect.capabilities
             try await store.write { db in try createSamples(db) }
             var results: [Outcome] = []
             // One by one: insert, then find and fetchAll give the oracle's record.
             for sample in samples {
-                let expected = sample.expectedRefusal(textCanHoldNUL: canHoldNUL)
+                let expected = sample.expectedRefusal(capabilities)
                 let outcome = await outcomeOf(store) { db in
                     let stored = try db.insert(sample)
                     var want = sample.asStored
@@ -141,7 +142,7 @@ struct RecordRoundTripProperties {
             }
             // In batches: all or none, and the same rows as one by one.
             for batch in batches {
-                let expected = batch.compactMap { $0.expectedRefusal(textCanHoldNUL: canHoldNUL) }.first
+                let expected = batch.compactMap { $0.expectedRefusal(capabilities) }.first
                 let before = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "samples")") ?? -1 }
                 let outcome = await outcomeOf(store) { db in
                     try db.insert(contentsOf: batch)
@@ -158,17 +159,20 @@ struct RecordRoundTripProperties {
             }
             outcomes[name] = results
         }
+        let (first, second) = (engines.both[0], engines.both[1])
+        let (x, y) = (first.store.dialect.capabilities, second.store.dialect.capabilities)
         await engines.close()
-        // The engines agree, except where a documented capability differs (text holding U+0000).
+        // The engines agree, except where a documented capability differs
+        // (text holding U+0000, a double holding an infinity).
         var disagreements = 0
-        let cases = samples + batches.map { $0.first! }
-        for (index, (a, b)) in zip(outcomes["SQLite"] ?? [], outcomes["PostgreSQL"] ?? []).enumerated() where a != b {
-            let nul = index < samples.count
-                ? samples[index].expectedRefusal(textCanHoldNUL: false) != samples[index].expectedRefusal(textCanHoldNUL: true)
-                : batches[index - samples.count].contains { $0.expectedRefusal(textCanHoldNUL: false) != $0.expectedRefusal(textCanHoldNUL: true) }
-            if nul { continue }
+        let cases = samples + batches.compactMap(\.first)
+        for (index, (a, b)) in zip(outcomes[first.name] ?? [], outcomes[second.name] ?? []).enumerated() where a != b {
+            let byCapability = index < samples.count
+                ? samples[index].expectedRefusal(x) != samples[index].expectedRefusal(y)
+                : batches[index - samples.count].contains { $0.expectedRefusal(x) != $0.expectedRefusal(y) }
+            if byCapability { continue }
             disagreements += 1
-            Issue.record("case \(index): SQLite \(a), PostgreSQL \(b): \(cases[index])")
+            Issue.record("case \(index): \(first.name) \(a), \(second.name) \(b): \(cases[index])")
         }
         print("records: \(samples.count) records and \(batches.count) batches of 20 per engine, \(refused) refusals as the oracle says, silent wrong values \(wrong), disagreements \(disagreements)")
     }

@@ -2,12 +2,12 @@
 import Foundation
 import PropertyBased
 import Testing
-import TestSupport
+import DepotTesting
 
 /// Every record operation under every combination of coding strategies, on
 /// both engines: insert, find, update, upsert, delete by id and delete by
 /// record give the same records and the same answers.
-@Suite(.enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
+@Suite(.enabled(if: Engines.canRun, Engines.missingServer))
 struct StrategyOperationProperties {
     struct Event: Record, Equatable {
         static let tableName = "events"
@@ -64,8 +64,9 @@ struct StrategyOperationProperties {
                             }
                         }
                         await engines.close()
-                        #expect(answers["SQLite"] == answers["PostgreSQL"], "\(label): the engines disagree")
-                        #expect(answers["SQLite"]?.contains { $0.hasPrefix("wrong") } == false, "\(label): \(answers["SQLite"] ?? [])")
+                        let (first, second) = (engines.both[0].name, engines.both[1].name)
+                        #expect(answers[first] == answers[second], "\(label): the engines disagree")
+                        #expect(answers[first]?.contains { $0.hasPrefix("wrong") } == false, "\(label): \(answers[first] ?? [])")
                         cases += 1
                     }
                 }
@@ -78,7 +79,7 @@ struct StrategyOperationProperties {
     static func operations(_ db: Database, _ events: [Event], dateType: ColumnType, uuidType: ColumnType, dataType: ColumnType, snake: Bool) throws -> [String] {
         func column(_ name: String) -> String { snake ? KeyStrategy.snakeCase.columnName(for: name) : name }
         try db.execute("""
-            CREATE TABLE \(ident: "events") (\(ident: "id") \(type: uuidType) PRIMARY KEY, \(ident: column("startsAt")) \(type: dateType) NOT NULL,
+            CREATE TABLE \(ident: "events") (\(ident: "id") \(keyType: uuidType) PRIMARY KEY, \(ident: column("startsAt")) \(type: dateType) NOT NULL,
             \(ident: column("payload")) \(type: dataType) NOT NULL, \(ident: column("title")) \(type: .text) NOT NULL, \(ident: column("endsAt")) \(type: dateType))
             """)
         var answers: [String] = []

@@ -63,6 +63,12 @@ public protocol SQLDialect: Sendable {
     /// text type (MariaDB's `LONGTEXT`) names a bounded one, such as `VARCHAR(255)`.
     var keyTextTypeName: String { get }
 
+    /// The column type of a portable type that is part of a primary key or an
+    /// index, written by `\(keyType:)` in ``SQL``. The default is
+    /// ``keyTextTypeName`` for text and ``typeName(_:)`` otherwise; an engine
+    /// that cannot key its blob type either (MariaDB's `LONGBLOB`) names a bounded one.
+    func keyTypeName(_ type: ColumnType) -> String
+
     /// The type a `CAST(x AS …)` names for a portable type, written by
     /// `\(castType:)` in ``SQL``. The default is ``typeName(_:)``; an engine
     /// whose cast targets differ from its column types (MariaDB casts to
@@ -104,6 +110,9 @@ extension SQLDialect {
 
     /// The ``ColumnType/text`` type: the engine keys and indexes its text as it is.
     public var keyTextTypeName: String { typeName(.text) }
+
+    /// ``keyTextTypeName`` for text, the column type otherwise.
+    public func keyTypeName(_ type: ColumnType) -> String { type == .text ? keyTextTypeName : typeName(type) }
 
     /// The column type: the engine casts to its own column types.
     public func castTypeName(_ type: ColumnType) -> String { typeName(type) }

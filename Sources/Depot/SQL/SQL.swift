@@ -28,6 +28,7 @@ public struct SQL: Sendable, Hashable {
         case identifier(String)
         case type(ColumnType)
         case castType(ColumnType)
+        case keyType(ColumnType)
         /// A value that could not be encoded; rendering throws this message.
         case invalid(String)
     }
@@ -85,6 +86,7 @@ public struct SQL: Sendable, Hashable {
             case .identifier(let name): text += dialect.quote(identifier: name)
             case .type(let type): text += dialect.typeName(type)
             case .castType(let type): text += dialect.castTypeName(type)
+            case .keyType(let type): text += dialect.keyTypeName(type)
             case .invalid(let message): throw DatabaseError(.encoding, message)
             }
         }
@@ -187,6 +189,17 @@ extension SQL: ExpressibleByStringInterpolation {
             fragments.append(.castType(castType))
         }
 
+        /// The engine's type for a portable type in a primary key or an index
+        /// (``SQLDialect/keyTypeName(_:)``): text and blobs take a bounded type
+        /// where the engine cannot key its unbounded ones (MariaDB).
+        ///
+        /// ```swift
+        /// "CREATE TABLE t (\(ident: "id") \(keyType: .text) PRIMARY KEY)"
+        /// ```
+        public mutating func appendInterpolation(keyType: ColumnType) {
+            fragments.append(.keyType(keyType))
+        }
+
         /// Text pasted into the statement as it is.
         ///
         /// Caveat: this is the one way to inject SQL. Never give it user input.
@@ -204,7 +217,7 @@ extension SQL: CustomStringConvertible {
             case .raw(let raw): raw
             case .value: "?"
             case .identifier(let name): "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            case .type(let type), .castType(let type): "<\(type)>"
+            case .type(let type), .castType(let type), .keyType(let type): "<\(type)>"
             case .invalid: "<invalid value>"
             }
         }.joined()

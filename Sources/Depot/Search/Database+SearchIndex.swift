@@ -12,13 +12,11 @@ extension Database {
             throw DatabaseError.misuse("\(dialect.engineName)'s dialect renders no queries: it cannot search")
         }
         let type: ColumnType = keyType == .autoIncrementingPrimaryKey ? .integer : keyType
-        // Text in the index's primary key takes the engine's key text type.
-        let keyColumnType: SQL = type == .text ? "\(unsafeRaw: dialect.keyTextTypeName)" : "\(type: type)"
         let column = SearchIndexColumn.self
         try execute("""
             CREATE TABLE \(ident: index.tableName) (\
-            \(ident: column.token) \(unsafeRaw: dialect.keyTextTypeName) NOT NULL, \
-            \(ident: column.key) \(keyColumnType) NOT NULL REFERENCES \(ident: T.tableName) (\(ident: parentKey)) ON DELETE CASCADE, \
+            \(ident: column.token) \(keyType: .text) NOT NULL, \
+            \(ident: column.key) \(keyType: type) NOT NULL REFERENCES \(ident: T.tableName) (\(ident: parentKey)) ON DELETE CASCADE, \
             \(ident: column.field) \(type: .integer) NOT NULL, \
             \(ident: column.occurrences) \(type: .integer) NOT NULL, \
             PRIMARY KEY (\(ident: column.key), \(ident: column.field), \(ident: column.token)))

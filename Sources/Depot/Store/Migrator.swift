@@ -222,7 +222,7 @@ public struct Migrator: Sendable {
     static func createTable(_ table: String, _ db: Database) throws {
         try db.execute("""
             CREATE TABLE IF NOT EXISTS \(ident: table) (
-                "name" \(unsafeRaw: db.dialect.keyTextTypeName) NOT NULL PRIMARY KEY,
+                "name" \(keyType: .text) NOT NULL PRIMARY KEY,
                 "position" \(type: .integer) NOT NULL,
                 "appliedAt" \(type: .date) NOT NULL,
                 "checksum" \(type: .text))

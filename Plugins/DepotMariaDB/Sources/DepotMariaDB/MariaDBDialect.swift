@@ -74,6 +74,17 @@ public struct MariaDBDialect: SQLDialect {
     /// and 255 characters of 4 bytes fit InnoDB's 3,072-byte keys.
     public var keyTextTypeName: String { "VARCHAR(255)" }
 
+    /// `VARCHAR(255)` for text and `VARBINARY(255)` for blobs (neither
+    /// `LONGTEXT` nor `LONGBLOB` can be a key without a prefix length); the
+    /// column type otherwise.
+    public func keyTypeName(_ type: ColumnType) -> String {
+        switch type {
+        case .text: keyTextTypeName
+        case .blob: "VARBINARY(255)"
+        default: typeName(type)
+        }
+    }
+
     /// MariaDB's cast targets: `CHAR` for text, JSON and decimals (it casts to
     /// no `LONGTEXT` or `JSON`), `BINARY` for blobs, `SIGNED` for integers and
     /// Booleans; the column type otherwise.

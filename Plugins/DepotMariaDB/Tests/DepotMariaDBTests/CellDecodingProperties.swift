@@ -1,0 +1,1 @@
+../../../../Tests/DepotPropertyTests/CellDecodingProperties.swift
