@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(name: "Depot", path: ".."),
+        .package(name: "DepotMariaDB", path: "../Plugins/DepotMariaDB"),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/vapor/postgres-kit", exact: "2.17.0"),
@@ -17,6 +18,7 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CLibPQBench", path: "CLibPQBench", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CMariaDBBench", path: "CMariaDBBench", pkgConfig: "libmariadb", providers: [.apt(["libmariadb-dev"])]),
         .executableTarget(
             name: "DepotBenchmarks",
             dependencies: [
@@ -32,7 +34,9 @@ let package = Package(
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "DepotMariaDB", package: "DepotMariaDB"),
                 "CLibPQBench",
+                "CMariaDBBench",
             ],
             path: "Sources/DepotBenchmarks"
         ),

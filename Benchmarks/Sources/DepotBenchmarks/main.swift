@@ -9,7 +9,7 @@ struct Options {
     var rows = 100_000
     var lookups = 10_000
     var repetitions = 5
-    var engines: Set<String> = ["sqlite", "postgres"]
+    var engines: Set<String> = ["sqlite", "postgres", "mariadb"]
     var memoryProbe: String?
     var path = ""
     var markdown: String?
@@ -61,6 +61,9 @@ func runAll(_ options: Options) async throws {
     }
     if options.engines.contains("postgres") {
         try await PostgresSuite(options: options, items: items, lookupIDs: lookupIDs).run(into: &report)
+    }
+    if options.engines.contains("mariadb") {
+        try await MariaDBSuite(options: options, items: items, lookupIDs: lookupIDs).run(into: &report)
     }
     report.print()
     if let path = options.markdown { try report.markdown().write(toFile: path, atomically: true, encoding: .utf8) }

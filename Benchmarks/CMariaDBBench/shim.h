@@ -1,0 +1,2 @@
+// Debian keeps Connector/C's headers in /usr/include/mariadb; pkg-config libmariadb adds that folder.
+#include <mysql.h>
