@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "DepotSwiftUI", targets: ["DepotSwiftUI"]),
         .library(name: "Reminders", targets: ["Reminders"]),
         .executable(name: "reminders", targets: ["RemindersCommand"]),
+        .library(name: "RemindersCLI", targets: ["RemindersCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -118,16 +119,18 @@ let package = Package(
         // The reminders app's model: lists, reminders, tags, on any engine.
         .target(name: "Reminders", dependencies: ["Depot", "DepotSync", .product(name: "Logging", package: "swift-log")], path: "Sources/Reminders"),
 
-        // `reminders`: the command-line app, embedded SQLite by default, PostgreSQL by URL.
-        .executableTarget(
-            name: "RemindersCommand",
+        // `reminders`: the command-line app, embedded SQLite by default, PostgreSQL by
+        // URL; its code is a library, so a backend package can ship it with its own URLs.
+        .target(
+            name: "RemindersCLI",
             dependencies: [
                 "Reminders", "DepotSQLite", "DepotPostgres", "DepotSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Sources/RemindersCommand",
+            path: "Sources/RemindersCLI",
             plugins: ["BuildCommit"]
         ),
+        .executableTarget(name: "RemindersCommand", dependencies: ["RemindersCLI"], path: "Sources/RemindersCommand"),
 
         // The git commit a build was made from, for `reminders --version`.
         .plugin(name: "BuildCommit", capability: .buildTool(), path: "Plugins/BuildCommit"),

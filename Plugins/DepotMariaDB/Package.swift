@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "DepotMariaDB", targets: ["DepotMariaDB"]),
         .library(name: "DepotMariaDBTesting", targets: ["DepotMariaDBTesting"]),
         .executable(name: "depot-conformance-mariadb", targets: ["DepotConformanceMariaDB"]),
+        .executable(name: "reminders-mariadb", targets: ["RemindersMariaDB"]),
     ],
     dependencies: [
         .package(name: "Depot", path: "../.."),
@@ -35,6 +36,11 @@ let package = Package(
             name: "DepotConformanceMariaDB",
             dependencies: ["DepotMariaDB", "DepotMariaDBTesting", .product(name: "Depot", package: "Depot"),
                            .product(name: "DepotConformance", package: "Depot")]
+        ),
+        // The reminders command with mariadb:// URLs.
+        .executableTarget(
+            name: "RemindersMariaDB",
+            dependencies: ["DepotMariaDB", .product(name: "Depot", package: "Depot"), .product(name: "RemindersCLI", package: "Depot")]
         ),
         .testTarget(
             name: "DepotMariaDBTests",

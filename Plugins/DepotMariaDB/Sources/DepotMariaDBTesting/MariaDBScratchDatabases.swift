@@ -24,6 +24,15 @@ public final class MariaDBScratchDatabases: @unchecked Sendable {
 
     /// A store on a new database `depot_<random>` in `utf8mb4_nopad_bin`.
     public func makeStore(_ configuration: Store.Configuration = Store.Configuration(), maxConnections: Int? = nil) async throws -> Store {
+        let name = try await makeDatabase()
+        var fresh = base.with(database: name)
+        fresh.store = configuration
+        if let maxConnections { fresh.maxConnections = maxConnections }
+        return try await Store.mariadb(fresh)
+    }
+
+    /// A new, empty database `depot_<random>` in `utf8mb4_nopad_bin`: its name.
+    public func makeDatabase() async throws -> String {
         let name = "depot_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
         let admin = try await Store.mariadb(base)
         do {
@@ -36,10 +45,7 @@ public final class MariaDBScratchDatabases: @unchecked Sendable {
         }
         await admin.close()
         lock.withLock { names.append(name) }
-        var fresh = base.with(database: name)
-        fresh.store = configuration
-        if let maxConnections { fresh.maxConnections = maxConnections }
-        return try await Store.mariadb(fresh)
+        return name
     }
 
     /// Drops every database made so far (close their stores first).

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Depot
-import DepotPostgres
 import Foundation
 import Reminders
 
@@ -30,7 +29,7 @@ struct Demo: AsyncParsableCommand {
             let existing = try await model.lists().count
             if existing > 0 {
                 guard replace else {
-                    throw RemindersError.invalidInput("\(PostgresLocation.redacted(DatabaseLocation.resolve(location))) already holds \(existing) list\(existing == 1 ? "" : "s"); pass --replace to delete them, or name another database")
+                    throw RemindersError.invalidInput("\(RemindersDatabases.redacted(DatabaseLocation.resolve(location))) already holds \(existing) list\(existing == 1 ? "" : "s"); pass --replace to delete them, or name another database")
                 }
                 try await model.store.write { db in
                     try db.execute("DELETE FROM \"remindersLists\"")
@@ -43,17 +42,10 @@ struct Demo: AsyncParsableCommand {
             Output.home(home)
             print("")
             let resolved = DatabaseLocation.resolve(location)
-            let shown = PostgresLocation.redacted(resolved)
+            let shown = RemindersDatabases.redacted(resolved)
             let again = shown == resolved ? resolved : "<the same URL>"
             print(Output.styled("Demo data is in \(shown). Try: reminders view today --database \(again)", .dim))
         }
-    }
-}
-
-enum PostgresLocation {
-    /// A location to print: a URL's password is replaced by *** (the library's redacted form).
-    static func redacted(_ location: String) -> String {
-        PostgresConfiguration.redact(location)
     }
 }
 

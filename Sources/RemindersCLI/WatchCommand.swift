@@ -57,7 +57,7 @@ struct Watch: AsyncParsableCommand {
             }
             // A server can go away while nothing changes (no read to fail): a
             // light read every 2 seconds notices. An SQLite file cannot.
-            let probe = PostgresConfiguration.isURL(DatabaseLocation.resolve(options.database))
+            let probe = RemindersDatabases.isURL(DatabaseLocation.resolve(options.database))
                 ? Task { await reachability.probe(model.store) } : nil
             let signals = Self.stopOnSignals { task.cancel(); probe?.cancel() }
             defer {

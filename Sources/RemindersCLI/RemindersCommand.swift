@@ -5,9 +5,13 @@ import DepotSQLite
 import Foundation
 import Reminders
 
-@main
-struct RemindersCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// The `reminders` command: `await RemindersCommand.start()` runs it with the
+/// process's arguments. Register other backends' URLs first with
+/// ``RemindersDatabases/register(scheme:open:redact:)``.
+public struct RemindersCommand: AsyncParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         commandName: "reminders",
         abstract: "Lists, reminders and tags, kept by Depot in SQLite or PostgreSQL.",
         discussion: """
@@ -30,10 +34,13 @@ struct RemindersCommand: AsyncParsableCommand {
         defaultSubcommand: Stats.self
     )
 
-    /// The command line with the options every subcommand takes moved after
-    /// the subcommand (`reminders --database URL stats` works as `reminders stats --database URL`),
-    /// and an unknown first word named as an unknown subcommand.
-    static func main() async {
+    /// Runs the command with the process's arguments, and exits: what an
+    /// executable's `main.swift` calls, after registering its databases.
+    ///
+    /// The options every subcommand takes move after the subcommand
+    /// (`reminders --database URL stats` works as `reminders stats --database URL`),
+    /// and an unknown first word is named as an unknown subcommand.
+    public static func start() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let names = Set(configuration.subcommands.map { $0._commandName } + ["help"])
         switch GlobalArguments.reorder(arguments, subcommands: names) {
@@ -111,7 +118,7 @@ struct GlobalOptions: ParsableArguments {
     /// never writes.
     func model(reading: Bool = false) async throws -> RemindersModel {
         let location = DatabaseLocation.resolve(database)
-        if reading, !location.isEmpty, !PostgresConfiguration.isURL(location), location != DatabaseLocation.defaultPath,
+        if reading, !location.isEmpty, !RemindersDatabases.isURL(location), location != DatabaseLocation.defaultPath,
            !FileManager.default.fileExists(atPath: location) {
             // Opening would create the file: looking never writes.
             throw RemindersError.invalidInput("there is no database at \(location); add a list or a reminder to start one there")
@@ -119,7 +126,7 @@ struct GlobalOptions: ParsableArguments {
         let store = try await DatabaseLocation.open(database)
         OpenStores.shared.add(store)
         let model = try RemindersModel(store: store, timeZone: zone())
-        let shown = PostgresConfiguration.redact(location)
+        let shown = RemindersDatabases.redacted(location)
         let contents: RemindersSchema.Contents
         do {
             contents = try await RemindersSchema.contents(of: store)
@@ -218,8 +225,8 @@ enum DatabaseLocation {
 
     static func open(_ option: String?) async throws -> Store {
         let location = resolve(option)
-        if PostgresConfiguration.isURL(location) {
-            return try await Store.postgres(url: location)
+        if let store = try await RemindersDatabases.open(location) {
+            return store
         }
         guard !location.isEmpty else {
             throw RemindersError.invalidInput("--database names no file: give an SQLite file path or a postgres:// URL")
