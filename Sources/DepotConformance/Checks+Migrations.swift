@@ -63,6 +63,23 @@ enum MigrationChecks {
             try expectEqual(try await titles(store), ["Inbox"], "lists after the failed migration (its insert rolled back)")
             try expectEqual(try await base().appliedMigrations(store), ["create lists", "seed inbox"], "applied migrations")
         },
+        ConformanceCheck("migrations: a failing migration that changed the schema stays pending; its schema changes remain only where they commit at once") { context in
+            let store = try await context.makeStore()
+            var migrator = base()
+            migrator.register("half a schema") { db in
+                try DepotConformance.createTable(db, "drafts", [("id", .integer, "PRIMARY KEY")])
+                try db.execute("INSERT INTO \(ident: "drafts") (\(ident: "id")) VALUES (1)")
+                try db.execute("INSERT INTO \(ident: "nowhere") VALUES (1)")
+            }
+            let error = try await expectError(.migration, "a migration failing after a CREATE TABLE") { try await migrator.migrate(store) }
+            try expectMentions(error.message, ["half a schema"], "the migration error")
+            try expectEqual(try await migrator.status(store).map(\.isApplied), [true, true, false], "the failed migration is reported pending")
+            // Where schema changes roll back the table is gone; where they commit at
+            // once (MariaDB) it stays, and the rows written after it rolled back.
+            let rows = try? await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "drafts")") }
+            let transactional = store.dialect.capabilities.transactionalSchemaChanges
+            try expectEqual(rows ?? nil, transactional ? nil : 0, "rows of the table the failed migration made (nil: no such table)")
+        },
         ConformanceCheck("migrations: five migrators racing on one database apply each migration once, and none fails") { context in
             // On a server each runs on its own connection, as separate processes would.
             let store = try await context.makeStore()
