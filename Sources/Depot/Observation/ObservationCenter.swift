@@ -59,7 +59,7 @@ final class ObservationCenter: @unchecked Sendable {
         if last { onActive(false) }
     }
 
-    /// The observation starts a fetch: until it ends, every commit marks it.
+    /// The observation starts a fetch: the tables commits change until it ends are kept for ``fetchDidEnd(_:tables:)``.
     func fetchWillStart(_ id: Int) {
         lock.withLock {
             registrations[id]?.isFetching = true
@@ -67,7 +67,8 @@ final class ObservationCenter: @unchecked Sendable {
         }
     }
 
-    /// The fetch ended, having read `tables` (nil: unknown, every table).
+    /// The fetch ended, having read `tables` (nil: unknown, every table): a
+    /// commit that landed during it marks the observation if it changed one of them.
     func fetchDidEnd(_ id: Int, tables: Set<String>?) {
         lock.withLock {
             guard let registration = registrations[id] else { return }
