@@ -101,6 +101,19 @@ enum KeysMigration {
         """
     }
 
+    /// MariaDB's numbering: the same counter as SQLite's, set before the row is stored.
+    static func mariadbNumbering(_ table: String) -> String {
+        """
+        CREATE TRIGGER "\(table)_number" BEFORE INSERT ON "\(table)" FOR EACH ROW
+        BEGIN
+            IF NEW."number" IS NULL THEN
+                UPDATE "depotNumbers" SET "last" = "last" + 1 WHERE "tbl" = '\(table)';
+                SET NEW."number" = (SELECT "last" FROM "depotNumbers" WHERE "tbl" = '\(table)');
+            END IF;
+        END
+        """
+    }
+
     static func postgresNumbering(_ table: String) -> String {
         """
         CREATE TRIGGER "\(table)_number" BEFORE INSERT ON "\(table)" FOR EACH ROW EXECUTE FUNCTION "depot_number"('"\(table)_number"')

@@ -265,22 +265,8 @@ public enum RemindersSchema {
             "remindersListID" CHAR(36) PRIMARY KEY,
             "image" LONGBLOB NOT NULL,
             FOREIGN KEY ("remindersListID") REFERENCES "remindersLists" ("id") ON DELETE CASCADE
-        );
-        CREATE TRIGGER "remindersLists_number" BEFORE INSERT ON "remindersLists" FOR EACH ROW
-        BEGIN
-            IF NEW."number" IS NULL THEN
-                UPDATE "depotNumbers" SET "last" = "last" + 1 WHERE "tbl" = 'remindersLists';
-                SET NEW."number" = (SELECT "last" FROM "depotNumbers" WHERE "tbl" = 'remindersLists');
-            END IF;
-        END;
-        CREATE TRIGGER "reminders_number" BEFORE INSERT ON "reminders" FOR EACH ROW
-        BEGIN
-            IF NEW."number" IS NULL THEN
-                UPDATE "depotNumbers" SET "last" = "last" + 1 WHERE "tbl" = 'reminders';
-                SET NEW."number" = (SELECT "last" FROM "depotNumbers" WHERE "tbl" = 'reminders');
-            END IF;
-        END
-        """
+        )
+        """ + SQL(unsafeRaw: KeysMigration.numbered.map { ";\n" + KeysMigration.mariadbNumbering($0) }.joined())
 
     static let postgresV1: SQL = """
         CREATE TABLE "remindersLists" (
