@@ -17,18 +17,26 @@ struct MariaDBBackendTests {
     @Test func theMigrationLockMakesASecondWriterWaitAndIsReleasedAtCommit() async throws {
         let databases = MariaDBScratchDatabases(base: try MariaDBTestServer.configuration())
         let first = try await freshStore(databases)
+        try await first.write { db in try db.execute("CREATE TABLE marks (n INT)") }
         let lock = try #require(first.dialect.migrationLock(key: 42))
         let second = Store(driver: first.driver)
-        let started = ContinuousClock.now
+        // The first writer takes the lock, writes a row and holds both a
+        // while; only then does the second ask for the lock. If the lock did
+        // not make it wait for the first's commit, its read would find no row.
+        let (holding, signal) = AsyncStream.makeStream(of: Void.self)
         async let held: Void = first.write { db in
             _ = try db.fetchAll(Row.self, lock)
-            Thread.sleep(forTimeInterval: 0.6)
+            try db.execute("INSERT INTO marks VALUES (1)")
+            signal.yield()
+            Thread.sleep(forTimeInterval: 0.3)
         }
-        try await Task.sleep(for: .milliseconds(150))
-        try await second.write { db in _ = try db.fetchAll(Row.self, lock) }
-        let secondDone = ContinuousClock.now
+        for await _ in holding { break }
+        let seenOnceLocked = try await second.write { db in
+            _ = try db.fetchAll(Row.self, lock)
+            return try db.fetchOne(Int.self, "SELECT COUNT(*) FROM marks")
+        }
         try await held
-        #expect(secondDone - started >= .milliseconds(550), "the second writer waited for the first's commit")
+        #expect(seenOnceLocked == 1, "the second writer got the lock only after the first's commit")
         let free = try await first.read { db in
             try db.fetchOne(Int.self, "SELECT IS_FREE_LOCK(CONCAT('depot:', DATABASE(), ':', '42'))")
         }
