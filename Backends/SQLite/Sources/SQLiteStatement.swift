@@ -40,14 +40,34 @@ final class SQLiteStatement: DriverStatement {
         columns = ColumnSet((0..<count).map { String(cString: sqlite3_column_name(handle, $0)) })
     }
 
-    deinit { sqlite3_finalize(handle) }
+    deinit {
+        sqlite3_finalize(handle)
+        arena?.deallocate()
+        for retired in retiredArenas { retired.deallocate() }
+    }
 
     /// The tables the statement writes, triggers and foreign-key actions included.
     private let writes: Set<String>
     /// The table log's epoch when this statement last added its writes.
     private var writesAddedInEpoch = -1
 
+    /// The bytes of the texts, blobs and dates bound last, which SQLite reads
+    /// in place (`SQLITE_STATIC`) until the next bind: copied here rather than
+    /// by SQLite, whose own copy (`SQLITE_TRANSIENT`) allocates for every value.
+    /// Owned by the statement, so a caller's value may change or go away as
+    /// soon as `bind` returns.
+    private var arena: UnsafeMutableRawPointer?
+    private var arenaCapacity = 0
+    /// Arenas outgrown during the last bind, which values bound before the
+    /// growth still point into: freed at the next bind, which rebinds every
+    /// value before the statement runs again.
+    private var retiredArenas: [UnsafeMutableRawPointer] = []
+    /// The largest text or blob copied into the arena; a larger one is copied
+    /// by SQLite, so a statement kept in the cache never keeps a large arena.
+    private static let arenaValueLimit = 4096
+
     func bind(_ values: [Value]) throws {
+        forgetCell()
         sqlite3_reset(handle)
         if !writes.isEmpty, writesAddedInEpoch != connection.tables.epoch {
             connection.tables.willRun(writing: writes)
@@ -56,36 +76,94 @@ final class SQLiteStatement: DriverStatement {
         guard values.count == Int(parameterCount) else {
             throw DatabaseError(.misuse, "the statement has \(parameterCount) placeholders but \(values.count) values were bound", sql: sql)
         }
-        for (offset, value) in values.enumerated() {
-            let index = Int32(offset + 1)
-            let code: Int32
-            switch value {
-            case .null: code = sqlite3_bind_null(handle, index)
-            case .bool(let b): code = sqlite3_bind_int64(handle, index, b ? 1 : 0)
-            case .integer(let i): code = sqlite3_bind_int64(handle, index, i)
-            case .double(let d): code = sqlite3_bind_double(handle, index, d)
-            case .text(let s), .json(let s): code = bindText(s, index)
-            case .blob(let data):
-                if data.isEmpty {
-                    // A nil pointer would bind NULL: an empty blob is a zero-length blob.
-                    code = sqlite3_bind_zeroblob(handle, index, 0)
-                } else {
-                    guard data.count <= Int32.max else { throw tooBig(offset) }
-                    code = data.withUnsafeBytes {
-                        sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), depot_sqlite_transient())
+        if !retiredArenas.isEmpty { freeRetiredArenas() }
+        var used = 0
+        try values.withUnsafeBufferPointer { values in
+            for offset in 0..<values.count {
+                let index = Int32(offset + 1)
+                let code: Int32
+                switch values[offset] {
+                case .null: code = sqlite3_bind_null(handle, index)
+                case .bool(let b): code = sqlite3_bind_int64(handle, index, b ? 1 : 0)
+                case .integer(let i): code = sqlite3_bind_int64(handle, index, i)
+                case .double(let d): code = sqlite3_bind_double(handle, index, d)
+                case .text(let s), .json(let s):
+                    let count = s.utf8.count
+                    guard count <= Self.arenaValueLimit else {
+                        code = bindText(s, index)
+                        break
                     }
+                    let bytes = room(count, after: used)
+                    Self.copyUTF8(s, to: bytes)
+                    code = sqlite3_bind_text(handle, index, bytes.assumingMemoryBound(to: CChar.self), Int32(count), nil)
+                    used &+= count
+                case .blob(let data):
+                    if data.isEmpty {
+                        // A nil pointer would bind NULL: an empty blob is a zero-length blob.
+                        code = sqlite3_bind_zeroblob(handle, index, 0)
+                    } else if data.count > Self.arenaValueLimit {
+                        guard data.count <= Int32.max else { throw tooBig(offset) }
+                        code = data.withUnsafeBytes {
+                            sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), depot_sqlite_transient())
+                        }
+                    } else {
+                        let bytes = room(data.count, after: used)
+                        data.copyBytes(to: bytes.assumingMemoryBound(to: UInt8.self), count: data.count)
+                        code = sqlite3_bind_blob(handle, index, bytes, Int32(data.count), nil)
+                        used &+= data.count
+                    }
+                case .date(let date):
+                    guard let micros = ISO8601.microseconds(date) else {
+                        throw DatabaseError(.encoding, "value \(offset + 1): the date \(date.timeIntervalSince1970) seconds from 1970 is outside the years 0001...9999", sql: sql)
+                    }
+                    let bytes = room(ISO8601.maxFormattedCount, after: used)
+                    let count = ISO8601.write(microseconds: micros, into: bytes.assumingMemoryBound(to: UInt8.self))
+                    code = sqlite3_bind_text(handle, index, bytes.assumingMemoryBound(to: CChar.self), Int32(count), nil)
+                    used &+= count
+                case .uuid(let uuid): code = bindText(uuid.uuidString.lowercased(), index)
+                case .decimal(let decimal): code = bindText(decimal.description, index)
                 }
-            case .date(let date):
-                guard let micros = ISO8601.microseconds(date) else {
-                    throw DatabaseError(.encoding, "value \(offset + 1): the date \(date.timeIntervalSince1970) seconds from 1970 is outside the years 0001...9999", sql: sql)
-                }
-                code = ISO8601.withFormatted(microseconds: micros) { bytes in
-                    sqlite3_bind_text(handle, index, UnsafeRawPointer(bytes.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), depot_sqlite_transient())
-                }
-            case .uuid(let uuid): code = bindText(uuid.uuidString.lowercased(), index)
-            case .decimal(let decimal): code = bindText(decimal.description, index)
+                guard code == SQLITE_OK else { throw SQLiteError.make(code, connection.handle, sql: sql) }
             }
-            guard code == SQLITE_OK else { throw SQLiteError.make(code, connection.handle, sql: sql) }
+        }
+    }
+
+    /// Where the next `count` bytes go: in the arena after the `used` bytes
+    /// bound already, or at the start of a larger arena (the outgrown one is
+    /// retired, not freed, since values bound before point into it). Never a
+    /// nil pointer, so an empty text binds as empty, not NULL.
+    @inline(__always)
+    private func room(_ count: Int, after used: Int) -> UnsafeMutableRawPointer {
+        if let arena, arenaCapacity - used >= count { return arena + used }
+        return growArena(count)
+    }
+
+    /// A new arena with room for `count` bytes; what was bound stays in the retired one.
+    private func growArena(_ count: Int) -> UnsafeMutableRawPointer {
+        if let arena { retiredArenas.append(arena) }
+        let capacity = max(256, 2 * (arenaCapacity + count))
+        let made = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        arena = made
+        arenaCapacity = capacity
+        return made
+    }
+
+    private func freeRetiredArenas() {
+        for retired in retiredArenas { retired.deallocate() }
+        retiredArenas.removeAll()
+    }
+
+    /// Copies a text's UTF-8 to `destination`, which has room for `text.utf8.count` bytes.
+    @inline(__always)
+    private static func copyUTF8(_ text: String, to destination: UnsafeMutableRawPointer) {
+        let copied = text.utf8.withContiguousStorageIfAvailable { bytes in
+            if let base = bytes.baseAddress { destination.copyMemory(from: base, byteCount: bytes.count) }
+        }
+        guard copied == nil else { return }
+        var count = 0
+        for byte in text.utf8 {
+            destination.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+            count += 1
         }
     }
 
@@ -104,6 +182,7 @@ final class SQLiteStatement: DriverStatement {
     }
 
     func step() throws -> Bool {
+        forgetCell()
         if mentionsQueryOnly { connection.queryOnly = nil }
         let code = sqlite3_step(handle)
         switch code {
@@ -122,6 +201,7 @@ final class SQLiteStatement: DriverStatement {
     }
 
     func reset() {
+        forgetCell()
         sqlite3_reset(handle)
         checkedColumns = false
     }
@@ -137,20 +217,49 @@ final class SQLiteStatement: DriverStatement {
         columns = ColumnSet((0..<count).map { String(cString: sqlite3_column_name(handle, $0)) })
     }
 
+    // Typed reads. Each cell is asked for once: `sqlite3_column_value` (one
+    // call through the connection's API guard) gives the cell, whose storage
+    // class and contents are then plain reads, where `sqlite3_column_type`
+    // followed by `sqlite3_column_int64` went through the guard twice. The
+    // last cell is kept, so a NULL check and the read that follows ask once.
+
+    /// The column of `cell`, or -1 when no cell of the current row is kept.
+    private var cellColumn: Int32 = -1
+    private var cell: OpaquePointer?
+
+    /// The cell at `column` of the current row. SQLite keeps it valid until
+    /// the next step or reset; only conversions could change it, and the
+    /// reads below convert nothing (each reads the storage class it found).
+    @inline(__always)
+    private func cell(_ column: Int32) -> OpaquePointer? {
+        if column == cellColumn { return cell }
+        let value = sqlite3_column_value(handle, column)
+        cell = value
+        cellColumn = column
+        return value
+    }
+
+    /// Forgets the kept cell: the statement moved.
+    @inline(__always)
+    private func forgetCell() {
+        cellColumn = -1
+        cell = nil
+    }
+
     func isNull(at index: Int) -> Bool {
-        sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL
+        sqlite3_value_type(cell(Int32(index))) == SQLITE_NULL
     }
 
     func integer(at index: Int) -> Int64? {
-        let column = Int32(index)
-        guard sqlite3_column_type(handle, column) == SQLITE_INTEGER else { return nil }
-        return sqlite3_column_int64(handle, column)
+        let value = cell(Int32(index))
+        guard sqlite3_value_type(value) == SQLITE_INTEGER else { return nil }
+        return sqlite3_value_int64(value)
     }
 
     func double(at index: Int) -> Double? {
-        let column = Int32(index)
-        guard sqlite3_column_type(handle, column) == SQLITE_FLOAT else { return nil }
-        return sqlite3_column_double(handle, column)
+        let value = cell(Int32(index))
+        guard sqlite3_value_type(value) == SQLITE_FLOAT else { return nil }
+        return sqlite3_value_double(value)
     }
 
     /// SQLite has no Boolean cells: a Bool is the INTEGER 0 or 1.
@@ -160,25 +269,25 @@ final class SQLiteStatement: DriverStatement {
     func date(at index: Int) -> Date? { nil }
 
     func unsafeTextBytes(at index: Int) -> UnsafeBufferPointer<UInt8>? {
-        let column = Int32(index)
-        guard sqlite3_column_type(handle, column) == SQLITE_TEXT else { return nil }
+        let value = cell(Int32(index))
+        guard sqlite3_value_type(value) == SQLITE_TEXT else { return nil }
         // Text first, then its length: the order SQLite documents as safe.
-        guard let pointer = sqlite3_column_text(handle, column) else { return nil }
-        return UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column)))
+        guard let pointer = sqlite3_value_text(value) else { return nil }
+        return UnsafeBufferPointer(start: pointer, count: Int(sqlite3_value_bytes(value)))
     }
 
     func value(at index: Int) throws -> Value {
-        let column = Int32(index)
-        switch sqlite3_column_type(handle, column) {
+        let value = cell(Int32(index))
+        switch sqlite3_value_type(value) {
         case SQLITE_NULL:
             return .null
         case SQLITE_INTEGER:
-            return .integer(sqlite3_column_int64(handle, column))
+            return .integer(sqlite3_value_int64(value))
         case SQLITE_FLOAT:
-            return .double(sqlite3_column_double(handle, column))
+            return .double(sqlite3_value_double(value))
         case SQLITE_TEXT:
-            let count = Int(sqlite3_column_bytes(handle, column))
-            guard let pointer = sqlite3_column_text(handle, column) else { return .text("") }
+            guard let pointer = sqlite3_value_text(value) else { return .text("") }
+            let count = Int(sqlite3_value_bytes(value))
             let bytes = UnsafeBufferPointer(start: pointer, count: count)
             // ASCII needs no validation; the generic validating initializer is slow.
             if isASCII(bytes) { return .text(String(decoding: bytes, as: UTF8.self)) }
@@ -188,8 +297,8 @@ final class SQLiteStatement: DriverStatement {
             }
             return .text(text)
         default: // SQLITE_BLOB
-            let count = Int(sqlite3_column_bytes(handle, column))
-            guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return .blob(Data()) }
+            let count = Int(sqlite3_value_bytes(value))
+            guard count > 0, let pointer = sqlite3_value_blob(value) else { return .blob(Data()) }
             return .blob(Data(bytes: pointer, count: count))
         }
     }

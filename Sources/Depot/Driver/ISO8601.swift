@@ -79,8 +79,17 @@ import Foundation
     public static func exactDate(microseconds: Int64) -> Date? {
         guard microseconds >= minMicros, microseconds <= maxMicros else { return nil }
         let date = date(microseconds: microseconds)
+        // Within 2³¹ seconds of 2001 (1932 to 2069) a Double's step is at most
+        // 2⁻²² s, a quarter of a microsecond: every microsecond comes back
+        // itself, and only dates further away need the round trip checked.
+        let relative = microseconds &- referenceOffsetMicros
+        if relative > -exactEverywhereMicros, relative < exactEverywhereMicros { return date }
         return self.microseconds(date) == microseconds ? date : nil
     }
+
+    /// 2³¹ seconds in microseconds: the distance from 2001 within which a
+    /// `Date` holds every microsecond with room to spare.
+    private static let exactEverywhereMicros: Int64 = (1 << 31) * 1_000_000
 
     /// Formats a date; nil when it is outside the years 0001...9999, which no
     /// four-digit year can name (never a clamped, different date).
@@ -92,10 +101,28 @@ import Foundation
         withFormatted(microseconds: micros) { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// The most bytes ``write(microseconds:into:)`` writes.
+    public static let maxFormattedCount = 26
+
     /// Formats into a stack buffer and hands the 19 to 26 bytes to `body`: no allocation.
     ///
     /// `micros` must be within ``minMicros``...``maxMicros``.
+    @inlinable
     public static func withFormatted<R>(microseconds micros: Int64, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxFormattedCount) { bytes in
+            // The allocation holds maxFormattedCount bytes, so it has a base address.
+            let count = write(microseconds: micros, into: bytes.baseAddress.unsafelyUnwrapped)
+            return body(UnsafeBufferPointer(rebasing: bytes[0..<count]))
+        }
+    }
+
+    /// Writes the date as `YYYY-MM-DD HH:MM:SS[.ffffff]` (19 to 26 bytes, the
+    /// fraction trimmed to milliseconds when its last digits are zeros) at
+    /// `bytes`, which has room for ``maxFormattedCount``; returns the count.
+    ///
+    /// Not generic, so a backend formats into a buffer it reuses at the cost of
+    /// the digits alone. `micros` must be within ``minMicros``...``maxMicros``.
+    public static func write(microseconds micros: Int64, into bytes: UnsafeMutablePointer<UInt8>) -> Int {
         var seconds = micros / 1_000_000
         var fraction = micros % 1_000_000
         if fraction < 0 { fraction += 1_000_000; seconds -= 1 }
@@ -103,31 +130,29 @@ import Foundation
         var secondOfDay = seconds % 86_400
         if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
         let (year, month, day) = civil(fromDays: days)
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 26) { bytes in
-            @inline(__always)
-            func put(_ value: Int64, at offset: Int, width: Int) {
-                var v = value
-                var i = offset + width
-                while i > offset {
-                    i -= 1
-                    let (quotient, digit) = v.quotientAndRemainder(dividingBy: 10)
-                    bytes[i] = UInt8(truncatingIfNeeded: 48 + digit)
-                    v = quotient
-                }
+        @inline(__always)
+        func put(_ value: Int64, at offset: Int, width: Int) {
+            var v = value
+            var i = offset + width
+            while i > offset {
+                i -= 1
+                let (quotient, digit) = v.quotientAndRemainder(dividingBy: 10)
+                bytes[i] = UInt8(truncatingIfNeeded: 48 + digit)
+                v = quotient
             }
-            put(year, at: 0, width: 4); bytes[4] = 45 // -
-            put(month, at: 5, width: 2); bytes[7] = 45
-            put(day, at: 8, width: 2); bytes[10] = 32 // space
-            put(secondOfDay / 3600, at: 11, width: 2); bytes[13] = 58 // :
-            put(secondOfDay / 60 % 60, at: 14, width: 2); bytes[16] = 58
-            put(secondOfDay % 60, at: 17, width: 2)
-            guard fraction != 0 else { return body(UnsafeBufferPointer(rebasing: bytes[0..<19])) }
-            bytes[19] = 46 // .
-            put(fraction, at: 20, width: 6)
-            var end = 26
-            while end > 23, bytes[end - 1] == 48 { end -= 1 } // trailing zeros past the milliseconds
-            return body(UnsafeBufferPointer(rebasing: bytes[0..<end]))
         }
+        put(year, at: 0, width: 4); bytes[4] = 45 // -
+        put(month, at: 5, width: 2); bytes[7] = 45
+        put(day, at: 8, width: 2); bytes[10] = 32 // space
+        put(secondOfDay / 3600, at: 11, width: 2); bytes[13] = 58 // :
+        put(secondOfDay / 60 % 60, at: 14, width: 2); bytes[16] = 58
+        put(secondOfDay % 60, at: 17, width: 2)
+        guard fraction != 0 else { return 19 }
+        bytes[19] = 46 // .
+        put(fraction, at: 20, width: 6)
+        var end = 26
+        while end > 23, bytes[end - 1] == 48 { end -= 1 } // trailing zeros past the milliseconds
+        return end
     }
 
     /// Parses one of the accepted forms; nil when the text is not one of them.

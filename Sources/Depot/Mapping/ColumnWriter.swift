@@ -30,12 +30,15 @@ public struct ColumnWriter {
         codableColumns = try EncodedColumns.encode(record, options: options, keyStrategy: names.keyStrategy, deduplicating: false)
     }
 
-    /// The row written: the generated mapping's values under their column names,
-    /// or what Codable encoded. Ready for the next record afterwards.
-    mutating func take(for type: Any.Type) throws -> EncodedColumns {
+    /// Moves the row written into `row`: the generated mapping's values under
+    /// their column names, or what Codable encoded. Ready for the next record
+    /// afterwards, writing into the buffer `row` held (the two buffers take
+    /// turns, so a batch allocates none per row).
+    mutating func take(into row: inout EncodedColumns, for type: Any.Type) throws {
         if let codable = codableColumns {
             codableColumns = nil
-            return codable
+            row = codable
+            return
         }
         guard values.count == names.keys.count else {
             let written = values.count
@@ -44,10 +47,10 @@ public struct ColumnWriter {
                 codingPath: [],
                 debugDescription: "the generated column mapping of \(type) wrote \(written) values for \(names.keys.count) columnKeys"))
         }
-        var columns = EncodedColumns(names: names.columns, values: values)
+        row.names = names.columns
+        swap(&row.values, &values)
         values.removeAll(keepingCapacity: true)
-        if names.hasRepeats { columns.removeDuplicateNames() }
-        return columns
+        if names.hasRepeats { row.removeDuplicateNames() }
     }
 
     /// The coding path of the value being written, for errors.

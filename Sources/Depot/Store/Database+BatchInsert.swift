@@ -2,8 +2,13 @@ import Foundation
 
 /// Groups the rows of a batch insert into multi-row statements. The statement
 /// for a full group is prepared once and kept for the whole batch.
-struct BatchInsert<T: Record> {
+///
+/// Not generic over the record type: a generic type's metadata would be looked
+/// up on every row, since the batch runs in Depot's module, unspecialized.
+struct BatchInsert {
     let db: Database
+    /// The records' type, for the INSERT's table and its cached SQL.
+    let type: any Record.Type
     var names: [String] = []
     var pending: [Value] = []
     var pendingRows = 0
@@ -20,13 +25,15 @@ struct BatchInsert<T: Record> {
     /// The connection's bulk path, looked up once per batch.
     let bulking: (any BulkInsertingConnection)?
 
-    init(db: Database) {
+    init(db: Database, type: any Record.Type) {
         self.db = db
+        self.type = type
         bulking = db.connection.driver as? any BulkInsertingConnection
     }
 
-    mutating func add(_ row: EncodedColumns) throws {
-        var row = row
+    /// Adds a row. `row` is the caller's to reuse afterwards: its values are
+    /// bound or copied before this returns.
+    mutating func add(_ row: inout EncodedColumns) throws {
         if row.names != names {
             // New names: checked for duplicates once, then every row that matches them is fine.
             row.removeDuplicateNames()
@@ -43,6 +50,11 @@ struct BatchInsert<T: Record> {
             rowsPerStatement = max(1, min(db.dialect.batchInsertRows, byLimit))
             pending.reserveCapacity(rowsPerStatement * names.count)
         }
+        if rowsPerStatement == 1 {
+            // One row a statement (SQLite): bound straight from the row, not copied into a group.
+            try runFull(values: row.values)
+            return
+        }
         pending.append(contentsOf: row.values)
         pendingRows += 1
         if pendingRows == rowsPerStatement { try flush() }
@@ -54,7 +66,7 @@ struct BatchInsert<T: Record> {
                 try finishBulk()
                 names = row.names
                 try db.checkUsable()
-                let writer = try connection.beginBulkInsert(table: T.tableName, columns: names)
+                let writer = try connection.beginBulkInsert(table: type.tableName, columns: names)
                 bulk = writer
                 bulkRecord = StatementRecord.start(db, text: writer.sql)
                 bulkRows = 0
@@ -96,19 +108,24 @@ struct BatchInsert<T: Record> {
         }
         guard pendingRows == rowsPerStatement else {
             // The last, smaller group: a statement of its own size.
-            let text = db.insertSQL(T.self, names, rows: pendingRows)
+            let text = db.insertSQL(type, names, rows: pendingRows)
             try db.withStatement(text: text, values: pending) { statement, _ in
                 while try statement.step() {}
             }
             return
         }
+        try runFull(values: pending)
+    }
+
+    /// Runs the full-size statement, prepared on first use, with one group's values.
+    private mutating func runFull(values: [Value]) throws {
         if full == nil {
-            full = try StatementRun(db, preparing: db.insertSQL(T.self, names, rows: rowsPerStatement))
+            full = try StatementRun(db, preparing: db.insertSQL(type, names, rows: rowsPerStatement))
         }
         // Cancellation takes a lock to read: every 256 statements is prompt enough.
         statementsRun &+= 1
         if statementsRun & 255 == 1 { try db.checkCancellation() }
-        try full?.runAgain(db, values: pending)
+        try full?.runAgain(db, values: values)
     }
 
     mutating func release() {

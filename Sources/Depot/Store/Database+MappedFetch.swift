@@ -69,18 +69,28 @@ extension Database {
     func insertBatch<T: Record & ColumnMapped>(_ type: T.Type, _ next: (inout ColumnWriter) throws -> Bool) throws {
         let names = columnNames.names(for: type, keyStrategy: coding.keyStrategy) ?? ColumnNames(type: type, keyStrategy: coding.keyStrategy)
         var writer = ColumnWriter(names: names, options: coding.encoding, usesGeneratedMapping: coding.encoding.usesGeneratedMapping)
+        // Where the key columns sit in a generated row, found once per batch.
+        let keyPositions = names.hasRepeats ? nil : T.primaryKey.map { names.columns.firstIndex(of: $0) }
         try savepoint { db in
-            var batch = BatchInsert<T>(db: db)
+            var batch = BatchInsert(db: db, type: T.self)
             defer { batch.release() }
-            var keys = ExplicitKeys<T>()
-            while true {
-                let row = try Self.encoding(T.self) { () -> EncodedColumns? in
-                    guard try next(&writer) else { return nil }
-                    return Self.droppingNilKeys(try writer.take(for: type), T.self)
+            var keys = ExplicitKeys(T.self)
+            var row = EncodedColumns()
+            while try Self.encoding(T.self, { () -> Bool in
+                guard try next(&writer) else { return false }
+                try writer.take(into: &row, for: type)
+                if row.names == names.columns, let keyPositions {
+                    // A row as generated: only a NULL key makes it another row.
+                    if keyPositions.contains(where: { $0.map { row.values[$0].isNull } ?? false }) {
+                        row = Self.droppingNilKeys(row, T.self)
+                    }
+                } else {
+                    row = Self.droppingNilKeys(row, T.self)
                 }
-                guard let columns = row else { break }
-                keys.note(columns)
-                try batch.add(columns)
+                return true
+            }) {
+                keys.note(row)
+                try batch.add(&row)
             }
             try batch.flush()
             try keys.advanceGenerators(db)

@@ -48,13 +48,13 @@ extension Database {
     /// number of records.
     public func insert<T: Record>(contentsOf records: some Sequence<T>) throws {
         try savepoint { db in
-            var batch = BatchInsert<T>(db: db)
+            var batch = BatchInsert(db: db, type: T.self)
             defer { batch.release() }
-            var keys = ExplicitKeys<T>()
+            var keys = ExplicitKeys(T.self)
             for record in records {
-                let columns = try db.encodeForInsert(record, deduplicating: false)
+                var columns = try db.encodeForInsert(record, deduplicating: false)
                 keys.note(columns)
-                try batch.add(columns)
+                try batch.add(&columns)
             }
             try batch.flush()
             try keys.advanceGenerators(db)
@@ -171,7 +171,7 @@ extension Database {
 
     /// Moves the engine's key generators past the integer keys one record gave explicitly.
     func advanceKeyGenerators<T: Record>(_ type: T.Type, past columns: EncodedColumns) throws {
-        var keys = ExplicitKeys<T>()
+        var keys = ExplicitKeys(T.self)
         keys.note(columns)
         try keys.advanceGenerators(self)
     }
@@ -246,7 +246,7 @@ extension Database {
     /// Looked up by type, then by comparing the names: the names of a `@Columns`
     /// type are one shared array, which compares equal at once, where hashing them
     /// would read every name on every insert.
-    func insertSQL<T: Record>(_ type: T.Type, _ names: [String], rows: Int = 1, returning: Bool = false) -> String {
+    func insertSQL(_ type: any Record.Type, _ names: [String], rows: Int = 1, returning: Bool = false) -> String {
         let id = ObjectIdentifier(type)
         if let cached = recordCache.insertSQL[id]?.first(where: { $0.rows == rows && $0.returning == returning && $0.names == names }) {
             return cached.text
@@ -259,8 +259,8 @@ extension Database {
         return text
     }
 
-    private func renderInsert<T: Record>(_ type: T.Type, _ names: [String], rows: Int) -> String {
-        let table = dialect.quote(identifier: T.tableName)
+    private func renderInsert(_ type: any Record.Type, _ names: [String], rows: Int) -> String {
+        let table = dialect.quote(identifier: type.tableName)
         if names.isEmpty { return dialect.insertDefaultValues(into: table) }
         let columns = names.map { dialect.quote(identifier: $0) }.joined(separator: ", ")
         var text = "INSERT INTO \(table) (\(columns)) VALUES "
@@ -337,16 +337,21 @@ extension DatabaseError {
 
 /// The largest integer key each primary-key column was given explicitly by the
 /// inserts of one call, so the engine's key generator can be moved past them.
-struct ExplicitKeys<T: Record> {
+///
+/// Not generic over the record type, as ``BatchInsert`` is not.
+struct ExplicitKeys {
     /// The primary key's columns, read once: `T.primaryKey` may build its array on every call.
-    private let key = T.primaryKey
+    private let key: [String]
+    private let table: String
     /// The largest integer given to each key column, in the order of `key`.
     private var largest: [Int64?]
     /// Where the key columns were in the last row's names, reused while the names stay the same.
     private var names: [String] = []
     private var positions: [Int?] = []
 
-    init() {
+    init(_ type: any Record.Type) {
+        key = type.primaryKey
+        table = type.tableName
         largest = Array(repeating: nil, count: key.count)
     }
 
@@ -364,8 +369,8 @@ struct ExplicitKeys<T: Record> {
 
     func advanceGenerators(_ db: Database) throws {
         for (column, value) in zip(key, largest).sorted(by: { $0.0 < $1.0 }) {
-            guard let value, try db.hasKeyGenerator(table: T.tableName, column: column),
-                  let sql = db.dialect.advanceKeyGenerator(table: T.tableName, column: column, past: value) else { continue }
+            guard let value, try db.hasKeyGenerator(table: table, column: column),
+                  let sql = db.dialect.advanceKeyGenerator(table: table, column: column, past: value) else { continue }
             try db.execute(sql)
         }
     }
