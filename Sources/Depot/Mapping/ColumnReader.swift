@@ -38,8 +38,11 @@ public struct ColumnReader {
         try RowDecoder.decode(type, from: source, plan: plan)
     }
 
+    /// The position of the next key in `mapping`, moved past, and its column's
+    /// index in the row (-1 for none); an error when the mapping read more
+    /// properties than it lists.
     @inline(__always)
-    private mutating func nextIndex() throws -> (Int?, String) {
+    private mutating func nextPosition() throws -> (position: Int, index: Int) {
         let position = self.position
         guard let mapping, position < mapping.indexes.count else {
             let message = "the generated column mapping read more properties than its columnKeys list (\(mapping?.indexes.count ?? 0))"
@@ -47,34 +50,38 @@ public struct ColumnReader {
                                                     underlyingError: ColumnFailure(message: message)))
         }
         self.position = position + 1
-        let index = mapping.indexes[position]
-        return (index < 0 ? nil : index, mapping.keys[position])
+        return (position, mapping.indexes[position])
+    }
+
+    /// The key at `position`, for errors only: a read that succeeds never touches the name.
+    private func key(at position: Int) -> String {
+        mapping.map { $0.keys[position] } ?? ""
     }
 
     /// Reads the next column: `fast` answers from the cell directly when it can;
     /// otherwise `convert` reads its ``Value`` with `RowDecoder`'s rules and errors.
     @inline(__always)
     private mutating func read<T>(_ fast: (any RowSource, Int) -> T?, _ convert: (Value, ColumnContext) throws -> T) throws -> T {
-        let (index, key) = try nextIndex()
-        guard let index else { throw plan.keyNotFound(key) }
+        let (position, index) = try nextPosition()
+        guard index >= 0 else { throw plan.keyNotFound(key(at: position)) }
         if let value = fast(source, index) { return value }
-        return try convert(try source.value(at: index), plan.context(index, keyName: key))
+        return try convert(try source.value(at: index), plan.context(index, keyName: key(at: position)))
     }
 
     /// Reads the next column for an optional property: nil for NULL, and for a
     /// missing column when the strategy allows it.
     @inline(__always)
     private mutating func readIfPresent<T>(_ fast: (any RowSource, Int) -> T?, _ convert: (Value, ColumnContext) throws -> T) throws -> T? {
-        let (index, key) = try nextIndex()
-        guard let index else {
-            if plan.options.missingColumns.throws { throw plan.keyNotFound(key) }
+        let (position, index) = try nextPosition()
+        guard index >= 0 else {
+            if plan.options.missingColumns.throws { throw plan.keyNotFound(key(at: position)) }
             return nil
         }
         if source.isNull(at: index) { return nil }
         if let value = fast(source, index) { return value }
         let value = try source.value(at: index)
         if case .null = value { return nil }
-        return try convert(value, plan.context(index, keyName: key))
+        return try convert(value, plan.context(index, keyName: key(at: position)))
     }
 
     // The fast paths: each takes only the one kind of cell whose conversion cannot fail.
@@ -98,19 +105,19 @@ public struct ColumnReader {
     }
 
     @inline(__always)
-    private static func fastDate(_ source: any RowSource, _ index: Int, _ strategy: DateStrategy) -> Date? {
-        if case .custom = strategy { return nil }
+    private static func fastDate(_ source: any RowSource, _ index: Int, _ form: ColumnMapping.DateForm) -> Date? {
+        if form == .custom { return nil }
         // A stored instant is itself under every strategy but a custom one.
         if let date = source.date(at: index) { return date }
-        switch strategy {
-        case .deferredToStore, .iso8601Text:
+        switch form {
+        case .text:
             guard let bytes = source.unsafeTextBytes(at: index), let micros = ISO8601.parse(bytes: bytes) else { return nil }
             return ISO8601.exactDate(microseconds: micros)
         case .secondsSince1970:
             guard let seconds = source.double(at: index),
                   let micros = ISO8601.microseconds(secondsSince1970: seconds) else { return nil }
             return ISO8601.date(microseconds: micros)
-        default:
+        case .other, .custom:
             return nil
         }
     }
@@ -137,8 +144,8 @@ public struct ColumnReader {
     }
     /// Reads a `Date`, with the store's date strategy.
     public mutating func decode(_ type: Date.Type) throws -> Date {
-        let plan = self.plan
-        return try read({ Self.fastDate($0, $1, plan.options.dateStrategy) }, { try ValueDecoding.date($0, $1, plan.options) })
+        let plan = self.plan, form = mapping?.dateForm ?? .custom
+        return try read({ Self.fastDate($0, $1, form) }, { try ValueDecoding.date($0, $1, plan.options) })
     }
     /// Reads any other `Decodable` type, as `RowDecoder` reads a property of that type.
     public mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
@@ -162,8 +169,8 @@ public struct ColumnReader {
     }
     /// Reads an optional `Date`: nil for NULL.
     public mutating func decode(_ type: Date?.Type) throws -> Date? {
-        let plan = self.plan
-        return try readIfPresent({ Self.fastDate($0, $1, plan.options.dateStrategy) }, { try ValueDecoding.date($0, $1, plan.options) })
+        let plan = self.plan, form = mapping?.dateForm ?? .custom
+        return try readIfPresent({ Self.fastDate($0, $1, form) }, { try ValueDecoding.date($0, $1, plan.options) })
     }
     /// Reads any other optional `Decodable` type: nil for NULL.
     public mutating func decode<T: Decodable>(_ type: T?.Type) throws -> T? {
@@ -178,11 +185,31 @@ final class ColumnMapping {
     /// Column positions by key order; -1 for a key with no column.
     let indexes: [Int]
     let type: any ColumnMapped.Type
+    /// How the store's date strategy reads a date, worked out once.
+    let dateForm: DateForm
+
+    /// The date strategies, as far as a fast read of a cell cares.
+    enum DateForm {
+        /// Text in one of the ISO 8601 forms (the store's default, and `iso8601Text`).
+        case text
+        /// A number of seconds since 1970.
+        case secondsSince1970
+        /// Another built-in strategy: read through the checked path.
+        case other
+        /// The caller's own: never read by a fast path.
+        case custom
+    }
 
     init(type: any ColumnMapped.Type, plan: DecodePlan) {
         self.type = type
         keys = type.columnKeys
         indexes = keys.map { plan.columnIndex(forKey: $0) ?? -1 }
+        dateForm = switch plan.options.dateStrategy {
+        case .deferredToStore, .iso8601Text: .text
+        case .secondsSince1970: .secondsSince1970
+        case .custom: .custom
+        default: .other
+        }
     }
 }
 

@@ -44,7 +44,7 @@ extension Database {
     /// through the type's generated column mapping.
     @inlinable
     public func find<T: Record & ColumnMapped>(_ type: T.Type, id: some Encodable & Sendable) throws -> T? {
-        let (text, values) = try findStatement(type, id: id)
+        let (text, values) = try findStatement(type, id: id, encoded: Value.plainKey(id))
         var result: T?
         try mappedRows(type, text: text, values: values, limit: .oneByPrimaryKey) { reader in
             result = try reader.record(T.self)
@@ -155,8 +155,11 @@ extension Database {
     }
 
     /// The SQL of `find` and its bound key, the text rendered once per connection.
+    ///
+    /// `encoded` is the key's value when the caller knew it without the
+    /// encoder (``Value/plainKey(_:)``); nil to encode it with the store's strategies.
     @usableFromInline
-    func findStatement<T: Record>(_ type: T.Type, id: some Encodable & Sendable) throws -> (String, [Value]) {
+    func findStatement<T: Record>(_ type: T.Type, id: some Encodable & Sendable, encoded: Value? = nil) throws -> (String, [Value]) {
         let text: String
         if let cached = recordCache.findSQL[ObjectIdentifier(type)] {
             text = cached
@@ -165,7 +168,23 @@ extension Database {
             text = try SQL("SELECT * FROM \(ident: T.tableName) WHERE \(ident: key) = \(Value.null)").rendered(for: dialect).text
             recordCache.findSQL[ObjectIdentifier(type)] = text
         }
-        return (text, [try encodeKey(id, T.self)])
+        return (text, [try encoded ?? encodeKey(id, T.self)])
+    }
+}
+
+extension Value {
+    /// The value of a key of a type no strategy changes (`Int`, `Int64`,
+    /// `Int32`, `String`), or nil for any other type, which the encoder then
+    /// writes. Inlined, so the type test is decided when the caller compiles,
+    /// where the encoder asks the runtime whether the key's type conforms to
+    /// its protocol on every call.
+    @inlinable
+    static func plainKey<K>(_ key: K) -> Value? {
+        if K.self == Int64.self, let key = key as? Int64 { return .integer(key) }
+        if K.self == Int.self, let key = key as? Int { return .integer(Int64(key)) }
+        if K.self == Int32.self, let key = key as? Int32 { return .integer(Int64(key)) }
+        if K.self == String.self, let key = key as? String { return .text(key) }
+        return nil
     }
 }
 

@@ -23,12 +23,14 @@ public final class Database {
     let connection: PooledConnection
     let coding: CodingOptions
     private let cancellation: CancellationFlag
-    private var isValid = true
+    // Read before every statement, on the connection's queue: the dynamic
+    // exclusivity checks of these flags are left out.
+    @exclusivity(unchecked) private var isValid = true
     /// Whether the access is still running and no statement failed: the cheap part of ``checkUsable()``.
     var isOpen: Bool { isValid && failedAtDepth == nil }
-    private var savepointDepth = 0
+    @exclusivity(unchecked) private var savepointDepth = 0
     /// The savepoint depth at which an engine error left the transaction failed, if one did.
-    private var failedAtDepth: Int?
+    @exclusivity(unchecked) private var failedAtDepth: Int?
     /// Whether the access's closure started: before it, a failure changed nothing.
     private(set) var bodyStarted = false
 
@@ -301,9 +303,12 @@ public final class Database {
     }
 
     func checkCancellation() throws {
-        if cancellation.isCancelled { throw CancellationError() }
-        if let timeout = cancellation.timeout { throw DatabaseError.accessTimedOut(timeout) }
-        if cancellation.isStopped { throw DatabaseError.stoppedByShutdown }
+        switch cancellation.interruption {
+        case nil: return
+        case .cancelled: throw CancellationError()
+        case .timedOut(let timeout): throw DatabaseError.accessTimedOut(timeout)
+        case .stopped: throw DatabaseError.stoppedByShutdown
+        }
     }
 
     /// The decode plan for this statement's columns and a type, made once per connection.
@@ -311,7 +316,7 @@ public final class Database {
         connection.plan(columns: statement.columns, type: type, options: coding.decoding)
     }
 
-    func prepare(_ text: String) throws -> (any DriverStatement, cached: Bool) {
+    func prepare(_ text: String) throws -> (any DriverStatement, cached: CachedStatement?) {
         do {
             return try connection.statement(text)
         } catch let error as DatabaseError {

@@ -8,12 +8,18 @@ import Foundation
 final class PooledConnection: @unchecked Sendable {
     let role: ConnectionRole
     private let queue: DispatchQueue
-    // Touched only on `queue`.
+    // Touched only on `queue`, one access at a time: the dynamic exclusivity
+    // checks, which cost more than a lookup, are left out.
     private let connection: any DriverConnection
-    private var statements: [String: any DriverStatement] = [:]
-    private var busyStatements: Set<ObjectIdentifier> = []
+    @exclusivity(unchecked) private var statements: [String: CachedStatement] = [:]
     private let statementCacheLimit = 512
-    private var plans: [PlanKey: DecodePlan] = [:]
+    @exclusivity(unchecked) private var plans: [PlanKey: DecodePlan] = [:]
+    /// The statement found last, and its SQL: a statement run again and again
+    /// (a lookup in a loop, `find`, a declared query, whose text is the same
+    /// string each time) is found by comparing the text, not hashing it.
+    @exclusivity(unchecked) private var lastStatement: (sql: String, entry: CachedStatement)?
+    /// The plan found last, for the same reason.
+    @exclusivity(unchecked) private var lastPlan: (key: PlanKey, plan: DecodePlan)?
     /// The record operations' cache (its type and contents are theirs).
     let records = RecordCache()
     /// The query builder's cache.
@@ -61,44 +67,62 @@ final class PooledConnection: @unchecked Sendable {
 
     var driver: any DriverConnection { connection }
 
-    /// A prepared statement for this SQL: the cached one when it is free, a fresh one otherwise.
-    func statement(_ sql: String) throws -> (any DriverStatement, cached: Bool) {
-        if let cached = statements[sql], !busyStatements.contains(ObjectIdentifier(cached)) {
-            return (cached, true)
+    /// A prepared statement for this SQL: the cached one when it is free (its
+    /// entry is returned, to be marked busy while it runs), a fresh one otherwise.
+    func statement(_ sql: String) throws -> (any DriverStatement, cached: CachedStatement?) {
+        if let last = lastStatement, last.sql == sql, !last.entry.isBusy {
+            return (last.entry.statement, last.entry)
+        }
+        if let cached = statements[sql], !cached.isBusy {
+            lastStatement = (sql, cached)
+            return (cached.statement, cached)
         }
         let statement = try connection.prepare(sql)
         if statements[sql] == nil {
             if statements.count >= statementCacheLimit {
-                statements.removeAll(keepingCapacity: true)
+                forgetStatements()
                 plans.removeAll(keepingCapacity: true)
+                lastPlan = nil
             }
-            statements[sql] = statement
-            return (statement, true)
+            let entry = CachedStatement(statement)
+            statements[sql] = entry
+            lastStatement = (sql, entry)
+            return (statement, entry)
         }
-        return (statement, false)
+        return (statement, nil)
     }
 
     /// The plan for decoding rows with these columns into a type. It holds the
     /// column set, so the set's identity cannot be reused while the plan is cached.
     func plan(columns: ColumnSet, type: Any.Type, options: DecodingOptions) -> DecodePlan {
         let key = PlanKey(columns: ObjectIdentifier(columns), type: ObjectIdentifier(type))
-        if let plan = plans[key] { return plan }
+        if let last = lastPlan, last.key == key { return last.plan }
+        if let plan = plans[key] {
+            lastPlan = (key, plan)
+            return plan
+        }
         if plans.count >= 4 * statementCacheLimit { plans.removeAll(keepingCapacity: true) }
         let plan = DecodePlan(columns: columns, options: options, type: type)
         plans[key] = plan
+        lastPlan = (key, plan)
         return plan
+    }
+
+    /// Empties the statement cache. A statement still running keeps its entry
+    /// and is finalized when the run lets it go.
+    private func forgetStatements() {
+        statements.removeAll(keepingCapacity: true)
+        lastStatement = nil
     }
 
     /// Forgets what DDL may have changed: the prepared statements (PostgreSQL
     /// refuses to run a cached plan whose result types changed) and what each
     /// layer's cache says it must.
     func forgetSchemaFacts() {
-        statements.removeAll(keepingCapacity: true)
+        forgetStatements()
         for cache in caches { cache.schemaMayHaveChanged() }
     }
 
-    func markBusy(_ statement: any DriverStatement) { busyStatements.insert(ObjectIdentifier(statement)) }
-    func markFree(_ statement: any DriverStatement) { busyStatements.remove(ObjectIdentifier(statement)) }
 
     func checkHealth() {
         if !connection.isUsable {
@@ -115,8 +139,23 @@ final class PooledConnection: @unchecked Sendable {
 
     func close() {
         statements.removeAll()
+        lastStatement = nil
         plans.removeAll()
+        lastPlan = nil
         connection.close()
+    }
+}
+
+/// A statement in a connection's cache, and whether a run holds it now (a
+/// cursor left open, or a statement run while another one steps): a busy
+/// statement is not handed out again, a fresh one is prepared instead.
+final class CachedStatement {
+    let statement: any DriverStatement
+    /// Set and cleared on the connection's queue only.
+    @exclusivity(unchecked) var isBusy = false
+
+    init(_ statement: any DriverStatement) {
+        self.statement = statement
     }
 }
 

@@ -1,12 +1,14 @@
 /// What the record operations keep on each connection: the SQL they render
 /// once per record type, and which columns have key generators.
+/// Touched on its connection's queue only, one access at a time: the dynamic
+/// exclusivity checks are left out.
 final class RecordCache: ConnectionCache {
     /// Rendered INSERT statements, by record type, columns, row count and RETURNING.
-    var insertSQL: [ObjectIdentifier: [(names: [String], rows: Int, returning: Bool, text: String)]] = [:]
+    @exclusivity(unchecked) var insertSQL: [ObjectIdentifier: [(names: [String], rows: Int, returning: Bool, text: String)]] = [:]
     /// The rendered SELECT of `find(_:id:)`, by record type.
-    var findSQL: [ObjectIdentifier: String] = [:]
+    @exclusivity(unchecked) var findSQL: [ObjectIdentifier: String] = [:]
     /// Whether each column has a key generator to advance after explicit keys.
-    var keyGenerators: [ColumnKey: Bool] = [:]
+    @exclusivity(unchecked) var keyGenerators: [ColumnKey: Bool] = [:]
 
     struct ColumnKey: Hashable {
         let table: String

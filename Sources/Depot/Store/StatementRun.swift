@@ -19,8 +19,8 @@ struct StatementRun {
     /// The bound values, kept only when something may need them after the
     /// bind: an error that shows them, a log line, an observation's read.
     private(set) var values: [Value]
-    /// Whether the statement is the connection's cached one, to be marked free when done.
-    private let cached: Bool
+    /// The connection's cache entry when the statement is the cached one, marked free when done.
+    private let cached: CachedStatement?
     private var record: StatementRecord?
 
     /// Prepares (or reuses) the statement for `text`, binds `values`, and starts the run.
@@ -40,7 +40,7 @@ struct StatementRun {
     init(_ db: Database, preparing text: String) throws {
         try db.checkUsable()
         let (statement, cached) = try db.prepare(text)
-        db.connection.markBusy(statement)
+        cached?.isBusy = true
         self.statement = statement
         self.cached = cached
         self.text = text
@@ -121,7 +121,7 @@ struct StatementRun {
     /// Resets the statement and gives it back to the connection's cache.
     func release(_ db: Database) {
         statement.reset()
-        if cached { db.connection.markFree(statement) }
+        cached?.isBusy = false
     }
 }
 

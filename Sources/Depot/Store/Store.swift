@@ -361,6 +361,24 @@ final class CancellationFlag: @unchecked Sendable {
     /// The access is done with its connection's statements.
     func finish() { lock.withLock { finished = true } }
 
+    /// Why the access must stop, read under one lock (a statement checks
+    /// before it runs, so this is on every statement's path); nil to go on.
+    var interruption: Interruption? {
+        lock.withLock {
+            if cancelled { return .cancelled }
+            if let timedOutAfter { return .timedOut(timedOutAfter) }
+            if stoppedByShutdown { return .stopped }
+            return nil
+        }
+    }
+
+    /// What stopped an access, in the order ``interruption`` reports them.
+    enum Interruption {
+        case cancelled
+        case timedOut(Duration)
+        case stopped
+    }
+
     /// Whether the store's shutdown interrupted the access.
     private(set) var stoppedByShutdown = false
     var isStopped: Bool { lock.withLock { stoppedByShutdown } }
