@@ -74,6 +74,25 @@ import Testing
         }
     }
 
+    @Test func anyByteChangedInTheWrittenFormIsReadAsTheGeneralReaderReadsItOrLeftToIt() {
+        var generator = SplitMix64(seed: 0x5EED_0002)
+        let replacements: [UInt8] = [0, 0x2F, 0x30, 0x39, 0x3A, 0x20, 0x2D, 0x3A, 0x2E, 0x54, 0x7F, 0x80, 0xB9, 0xBA, 0xFF]
+        for _ in 0..<20_000 {
+            let micros = Int64.random(in: ISO8601.minMicros...ISO8601.maxMicros, using: &generator)
+            var bytes = Array(ISO8601.format(microseconds: micros).utf8)
+            let at = Int.random(in: 0..<bytes.count, using: &generator)
+            bytes[at] = Bool.random(using: &generator)
+                ? replacements[Int.random(in: 0..<replacements.count, using: &generator)]
+                : UInt8.random(in: 0...255, using: &generator)
+            bytes.withUnsafeBufferPointer { buffer in
+                let fast = ISO8601.parseWritten(buffer)
+                let general = ISO8601.parseAny(buffer)
+                #expect(fast == nil || fast == general, "\(bytes) at \(at): \(String(describing: fast)) against \(String(describing: general))")
+                #expect(ISO8601.parse(bytes: buffer) == general, "\(bytes)")
+            }
+        }
+    }
+
     @Test func roundTripsEveryMicrosecondItCanHold() {
         var generator = SplitMix64(seed: 42)
         for _ in 0..<20_000 {
