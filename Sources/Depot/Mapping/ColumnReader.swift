@@ -20,6 +20,11 @@ public struct ColumnReader {
         self.mapping = mapping
     }
 
+    /// Starts again at the first key, for the statement's next row.
+    mutating func rewind() {
+        position = 0
+    }
+
     /// Whether the row is read through the generated mapping; false when the
     /// store turned it off, and the type then decodes through Codable.
     @usableFromInline

@@ -126,8 +126,10 @@ extension Database {
             guard try statement.step() else { return }
             let plan = self.plan(for: statement, type)
             var rows = 0
+            // One reader for every row: it reads the statement in place, so only its position moves.
+            var reader = ColumnReader(source: statement, plan: plan, mapping: plan.mapping)
             repeat {
-                var reader = ColumnReader(source: statement, plan: plan, mapping: plan.mapping)
+                reader.rewind()
                 do {
                     try body(&reader)
                 } catch let error as DecodingError where plan.mapping != nil {

@@ -19,7 +19,9 @@ public final class Database {
     /// The dialect as the query builder uses it; nil when the backend renders no queries.
     private(set) lazy var queryDialect: (any QueryDialect)? = dialect as? any QueryDialect
     /// The store's settings: coders and error verbosity.
-    public let configuration: Store.Configuration
+    public var configuration: Store.Configuration { settings.configuration }
+    /// The store's settings, shared: an access holds a reference, not a copy.
+    let settings: StoreSettings
     let connection: PooledConnection
     let coding: CodingOptions
     private let cancellation: CancellationFlag
@@ -46,7 +48,7 @@ public final class Database {
     let recordsStatements: Bool
     /// Whether a statement keeps its bound values after binding them: for an
     /// error that shows them, a log line, or an observation's read.
-    var keepsValues: Bool { recordsStatements || configuration.showsBoundValues || readRecorder != nil }
+    var keepsValues: Bool { recordsStatements || settings.configuration.showsBoundValues || readRecorder != nil }
 
     /// Collects the tables the statements read, when an observation reads.
     var readRecorder: ReadRecorder?
@@ -67,7 +69,7 @@ public final class Database {
     /// What a read's server must have applied before the read begins, and how long to wait for it.
     var replayTarget: (CommitPosition, Duration)?
 
-    init(connection: PooledConnection, dialect: any SQLDialect, configuration: Store.Configuration, coding: CodingOptions,
+    init(connection: PooledConnection, dialect: any SQLDialect, settings: StoreSettings, coding: CodingOptions,
          cancellation: CancellationFlag, log: AccessLog? = nil, statementTimer: CoreMetrics.Timer? = nil, tracing: AccessTracing? = nil) {
         self.log = log
         self.tracing = tracing
@@ -76,7 +78,7 @@ public final class Database {
         self.connection = connection
         self.coding = coding
         self.dialect = dialect
-        self.configuration = configuration
+        self.settings = settings
         self.cancellation = cancellation
     }
 

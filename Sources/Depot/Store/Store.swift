@@ -104,6 +104,8 @@ public final class Store: Sendable {
     public let dialect: any SQLDialect
     /// This store's settings.
     public let configuration: Configuration
+    /// The configuration, shared by reference with every access's `Database`.
+    let settings: StoreSettings
     private let writers: ConnectionPool
     private let readers: ConnectionPool
     /// The replicas' readers, when the store has replicas (then `readers` is this pool).
@@ -127,6 +129,7 @@ public final class Store: Sendable {
     public init(driver: some DatabaseDriver, configuration: Configuration = Configuration()) {
         self.dialect = driver.dialect
         self.configuration = configuration
+        self.settings = StoreSettings(configuration)
         let metrics = configuration.metricsFactory.map { StoreMetrics(factory: $0, engineName: driver.dialect.engineName) }
         self.metrics = metrics
         var encoding = configuration.encoder.options, decoding = configuration.decoder.options
@@ -219,9 +222,27 @@ public final class Store: Sendable {
     /// Whether the store reads and writes on one connection (an in-memory SQLite database): no one else can write.
     var isSingleConnection: Bool { writers === readers && writers.maxConnections == 1 }
 
+    /// Runs one access and returns what `body` returns.
+    ///
+    /// The result type is erased here, at once: the access's machinery (the
+    /// continuation, the result carried back from the connection's queue, the
+    /// transaction) is then compiled for `Void`, where a generic result type
+    /// made the runtime look up the metadata of each generic type it touched,
+    /// on every access. `body`'s value goes into memory this call owns.
     func access<T: Sendable>(_ kind: TransactionKind, isolation: IsolationLevel?, route: ReadRoute, logger: Logger? = nil,
                              recorder: ReadRecorder? = nil, position: PositionBox? = nil,
                              _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let result = AccessResult<T>()
+        defer { result.discard() }
+        try await accessReturningNothing(kind, isolation: isolation, route: route, logger: logger, recorder: recorder, position: position) { db in
+            result.store(try body(db))
+        }
+        return result.take()
+    }
+
+    private func accessReturningNothing(_ kind: TransactionKind, isolation: IsolationLevel?, route: ReadRoute, logger: Logger?,
+                                        recorder: ReadRecorder?, position: PositionBox?,
+                                        _ body: @escaping @Sendable (Database) throws -> Void) async throws {
         // Where the access runs, and what a replica must have applied first.
         let pool: ConnectionPool
         var replay: (CommitPosition, Duration)?
@@ -282,19 +303,19 @@ public final class Store: Sendable {
             }
             let cancellation = CancellationFlag()
             let dialect = self.dialect
-            let configuration = self.configuration
+            let settings = self.settings
             let codingOptions = self.codingOptions
             let observers = self.observers
             let statementTimer = metrics?.statementDuration
-            let deadline = configuration.accessTimeout.map { timeout in
+            let deadline = settings.configuration.accessTimeout.map { timeout in
                 let work = DispatchWorkItem { cancellation.timeOut(timeout) { connection.interrupt() } }
                 DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(timeout.saturatingNanoseconds), execute: work)
                 return work
             }
             gate.attach(ticket, cancellation, connection)
-            let outcome: Sendable1<(Result<T, any Error>, bodyStarted: Bool)> = await withTaskCancellationHandler {
+            let outcome: Sendable1<(Result<Void, any Error>, bodyStarted: Bool)> = await withTaskCancellationHandler {
                 await connection.run { connection in
-                    let db = Database(connection: connection, dialect: dialect, configuration: configuration, coding: codingOptions, cancellation: cancellation, log: log, statementTimer: statementTimer, tracing: tracing)
+                    let db = Database(connection: connection, dialect: dialect, settings: settings, coding: codingOptions, cancellation: cancellation, log: log, statementTimer: statementTimer, tracing: tracing)
                     db.readRecorder = recorder
                     db.observers = observers
                     db.tracksCommitPosition = tracksPosition
@@ -337,6 +358,47 @@ struct CodingOptions: Sendable {
 
 /// Set when the task running an access is cancelled or its deadline passes;
 /// read on the connection's queue.
+/// A store's configuration in one shared object: every access refers to it
+/// instead of copying a struct of loggers, coders and closures.
+final class StoreSettings: Sendable {
+    let configuration: Store.Configuration
+
+    init(_ configuration: Store.Configuration) {
+        self.configuration = configuration
+    }
+}
+
+/// Where an access's closure leaves its value: memory for one `T`, written on
+/// the connection's queue before the access's continuation resumes, read by
+/// the awaiting task after it. Not generic storage the runtime must describe
+/// (an optional of `T` would be): a pointer, and whether it holds a value.
+final class AccessResult<T>: @unchecked Sendable {
+    private let slot = UnsafeMutablePointer<T>.allocate(capacity: 1)
+    private var holdsValue = false
+
+    /// Keeps the closure's value. Called at most once per access; a retried
+    /// access runs its closure again only when the first try never started it.
+    func store(_ value: T) {
+        if holdsValue { slot.deinitialize(count: 1) }
+        slot.initialize(to: value)
+        holdsValue = true
+    }
+
+    /// Moves the value out. The access succeeded, so the closure stored one.
+    func take() -> T {
+        holdsValue = false
+        return slot.move()
+    }
+
+    /// Destroys a value the access stored but did not return (its commit
+    /// failed after the closure returned), and frees the memory.
+    func discard() {
+        if holdsValue { slot.deinitialize(count: 1) }
+        holdsValue = false
+        slot.deallocate()
+    }
+}
+
 final class CancellationFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var cancelled = false
