@@ -5,18 +5,21 @@ import Foundation
 /// A statement run with libpq's extended protocol: prepared once per set of
 /// parameter types, parameters sent typed (binary where fixed-width), results
 /// read in binary. A cursor streams it in single-row mode.
+///
+/// Its state is touched by one thread at a time (the driver contract), on
+/// every execution and read: the dynamic exclusivity checks are left out.
 final class PostgresStatement: DriverStatement {
     private let connection: PostgresConnection
     private let sql: String
     /// Server-side prepared statements, by the parameter types they were prepared for.
-    private var prepared: [[Oid]: String] = [:]
-    private var parameters = PostgresParameters()
+    @exclusivity(unchecked) private var prepared: [[Oid]: String] = [:]
+    private let parameters = PostgresParameters()
     /// The last parameter types and the statement prepared for them: most
     /// executions repeat them, and need not hash the types to find the name.
-    private var lastPrepared: (types: [Oid], name: String)?
+    @exclusivity(unchecked) private var lastPrepared: (types: [Oid], name: String)?
     /// The connection's generation the prepared statements belong to: a reconnect forgets them.
-    private var preparedGeneration = 0
-    private var wantsStreaming = false
+    @exclusivity(unchecked) private var preparedGeneration = 0
+    @exclusivity(unchecked) private var wantsStreaming = false
 
     private enum State {
         case idle
@@ -27,16 +30,16 @@ final class PostgresStatement: DriverStatement {
         case streaming(current: OpaquePointer?)
         case done
     }
-    private var state = State.idle
+    @exclusivity(unchecked) private var state = State.idle
     /// Rows of a stream read ahead because another statement needed the connection.
-    private var queued: [OpaquePointer] = []
-    private var streamIsLive = false
+    @exclusivity(unchecked) private var queued: [OpaquePointer] = []
+    @exclusivity(unchecked) private var streamIsLive = false
 
-    private(set) var columns = ColumnSet([])
-    private var columnTypes: [Oid] = []
+    @exclusivity(unchecked) private(set) var columns = ColumnSet([])
+    @exclusivity(unchecked) private var columnTypes: [Oid] = []
     /// Whether ``columns`` and `columnTypes` describe the result being read.
-    private var columnsAreCurrent = false
-    private(set) var changes = 0
+    @exclusivity(unchecked) private var columnsAreCurrent = false
+    @exclusivity(unchecked) private(set) var changes = 0
 
     init(connection: PostgresConnection, sql: String) {
         self.connection = connection
@@ -165,12 +168,27 @@ final class PostgresStatement: DriverStatement {
             preparedGeneration = connection.generation
         }
         let types = parameters.types
-        if let last = lastPrepared, last.types == types { return (last.name, true) }
+        if let last = lastPrepared, fits(last.types) { return (last.name, true) }
         if let name = prepared[types] {
             lastPrepared = (types, name)
             return (name, true)
         }
         return (connection.nextStatementName(), false)
+    }
+
+    /// Whether the bound values can run in a statement prepared for
+    /// `prepared`: the same types, where a NULL fits a parameter of any type
+    /// (untyped text does not: the server read that parameter as text). Rows
+    /// whose optional properties are nil now and then share one prepared
+    /// statement most of the time.
+    @inline(__always)
+    private func fits(_ prepared: [Oid]) -> Bool {
+        let types = parameters.types
+        guard types.count == prepared.count else { return false }
+        for index in 0..<types.count where types[index] != prepared[index] && !parameters.isNull(at: index) {
+            return false
+        }
+        return true
     }
 
     private func notePrepared(_ name: String) {

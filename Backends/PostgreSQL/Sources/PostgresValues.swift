@@ -20,70 +20,141 @@ private let postgresEpochMicros: Int64 = 946_684_800_000_000
 /// How a ``Value`` is sent: fixed-width types in binary with their type, so
 /// `SELECT $1` keeps it; text, JSON and NULL as untyped text, so the server
 /// reads them as the column or function needs (`uuid`, `jsonb`, an enum...).
-struct PostgresParameters {
+final class PostgresParameters {
     /// The types the server is told; 0 lets it infer the type from the statement.
     private(set) var types: [Oid] = []
-    /// 0 text, 1 binary.
-    private var formats: [Int32] = []
-    private var lengths: [Int32] = []
-    /// Where each value starts in `bytes`; -1 for NULL.
-    private var offsets: [Int] = []
+    private(set) var count = 0
+    // One slot per parameter, grown as statements with more parameters come:
+    // 0 text or 1 binary, the length, where its bytes start (-1 for NULL), and
+    // the pointer libpq gets. Touched by one thread at a time (the statement's).
+    @exclusivity(unchecked) private var slots = 0
+    @exclusivity(unchecked) private var formats: UnsafeMutablePointer<Int32>
+    @exclusivity(unchecked) private var lengths: UnsafeMutablePointer<Int32>
+    @exclusivity(unchecked) private var offsets: UnsafeMutablePointer<Int>
+    @exclusivity(unchecked) private var pointers: UnsafeMutablePointer<UnsafePointer<CChar>?>
     /// Every value's bytes, one after another. Text-format values end with a NUL.
-    private var bytes: [UInt8] = []
-    private var pointers: [UnsafePointer<CChar>?] = []
+    @exclusivity(unchecked) private var bytes: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private var byteCapacity = 256
+    @exclusivity(unchecked) private var used = 0
 
-    var count: Int { types.count }
+    init() {
+        formats = .allocate(capacity: 0)
+        lengths = .allocate(capacity: 0)
+        offsets = .allocate(capacity: 0)
+        pointers = .allocate(capacity: 0)
+        bytes = .allocate(byteCount: byteCapacity, alignment: 8)
+    }
+
+    deinit {
+        formats.deallocate()
+        lengths.deallocate()
+        offsets.deallocate()
+        pointers.deallocate()
+        bytes.deallocate()
+    }
+
+    /// Whether the parameter at `index` is NULL.
+    @inline(__always)
+    func isNull(at index: Int) -> Bool { offsets[index] < 0 }
 
     /// Replaces the parameters with `values`.
-    mutating func bind(_ values: [Value]) throws {
+    func bind(_ values: [Value]) throws {
         types.removeAll(keepingCapacity: true)
-        formats.removeAll(keepingCapacity: true)
-        lengths.removeAll(keepingCapacity: true)
-        offsets.removeAll(keepingCapacity: true)
-        bytes.removeAll(keepingCapacity: true)
-        for (offset, value) in values.enumerated() {
-            try append(value, position: offset + 1)
+        count = 0
+        used = 0
+        if values.count > slots { growSlots(values.count) }
+        try values.withUnsafeBufferPointer { values in
+            for offset in 0..<values.count {
+                try append(values[offset], position: offset + 1)
+            }
         }
     }
 
-    private mutating func add(type: Oid, format: Int32, _ write: (inout [UInt8]) -> Void) {
-        let start = bytes.count
-        write(&bytes)
+    private func growSlots(_ needed: Int) {
+        let capacity = max(needed, 2 * slots)
+        func grown<T>(_ old: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<T> {
+            let made = UnsafeMutablePointer<T>.allocate(capacity: capacity)
+            made.moveInitialize(from: old, count: count)
+            old.deallocate()
+            return made
+        }
+        formats = grown(formats)
+        lengths = grown(lengths)
+        offsets = grown(offsets)
+        pointers = grown(pointers)
+        slots = capacity
+    }
+
+    /// Room for `count` more bytes after those written; the buffer may move,
+    /// so values are found by offset until ``withArrays(_:)``.
+    @inline(__always)
+    private func room(_ count: Int) -> UnsafeMutableRawPointer {
+        if byteCapacity - used < count { growBytes(count) }
+        return bytes + used
+    }
+
+    private func growBytes(_ count: Int) {
+        let capacity = max(2 * byteCapacity, used + count)
+        let made = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        made.copyMemory(from: bytes, byteCount: used)
+        bytes.deallocate()
+        bytes = made
+        byteCapacity = capacity
+    }
+
+    /// Records the value whose `length` bytes were just written at `used`.
+    @inline(__always)
+    private func add(type: Oid, format: Int32, length: Int) {
         types.append(type)
-        formats.append(format)
-        offsets.append(start)
+        formats[count] = format
+        offsets[count] = used
         // Callers refuse values of 2 GiB or more, so the length fits.
-        lengths.append(Int32(clamping: bytes.count - start))
+        lengths[count] = Int32(truncatingIfNeeded: length)
+        count += 1
+        used += length
     }
 
-    private mutating func addBigEndian<T: FixedWidthInteger>(_ x: T, type: Oid) {
-        add(type: type, format: 1) { bytes in withUnsafeBytes(of: x.bigEndian) { bytes.append(contentsOf: $0) } }
+    @inline(__always)
+    private func addBigEndian<T: FixedWidthInteger>(_ x: T, type: Oid) {
+        room(MemoryLayout<T>.size).storeBytes(of: x.bigEndian, as: T.self)
+        add(type: type, format: 1, length: MemoryLayout<T>.size)
     }
 
-    private mutating func addText(_ text: String, position: Int, type: Oid = 0) throws {
-        var text = text
-        guard text.utf8.count < Int32.max else {
+    private func addText(_ text: String, position: Int, type: Oid = 0) throws {
+        let length = text.utf8.count
+        guard length < Int32.max else {
             throw DatabaseError(.encoding, "value \(position) is larger than PostgreSQL can bind (2 GiB)")
         }
-        let hasNUL = text.withUTF8 { utf8 in utf8.baseAddress.map { memchr($0, 0, utf8.count) != nil } ?? false }
+        let destination = room(length + 1)
+        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            if let base = utf8.baseAddress { destination.copyMemory(from: base, byteCount: utf8.count) }
+        }
+        if copied == nil {
+            var at = 0
+            for byte in text.utf8 {
+                destination.storeBytes(of: byte, toByteOffset: at, as: UInt8.self)
+                at += 1
+            }
+        }
         // libpq reads text up to its NUL: one inside would cut the value short.
-        guard !hasNUL else {
+        guard length == 0 || memchr(destination, 0, length) == nil else {
             throw DatabaseError(.encoding, "value \(position): PostgreSQL text cannot hold the NUL character (U+0000)")
         }
-        add(type: type, format: 0) { bytes in
-            text.withUTF8 { bytes.append(contentsOf: $0) }
-            bytes.append(0)
-        }
+        destination.storeBytes(of: 0, toByteOffset: length, as: UInt8.self)
+        add(type: type, format: 0, length: length + 1)
     }
 
-    private mutating func append(_ value: Value, position: Int) throws {
+    private func append(_ value: Value, position: Int) throws {
         switch value {
         case .null:
             types.append(0)
-            formats.append(0)
-            offsets.append(-1)
-            lengths.append(0)
-        case .bool(let b): add(type: PostgresType.bool, format: 1) { $0.append(b ? 1 : 0) }
+            formats[count] = 0
+            offsets[count] = -1
+            lengths[count] = 0
+            count += 1
+        case .bool(let b):
+            room(1).storeBytes(of: b ? 1 : 0, as: UInt8.self)
+            add(type: PostgresType.bool, format: 1, length: 1)
         case .integer(let i): addBigEndian(i, type: PostgresType.int8)
         case .double(let d): addBigEndian(d.bitPattern, type: PostgresType.float8)
         case .text(let s), .json(let s): try addText(s, position: position)
@@ -91,13 +162,17 @@ struct PostgresParameters {
             guard data.count <= Int32.max else {
                 throw DatabaseError(.encoding, "value \(position) is larger than PostgreSQL can bind (2 GiB)")
             }
-            add(type: PostgresType.bytea, format: 1) { $0.append(contentsOf: data) }
+            let destination = room(data.count)
+            data.copyBytes(to: destination.assumingMemoryBound(to: UInt8.self), count: data.count)
+            add(type: PostgresType.bytea, format: 1, length: data.count)
         case .date(let date):
             guard let micros = ISO8601.microseconds(date) else {
                 throw DatabaseError(.encoding, "value \(position): the date \(date.timeIntervalSince1970) seconds from 1970 is outside the years 0001...9999")
             }
             addBigEndian(micros - postgresEpochMicros, type: PostgresType.timestamptz)
-        case .uuid(let uuid): add(type: PostgresType.uuid, format: 1) { bytes in withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) } }
+        case .uuid(let uuid):
+            room(16).storeBytes(of: uuid.uuid, as: uuid_t.self)
+            add(type: PostgresType.uuid, format: 1, length: 16)
         case .decimal(let decimal):
             guard !decimal.isNaN else { throw DatabaseError(.encoding, "value \(position): Decimal NaN cannot be stored") }
             try addText(decimal.description, position: position, type: PostgresType.numeric)
@@ -105,28 +180,15 @@ struct PostgresParameters {
     }
 
     /// Runs `body` with libpq's arrays (values, lengths, formats), which point into these buffers.
-    mutating func withArrays<T>(_ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T) -> T {
-        // An empty non-NULL value (an empty blob) still needs a valid pointer.
-        bytes.append(0)
-        defer { bytes.removeLast() }
-        let offsets = self.offsets
-        var pointers: [UnsafePointer<CChar>?] = []
-        swap(&pointers, &self.pointers)
-        defer { self.pointers = pointers }
-        return bytes.withUnsafeBufferPointer { storage in
-            pointers.removeAll(keepingCapacity: true)
-            for offset in offsets {
-                guard offset >= 0, let base = storage.baseAddress else { pointers.append(nil); continue }
-                pointers.append(UnsafeRawPointer(base + offset).assumingMemoryBound(to: CChar.self))
-            }
-            return pointers.withUnsafeBufferPointer { values in
-                lengths.withUnsafeBufferPointer { lengths in
-                    formats.withUnsafeBufferPointer { formats in
-                        body(values.baseAddress, lengths.baseAddress, formats.baseAddress)
-                    }
-                }
-            }
+    func withArrays<T>(_ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T) -> T {
+        // An empty non-NULL value (an empty blob) still needs a valid pointer:
+        // the buffer always has room past the last value.
+        _ = room(1)
+        for index in 0..<count {
+            let offset = offsets[index]
+            pointers[index] = offset < 0 ? nil : UnsafeRawPointer(bytes + offset).assumingMemoryBound(to: CChar.self)
         }
+        return body(pointers, lengths, formats)
     }
 }
 

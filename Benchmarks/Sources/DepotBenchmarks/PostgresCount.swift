@@ -5,7 +5,7 @@ import Foundation
 /// One PostgreSQL contender's loop for one scenario, for callgrind: the client's
 /// instructions (the server's work happens in other processes and is not counted).
 enum PostgresCount {
-    static let contenders = ["raw libpq", "Depot, @Columns", "Depot, @Columns, insert without returning"]
+    static let contenders = ["raw libpq", "raw libpq, text COPY", "Depot, @Columns", "Depot, @Columns, insert without returning"]
 
     static func run(_ scenario: String, _ options: Options) async throws {
         guard let url = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"] else {
@@ -34,7 +34,9 @@ enum PostgresCount {
                 }
             case "pgbulk":
                 try raw.exec(postgresTableSQL(dates))
-                if isRaw { try raw.insertCopy(items) } else { try await depot.write { db in try db.insert(contentsOf: items) } }
+                if options.contender == "raw libpq, text COPY" {
+                    try raw.insertTextCopy(items)
+                } else if isRaw { try raw.insertCopy(items) } else { try await depot.write { db in try db.insert(contentsOf: items) } }
             case "pgfetch":
                 let fetched = isRaw ? try raw.fetchAll() : try await depot.read { db in try db.fetchAll(Item.self, "SELECT * FROM items") }
                 try check(fetched.count == items.count, "fetched \(fetched.count) rows")
