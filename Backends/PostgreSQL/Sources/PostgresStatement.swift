@@ -118,8 +118,11 @@ final class PostgresStatement: DriverStatement {
         default: return nil
         }
         let column = Int32(index)
-        guard index < columnTypes.count, PQgetisnull(result, row, column) == 0, let pointer = PQgetvalue(result, row, column) else { return nil }
-        return (columnTypes[index], UnsafeRawBufferPointer(start: pointer, count: Int(PQgetlength(result, row, column))))
+        guard index < columnTypes.count else { return nil }
+        // The length first: only an empty cell may be NULL, so only then is libpq asked.
+        let length = PQgetlength(result, row, column)
+        guard length > 0 || PQgetisnull(result, row, column) == 0, let pointer = PQgetvalue(result, row, column) else { return nil }
+        return (columnTypes[index], UnsafeRawBufferPointer(start: pointer, count: Int(length)))
     }
 
     func isNull(at index: Int) -> Bool {

@@ -22,8 +22,8 @@ private let postgresEpochMicros: Int64 = 946_684_800_000_000
 /// reads them as the column or function needs (`uuid`, `jsonb`, an enum...).
 final class PostgresParameters {
     /// The types the server is told; 0 lets it infer the type from the statement.
-    private(set) var types: [Oid] = []
-    private(set) var count = 0
+    @exclusivity(unchecked) private(set) var types: [Oid] = []
+    @exclusivity(unchecked) private(set) var count = 0
     // One slot per parameter, grown as statements with more parameters come:
     // 0 text or 1 binary, the length, where its bytes start (-1 for NULL), and
     // the pointer libpq gets. Touched by one thread at a time (the statement's).

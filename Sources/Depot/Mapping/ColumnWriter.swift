@@ -154,7 +154,8 @@ extension ColumnMapped {
 /// one key strategy): nil for a type without a generated mapping, so the
 /// conformance lookup happens once per type, not once per record.
 final class ColumnNamesCache: ConnectionCache {
-    private var names: [ObjectIdentifier: ColumnNames?] = [:]
+    // Touched on the connection's queue only: no dynamic exclusivity checks.
+    @exclusivity(unchecked) private var names: [ObjectIdentifier: ColumnNames?] = [:]
 
     init() {}
 

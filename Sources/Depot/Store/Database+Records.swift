@@ -170,10 +170,18 @@ extension Database {
     // MARK: Helpers
 
     /// Moves the engine's key generators past the integer keys one record gave explicitly.
+    ///
+    /// A type none of whose key columns has a generator is remembered as such
+    /// (until the schema changes), so a one-row insert skips the search.
     func advanceKeyGenerators<T: Record>(_ type: T.Type, past columns: EncodedColumns) throws {
+        let id = ObjectIdentifier(type)
+        if recordCache.keysWithoutGenerators.contains(id) { return }
         var keys = ExplicitKeys(T.self)
         keys.note(columns)
         try keys.advanceGenerators(self)
+        if try T.primaryKey.allSatisfy({ try !hasKeyGenerator(table: T.tableName, column: $0) }) {
+            recordCache.keysWithoutGenerators.insert(id)
+        }
     }
 
     /// A primary-key value encoded as the record's property is, with the store's strategies.

@@ -10,6 +10,9 @@ final class RecordCache: ConnectionCache {
     /// Whether each column has a key generator to advance after explicit keys.
     @exclusivity(unchecked) var keyGenerators: [ColumnKey: Bool] = [:]
 
+    /// Record types none of whose primary-key columns has a key generator.
+    @exclusivity(unchecked) var keysWithoutGenerators: Set<ObjectIdentifier> = []
+
     struct ColumnKey: Hashable {
         let table: String
         let column: String
@@ -20,5 +23,6 @@ final class RecordCache: ConnectionCache {
     /// A schema change may add or drop a column's generator.
     func schemaMayHaveChanged() {
         keyGenerators.removeAll()
+        keysWithoutGenerators.removeAll()
     }
 }
