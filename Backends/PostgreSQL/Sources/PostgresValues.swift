@@ -126,7 +126,7 @@ final class PostgresParameters {
             throw DatabaseError(.encoding, "value \(position) is larger than PostgreSQL can bind (2 GiB)")
         }
         let destination = room(length + 1)
-        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 in
+        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { utf8 in
             if let base = utf8.baseAddress { destination.copyMemory(from: base, byteCount: utf8.count) }
         }
         if copied == nil {

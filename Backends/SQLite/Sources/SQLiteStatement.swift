@@ -159,7 +159,7 @@ final class SQLiteStatement: DriverStatement {
     /// Copies a text's UTF-8 to `destination`, which has room for `text.utf8.count` bytes.
     @inline(__always)
     private static func copyUTF8(_ text: String, to destination: UnsafeMutableRawPointer) {
-        let copied = text.utf8.withContiguousStorageIfAvailable { bytes in
+        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
             if let base = bytes.baseAddress { destination.copyMemory(from: base, byteCount: bytes.count) }
         }
         guard copied == nil else { return }
