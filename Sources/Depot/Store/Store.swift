@@ -103,7 +103,7 @@ public final class Store: Sendable {
     /// The engine's dialect: its placeholders, quoting and column types.
     public let dialect: any SQLDialect
     /// This store's settings.
-    public let configuration: Configuration
+    public var configuration: Configuration { settings.configuration }
     /// The configuration, shared by reference with every access's `Database`.
     let settings: StoreSettings
     private let writers: ConnectionPool
@@ -128,7 +128,6 @@ public final class Store: Sendable {
     /// own constructors, such as `Store.sqlite(at:)`.
     public init(driver: some DatabaseDriver, configuration: Configuration = Configuration()) {
         self.dialect = driver.dialect
-        self.configuration = configuration
         self.settings = StoreSettings(configuration)
         let metrics = configuration.metricsFactory.map { StoreMetrics(factory: $0, engineName: driver.dialect.engineName) }
         self.metrics = metrics
@@ -237,7 +236,7 @@ public final class Store: Sendable {
         try await accessReturningNothing(kind, isolation: isolation, route: route, logger: logger, recorder: recorder, position: position) { db in
             result.store(try body(db))
         }
-        return result.take()
+        return try result.take()
     }
 
     private func accessReturningNothing(_ kind: TransactionKind, isolation: IsolationLevel?, route: ReadRoute, logger: Logger?,
@@ -356,8 +355,6 @@ struct CodingOptions: Sendable {
     let decoding: DecodingOptions
 }
 
-/// Set when the task running an access is cancelled or its deadline passes;
-/// read on the connection's queue.
 /// A store's configuration in one shared object: every access refers to it
 /// instead of copying a struct of loggers, coders and closures.
 final class StoreSettings: Sendable {
@@ -384,8 +381,10 @@ final class AccessResult<T>: @unchecked Sendable {
         holdsValue = true
     }
 
-    /// Moves the value out. The access succeeded, so the closure stored one.
-    func take() -> T {
+    /// Moves the value out. The access succeeded, so the closure stored one;
+    /// were it not so, an error rather than memory never written.
+    func take() throws -> T {
+        guard holdsValue else { throw DatabaseError(.other, "the access finished without its closure's value") }
         holdsValue = false
         return slot.move()
     }
@@ -399,6 +398,8 @@ final class AccessResult<T>: @unchecked Sendable {
     }
 }
 
+/// Set when the task running an access is cancelled or its deadline passes;
+/// read on the connection's queue.
 final class CancellationFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var cancelled = false
