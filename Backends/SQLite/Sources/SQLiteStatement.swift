@@ -268,6 +268,9 @@ final class SQLiteStatement: DriverStatement {
     /// SQLite has no Boolean cells: a Bool is the INTEGER 0 or 1.
     func bool(at index: Int) -> Bool? { nil }
 
+    /// True: a Bool is the INTEGER 0 or 1, so it is read as an integer first.
+    var storesBooleansAsIntegers: Bool { true }
+
     /// SQLite has no date cells: a date is text or a number.
     func date(at index: Int) -> Date? { nil }
 

@@ -51,6 +51,11 @@ public protocol RowSource {
     func double(at index: Int) -> Double?
     /// The cell's Boolean, when the engine stores it as one; nil for any other cell.
     func bool(at index: Int) -> Bool?
+    /// Whether the engine has no Boolean cells and stores a Bool as the
+    /// integer 0 or 1 (SQLite): a Bool is then read as an integer first, and
+    /// ``bool(at:)`` asked only after. A hint for speed, never for meaning:
+    /// both answers read the same values. The default is false.
+    var storesBooleansAsIntegers: Bool { get }
     /// The cell's instant, when the engine stores it as a date or timestamp; nil
     /// for any other cell (text and numbers included).
     func date(at index: Int) -> Date?
@@ -91,6 +96,9 @@ extension RowSource {
         if case .date(let date)? = try? value(at: index) { return date }
         return nil
     }
+
+    /// False: a Bool is asked for as a Boolean first.
+    public var storesBooleansAsIntegers: Bool { false }
 
     /// None: a source without its own bytes to lend has its text read through ``value(at:)``.
     public func unsafeTextBytes(at index: Int) -> UnsafeBufferPointer<UInt8>? {

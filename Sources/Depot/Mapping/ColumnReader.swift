@@ -14,10 +14,14 @@ public struct ColumnReader {
     let mapping: ColumnMapping?
     var position = 0
 
+    /// The source's ``RowSource/storesBooleansAsIntegers``, asked once.
+    let booleansAreIntegers: Bool
+
     init(source: any RowSource, plan: DecodePlan, mapping: ColumnMapping?) {
         self.source = source
         self.plan = plan
         self.mapping = mapping
+        booleansAreIntegers = source.storesBooleansAsIntegers
     }
 
     /// Starts again at the first key, for the statement's next row.
@@ -92,12 +96,12 @@ public struct ColumnReader {
     // The fast paths: each takes only the one kind of cell whose conversion cannot fail.
 
     @inline(__always)
-    private static func fastBool(_ source: any RowSource, _ index: Int) -> Bool? {
-        if let bool = source.bool(at: index) { return bool }
+    private static func fastBool(_ source: any RowSource, _ index: Int, _ integersFirst: Bool) -> Bool? {
+        if !integersFirst, let bool = source.bool(at: index) { return bool }
         switch source.integer(at: index) {
         case 0: return false
         case 1: return true
-        default: return nil
+        default: return integersFirst ? source.bool(at: index) : nil
         }
     }
 
@@ -128,7 +132,10 @@ public struct ColumnReader {
     }
 
     /// Reads a `Bool`.
-    public mutating func decode(_ type: Bool.Type) throws -> Bool { try read(Self.fastBool, ValueDecoding.bool) }
+    public mutating func decode(_ type: Bool.Type) throws -> Bool {
+        let integersFirst = booleansAreIntegers
+        return try read({ Self.fastBool($0, $1, integersFirst) }, ValueDecoding.bool)
+    }
     /// Reads a `String`.
     public mutating func decode(_ type: String.Type) throws -> String { try read(Self.fastString, ValueDecoding.string) }
     /// Reads a `Double`.
@@ -159,7 +166,10 @@ public struct ColumnReader {
     }
 
     /// Reads an optional `Bool`: nil for NULL.
-    public mutating func decode(_ type: Bool?.Type) throws -> Bool? { try readIfPresent(Self.fastBool, ValueDecoding.bool) }
+    public mutating func decode(_ type: Bool?.Type) throws -> Bool? {
+        let integersFirst = booleansAreIntegers
+        return try readIfPresent({ Self.fastBool($0, $1, integersFirst) }, ValueDecoding.bool)
+    }
     /// Reads an optional `String`: nil for NULL.
     public mutating func decode(_ type: String?.Type) throws -> String? { try readIfPresent(Self.fastString, ValueDecoding.string) }
     /// Reads an optional `Double`: nil for NULL.

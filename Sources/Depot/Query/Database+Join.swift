@@ -163,6 +163,7 @@ struct ShiftedRowSource: RowSource {
     func integer(at index: Int) -> Int64? { base.integer(at: offset + index) }
     func double(at index: Int) -> Double? { base.double(at: offset + index) }
     func bool(at index: Int) -> Bool? { base.bool(at: offset + index) }
+    var storesBooleansAsIntegers: Bool { base.storesBooleansAsIntegers }
     func date(at index: Int) -> Date? { base.date(at: offset + index) }
     func unsafeTextBytes(at index: Int) -> UnsafeBufferPointer<UInt8>? { base.unsafeTextBytes(at: offset + index) }
 }

@@ -259,4 +259,7 @@ final class MariaDBStatement: DriverStatement {
         if let currentRow { if case .double(let d) = currentRow[index] { return d } else { return nil } }
         return results?.double(at: index)
     }
+
+    /// True: a `BOOLEAN` is a `TINYINT` 0 or 1, so a Bool is read as an integer first.
+    var storesBooleansAsIntegers: Bool { true }
 }
