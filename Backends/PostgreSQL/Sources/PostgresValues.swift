@@ -126,16 +126,7 @@ final class PostgresParameters {
             throw DatabaseError(.encoding, "value \(position) is larger than PostgreSQL can bind (2 GiB)")
         }
         let destination = room(length + 1)
-        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            if let base = utf8.baseAddress { destination.copyMemory(from: base, byteCount: utf8.count) }
-        }
-        if copied == nil {
-            var at = 0
-            for byte in text.utf8 {
-                destination.storeBytes(of: byte, toByteOffset: at, as: UInt8.self)
-                at += 1
-            }
-        }
+        copyUTF8(text, to: destination)
         // libpq reads text up to its NUL: one inside would cut the value short.
         guard length == 0 || memchr(destination, 0, length) == nil else {
             throw DatabaseError(.encoding, "value \(position): PostgreSQL text cannot hold the NUL character (U+0000)")

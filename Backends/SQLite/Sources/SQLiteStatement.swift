@@ -97,7 +97,7 @@ final class SQLiteStatement: DriverStatement {
                         break
                     }
                     let bytes = room(count, after: used)
-                    Self.copyUTF8(s, to: bytes)
+                    copyUTF8(s, to: bytes)
                     code = sqlite3_bind_text(handle, index, bytes.assumingMemoryBound(to: CChar.self), Int32(count), nil)
                     used &+= count
                 case .blob(let data):
@@ -154,20 +154,6 @@ final class SQLiteStatement: DriverStatement {
     private func freeRetiredArenas() {
         for retired in retiredArenas { retired.deallocate() }
         retiredArenas.removeAll()
-    }
-
-    /// Copies a text's UTF-8 to `destination`, which has room for `text.utf8.count` bytes.
-    @inline(__always)
-    private static func copyUTF8(_ text: String, to destination: UnsafeMutableRawPointer) {
-        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
-            if let base = bytes.baseAddress { destination.copyMemory(from: base, byteCount: bytes.count) }
-        }
-        guard copied == nil else { return }
-        var count = 0
-        for byte in text.utf8 {
-            destination.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
-            count += 1
-        }
     }
 
     private func bindText(_ text: String, _ index: Int32) -> Int32 {

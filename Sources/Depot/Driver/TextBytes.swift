@@ -17,3 +17,18 @@ public func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     }
     return true
 }
+
+/// Copies a text's UTF-8 bytes to `destination`, which has room for
+/// `text.utf8.count` bytes: a backend's bind buffer. No terminating NUL.
+@_spi(Driver) @inlinable @inline(__always)
+public func copyUTF8(_ text: String, to destination: UnsafeMutableRawPointer) {
+    let copied: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
+        if let base = bytes.baseAddress { destination.copyMemory(from: base, byteCount: bytes.count) }
+    }
+    guard copied == nil else { return }
+    var offset = 0
+    for byte in text.utf8 {
+        destination.storeBytes(of: byte, toByteOffset: offset, as: UInt8.self)
+        offset += 1
+    }
+}
