@@ -8,23 +8,29 @@ import Logging
 ///   shows bound values), its duration, the rows it changed, its error kind;
 /// - a statement slower than ``Store/Configuration/slowStatementThreshold`` at `warning`;
 /// - `BEGIN`, `COMMIT` and other scripts at `trace`.
-struct AccessLog {
-    var logger: Logger
+///
+/// A class: an access that logs nothing passes one nil reference around.
+final class AccessLog: Sendable {
+    let logger: Logger
     let statements: Bool
     let scripts: Bool
     let slowThreshold: Duration?
     let showsValues: Bool
 
     /// Nil when the logger would drop every message this access could send.
-    init?(_ logger: Logger, configuration: Store.Configuration) {
+    convenience init?(_ logger: Logger, settings: StoreSettings) {
+        self.init(logger, slowStatementThreshold: settings.slowStatementThreshold, showsBoundValues: settings.showsBoundValues)
+    }
+
+    init?(_ logger: Logger, slowStatementThreshold: Duration?, showsBoundValues: Bool) {
         let level = logger.logLevel
-        let slow = level <= .warning ? configuration.slowStatementThreshold : nil
+        let slow = level <= .warning ? slowStatementThreshold : nil
         guard level <= .debug || slow != nil else { return nil }
         self.logger = logger
         statements = level <= .debug
         scripts = level <= .trace
         slowThreshold = slow
-        showsValues = configuration.showsBoundValues
+        showsValues = showsBoundValues
     }
 
     func statement(_ text: String, values: [Value], duration: Duration, changes: Int?, error: (any Error)?) {

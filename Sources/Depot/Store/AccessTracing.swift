@@ -7,18 +7,33 @@ import Tracing
 /// (`SELECT`, `INSERT`...), with OpenTelemetry's database attributes:
 /// `db.system.name` (`sqlite`, `postgresql`), `db.operation.name` and
 /// `db.query.text`, the statement's SQL with placeholders: never its values.
-struct AccessTracing: Sendable {
+///
+/// A class: an access that traces nothing passes one nil reference around.
+final class AccessTracing: Sendable {
     let tracer: any Tracer
     let context: ServiceContext
     let system: String
+    /// The access's own span.
+    let span: any Span
+
+    private init(tracer: any Tracer, system: String, span: any Span) {
+        self.tracer = tracer
+        self.context = span.context
+        self.system = system
+        self.span = span
+    }
 
     /// Starts the access's span as a child of the caller's context.
-    static func start(_ tracer: (any Tracer)?, kind: TransactionKind, engineName: String) -> (AccessTracing, any Span)? {
-        guard let tracer else { return nil }
+    static func start(_ tracer: any Tracer, kind: TransactionKind, engineName: String) -> AccessTracing {
         let system = engineName.lowercased()
         let span = tracer.startSpan(kind == .read ? "depot.read" : "depot.write", context: ServiceContext.current ?? .topLevel, ofKind: .client)
         span.attributes["db.system.name"] = system
-        return (AccessTracing(tracer: tracer, context: span.context, system: system), span)
+        return AccessTracing(tracer: tracer, system: system, span: span)
+    }
+
+    /// Ends the access's span, marked as an error when the access failed.
+    func end(error: (any Error)?) {
+        Self.end(span, error: error)
     }
 
     /// Starts a statement's span, a child of the access's.

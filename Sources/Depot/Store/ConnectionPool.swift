@@ -18,13 +18,13 @@ final class ConnectionPool: @unchecked Sendable {
     private let open: @Sendable (ConnectionRole) throws -> any DriverConnection
     private let label: String
     private let lock = NSLock()
-    // Guarded by `lock`.
-    private var idle: [PooledConnection] = []
-    private var openCount = 0
-    private var opened = 0
-    private var waiters: [(id: UInt64, continuation: CheckedContinuation<PooledConnection, any Error>)] = []
-    private var nextWaiterID: UInt64 = 0
-    private var isClosed = false
+    // Guarded by `lock`: the dynamic exclusivity checks are left out.
+    @exclusivity(unchecked) private var idle: [PooledConnection] = []
+    @exclusivity(unchecked) private var openCount = 0
+    @exclusivity(unchecked) private var opened = 0
+    @exclusivity(unchecked) private var waiters: [(id: UInt64, continuation: CheckedContinuation<PooledConnection, any Error>)] = []
+    @exclusivity(unchecked) private var nextWaiterID: UInt64 = 0
+    @exclusivity(unchecked) private var isClosed = false
     /// Whether opening a connection that fails with a `connection` error is
     /// tried again until the checkout timeout (``Store/Configuration/waitsForServer``).
     private let waitsForServer: Bool
@@ -58,6 +58,31 @@ final class ConnectionPool: @unchecked Sendable {
         metrics.open.set(open)
         metrics.inUse.set(open - idleCount)
         metrics.idle.set(idleCount)
+    }
+
+    /// An idle connection for the caller's exclusive use until it is given
+    /// back, if one is idle now: the common case, without suspending.
+    /// Nil when none is, or the pool is closed: then ``acquire(timeout:)``.
+    func takeIdle() -> PooledConnection? {
+        let connection = lock.withLock { isClosed ? nil : idle.popLast() }
+        if connection != nil, metrics != nil { publish() }
+        return connection
+    }
+
+    /// Gives a healthy connection back without suspending: to the first
+    /// waiter, or to the idle ones. False when the connection is broken or
+    /// retired or the pool closed, which only ``release(_:)`` handles.
+    func giveBack(_ connection: PooledConnection) -> Bool {
+        if connection.isBroken || connection.isRetired { return false }
+        let (taken, waiter) = lock.withLock { () -> (Bool, CheckedContinuation<PooledConnection, any Error>?) in
+            if isClosed { return (false, nil) }
+            if !waiters.isEmpty { return (true, waiters.removeFirst().continuation) }
+            idle.append(connection)
+            return (true, nil)
+        }
+        waiter?.resume(returning: connection)
+        if taken, metrics != nil { publish() }
+        return taken
     }
 
     /// A connection for the caller's exclusive use until ``release(_:)``.

@@ -23,8 +23,11 @@ public final class Database {
     /// The store's settings, shared: an access holds a reference, not a copy.
     let settings: StoreSettings
     let connection: PooledConnection
-    let coding: CodingOptions
-    private let cancellation: CancellationFlag
+    /// The store's coders' options.
+    var coding: CodingOptions { settings.coding }
+    let cancellation: CancellationFlag
+    /// The access this `Database` was made for.
+    let access: Access
     // Read before every statement, on the connection's queue: the dynamic
     // exclusivity checks of these flags are left out.
     @exclusivity(unchecked) private var isValid = true
@@ -34,7 +37,7 @@ public final class Database {
     /// The savepoint depth at which an engine error left the transaction failed, if one did.
     @exclusivity(unchecked) private var failedAtDepth: Int?
     /// Whether the access's closure started: before it, a failure changed nothing.
-    private(set) var bodyStarted = false
+    @exclusivity(unchecked) private(set) var bodyStarted = false
 
     /// What this access logs; nil when its logger would drop everything.
     let log: AccessLog?
@@ -48,16 +51,16 @@ public final class Database {
     let recordsStatements: Bool
     /// Whether a statement keeps its bound values after binding them: for an
     /// error that shows them, a log line, or an observation's read.
-    var keepsValues: Bool { recordsStatements || settings.configuration.showsBoundValues || readRecorder != nil }
+    var keepsValues: Bool { recordsStatements || settings.showsBoundValues || readRecorder != nil }
 
     /// Collects the tables the statements read, when an observation reads.
-    var readRecorder: ReadRecorder?
+    let readRecorder: ReadRecorder?
     /// The store's observations, told about this access's commit.
-    var observers: ObservationCenter?
+    let observers: ObservationCenter?
     /// Tables the closure said it changed (``notifyChanges(in:)``).
-    var notifiedTables: Set<String> = []
+    @exclusivity(unchecked) var notifiedTables: Set<String> = []
     /// Whether a write asks its connection where its commit ends in the log.
-    var tracksCommitPosition = false
+    let tracksCommitPosition: Bool
     /// The record operations' cache on this connection.
     var recordCache: RecordCache { connection.records }
     /// The query builder's cache on this connection.
@@ -65,18 +68,24 @@ public final class Database {
     /// Column names of generated mappings under the store's key strategy.
     var columnNames: ColumnNamesCache { connection.columnNames }
     /// Where the write's commit ends in the log, once committed (when tracked).
-    private(set) var commitPosition: CommitPosition?
+    @exclusivity(unchecked) private(set) var commitPosition: CommitPosition?
     /// What a read's server must have applied before the read begins, and how long to wait for it.
-    var replayTarget: (CommitPosition, Duration)?
+    let replayTarget: (CommitPosition, Duration)?
 
-    init(connection: PooledConnection, dialect: any SQLDialect, settings: StoreSettings, coding: CodingOptions,
-         cancellation: CancellationFlag, log: AccessLog? = nil, statementTimer: CoreMetrics.Timer? = nil, tracing: AccessTracing? = nil) {
+    init(connection: PooledConnection, dialect: any SQLDialect, settings: StoreSettings, cancellation: CancellationFlag,
+         log: AccessLog?, statementTimer: CoreMetrics.Timer?, tracing: AccessTracing?,
+         readRecorder: ReadRecorder?, observers: ObservationCenter?, tracksCommitPosition: Bool, replayTarget: (CommitPosition, Duration)?,
+         access: Access) {
+        self.access = access
+        self.readRecorder = readRecorder
+        self.observers = observers
+        self.tracksCommitPosition = tracksCommitPosition
+        self.replayTarget = replayTarget
         self.log = log
         self.tracing = tracing
         self.statementTimer = statementTimer
         self.recordsStatements = log != nil || statementTimer != nil || tracing != nil
         self.connection = connection
-        self.coding = coding
         self.dialect = dialect
         self.settings = settings
         self.cancellation = cancellation
@@ -89,12 +98,13 @@ public final class Database {
     }
 
     private func closeCursors() {
+        guard !openCursors.isEmpty else { return }
         for entry in openCursors { entry.cursor?.close() }
         openCursors.removeAll()
     }
 
     /// Cursors opened in this access, held weakly, closed when it ends.
-    var openCursors: [WeakCursor] = []
+    @exclusivity(unchecked) var openCursors: [WeakCursor] = []
 
     /// The engine's name: `SQLite` or `PostgreSQL`.
     public var engineName: String { dialect.engineName }
@@ -102,8 +112,10 @@ public final class Database {
     // MARK: Transactions
 
     func inTransaction<T>(_ kind: TransactionKind, isolation: IsolationLevel?, _ body: (Database) throws -> T) throws -> T {
-        if cancellation.isCancelled { throw CancellationError() }
+        // Cancellation is checked before BEGIN (`control` checks it), and here
+        // first only when a replica wait comes before.
         if let (position, timeout) = replayTarget, let replicated = connection.driver as? any ReplicatedConnection {
+            try checkCancellation()
             let cancellation = self.cancellation
             do {
                 try replicated.waitForReplay(to: position, timeout: timeout) {
@@ -122,7 +134,7 @@ public final class Database {
             bodyStarted = true
             let result = try body(self)
             closeCursors()
-            try checkCancellation()
+            // COMMIT's `control` checks cancellation first: a cancelled access rolls back.
             do {
                 if kind == .write, tracksCommitPosition, let replicated = driver as? any ReplicatedConnection {
                     commitPosition = try control("COMMIT") { try replicated.commitReturningPosition() }

@@ -34,7 +34,10 @@ final class PooledConnection: @unchecked Sendable {
         let type: ObjectIdentifier
     }
     // Written on `queue`, read by the pool after `run` has returned.
-    private(set) var isBroken = false
+    @exclusivity(unchecked) private(set) var isBroken = false
+
+    /// What stops the access running on this connection; reset for each.
+    private(set) lazy var cancellation = CancellationFlag(self)
 
     /// The driver connection's observation parts, looked up once.
     let readTracking: (any ReadTrackingConnection)?
@@ -49,13 +52,27 @@ final class PooledConnection: @unchecked Sendable {
     }
 
     /// Runs a closure on the connection's queue and waits for it without blocking a thread.
+    ///
+    /// The continuation is resumed exactly once, by the block the queue runs,
+    /// so the unchecked kind is used: the checked one allocates a canary per access.
     func run<T>(_ body: @escaping (PooledConnection) -> T) async -> T {
         let body = Sendable1(body)
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Sendable1<T>, Never>) in
+        return await withUnsafeContinuation { (continuation: UnsafeContinuation<Sendable1<T>, Never>) in
             queue.async {
                 continuation.resume(returning: Sendable1(body.value(self)))
             }
         }.value
+    }
+
+    /// Runs an access's transaction on the connection's queue, as ``run(_:)``
+    /// does, with one block for the hop: the `Database` made for the access
+    /// is already the object to hand over.
+    func perform(_ db: Sendable1<Database>) async -> Database.Outcome {
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Database.Outcome, Never>) in
+            queue.async {
+                continuation.resume(returning: db.value.runAccess())
+            }
+        }
     }
 
     /// Interrupts whatever statement runs now. Any thread.
@@ -94,7 +111,7 @@ final class PooledConnection: @unchecked Sendable {
 
     /// The plan for decoding rows with these columns into a type. It holds the
     /// column set, so the set's identity cannot be reused while the plan is cached.
-    func plan(columns: ColumnSet, type: Any.Type, options: DecodingOptions) -> DecodePlan {
+    func plan(columns: ColumnSet, type: Any.Type, options: @autoclosure () -> DecodingOptions) -> DecodePlan {
         let key = PlanKey(columns: ObjectIdentifier(columns), type: ObjectIdentifier(type))
         if let last = lastPlan, last.key == key { return last.plan }
         if let plan = plans[key] {
@@ -102,7 +119,7 @@ final class PooledConnection: @unchecked Sendable {
             return plan
         }
         if plans.count >= 4 * statementCacheLimit { plans.removeAll(keepingCapacity: true) }
-        let plan = DecodePlan(columns: columns, options: options, type: type)
+        let plan = DecodePlan(columns: columns, options: options(), type: type)
         plans[key] = plan
         lastPlan = (key, plan)
         return plan
@@ -133,7 +150,7 @@ final class PooledConnection: @unchecked Sendable {
     }
 
     /// Healthy, but the driver asked for a fresh connection in its place.
-    private(set) var isRetired = false
+    @exclusivity(unchecked) private(set) var isRetired = false
 
     func markBroken() { isBroken = true }
 

@@ -92,7 +92,7 @@ struct StatementRun {
     /// Notes the failure, names it with the SQL (and the values when shown),
     /// and records it. Returns the error to throw.
     private func recordFailure(_ db: Database, _ error: any Error, values: [Value]) -> any Error {
-        let shown = db.settings.configuration.showsBoundValues ? values : nil
+        let shown = db.settings.showsBoundValues ? values : nil
         let named: any Error
         switch error {
         case let error as DatabaseError:

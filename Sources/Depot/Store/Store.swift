@@ -42,6 +42,8 @@ public final class Store: Sendable {
         /// `warning`, scripts such as `BEGIN` at `trace`, connections opened at
         /// `info` and broken ones at `notice`. By default a logger that drops
         /// everything; a logger whose level drops `debug` costs a statement nothing.
+        /// The store reads the level once, when it is created (a `logger:`
+        /// given to one access is read when that access starts).
         ///
         /// ```swift
         /// configuration.logger = Logger(label: "reminders.db")
@@ -106,14 +108,12 @@ public final class Store: Sendable {
     public var configuration: Configuration { settings.configuration }
     /// The configuration, shared by reference with every access's `Database`.
     let settings: StoreSettings
-    private let writers: ConnectionPool
-    private let readers: ConnectionPool
+    let writers: ConnectionPool
+    let readers: ConnectionPool
     /// The replicas' readers, when the store has replicas (then `readers` is this pool).
     let replicaReaders: ConnectionPool?
     /// The newest commit position of this store's writes, when they are tracked.
     let commits = CommitTracker()
-    /// The coders' options, computed once rather than per record.
-    private let codingOptions: CodingOptions
     /// The accesses in flight, for ``shutdown(gracePeriod:)``.
     let gate = AccessGate()
     /// What the store measures, when it measures.
@@ -131,10 +131,6 @@ public final class Store: Sendable {
         self.settings = StoreSettings(configuration)
         let metrics = configuration.metricsFactory.map { StoreMetrics(factory: $0, engineName: driver.dialect.engineName) }
         self.metrics = metrics
-        var encoding = configuration.encoder.options, decoding = configuration.decoder.options
-        encoding.usesGeneratedMapping = configuration.usesGeneratedMapping
-        decoding.usesGeneratedMapping = configuration.usesGeneratedMapping
-        self.codingOptions = CodingOptions(encoding: encoding, keyStrategy: configuration.encoder.keyStrategy, decoding: decoding)
         self.driver = driver
         let monitor = ChangeMonitor(driver: driver)
         self.changeMonitor = monitor
@@ -212,7 +208,7 @@ public final class Store: Sendable {
 
     /// The writer's count of other connections' commits, for SQLite's observation of other processes.
     func externalChangeCounter() async throws -> Int64? {
-        let connection = try await writers.acquire(timeout: configuration.checkoutTimeout)
+        let connection = try await writers.acquire(timeout: settings.checkoutTimeout)
         let counter = await connection.run { connection in Result { try connection.writeTracking?.externalChangeCounter() } }
         await writers.release(connection)
         return try counter.get()
@@ -220,251 +216,50 @@ public final class Store: Sendable {
 
     /// Whether the store reads and writes on one connection (an in-memory SQLite database): no one else can write.
     var isSingleConnection: Bool { writers === readers && writers.maxConnections == 1 }
-
-    /// Runs one access and returns what `body` returns.
-    ///
-    /// The result type is erased here, at once: the access's machinery (the
-    /// continuation, the result carried back from the connection's queue, the
-    /// transaction) is then compiled for `Void`, where a generic result type
-    /// made the runtime look up the metadata of each generic type it touched,
-    /// on every access. `body`'s value goes into memory this call owns.
-    func access<T: Sendable>(_ kind: TransactionKind, isolation: IsolationLevel?, route: ReadRoute, logger: Logger? = nil,
-                             recorder: ReadRecorder? = nil, position: PositionBox? = nil,
-                             _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        let result = AccessResult<T>()
-        defer { result.discard() }
-        try await accessReturningNothing(kind, isolation: isolation, route: route, logger: logger, recorder: recorder, position: position) { db in
-            result.store(try body(db))
-        }
-        return try result.take()
-    }
-
-    private func accessReturningNothing(_ kind: TransactionKind, isolation: IsolationLevel?, route: ReadRoute, logger: Logger?,
-                                        recorder: ReadRecorder?, position: PositionBox?,
-                                        _ body: @escaping @Sendable (Database) throws -> Void) async throws {
-        // Where the access runs, and what a replica must have applied first.
-        let pool: ConnectionPool
-        var replay: (CommitPosition, Duration)?
-        switch (kind, route.target) {
-        case (.write, _):
-            pool = writers
-        case (.read, .primary):
-            // Without replicas every reader sees the primary: keep reads off the writer.
-            pool = replicaReaders == nil ? readers : writers
-        case (.read, .automatic):
-            pool = readers
-            if replicaReaders != nil, let timeout = configuration.readYourWritesTimeout, let latest = commits.latest {
-                replay = (latest, timeout)
-            }
-        case (.read, .caughtUp(let target, let timeout)):
-            pool = readers
-            if replicaReaders != nil {
-                // A store that reads its writes waits for them on every replica route.
-                let latest = configuration.readYourWritesTimeout == nil ? nil : commits.latest
-                replay = (max(target, latest ?? target), timeout)
-            }
-        }
-        // A store with replicas tracks its writes' positions, for reads that must see them.
-        let tracksPosition = position != nil || (kind == .write && replicaReaders != nil)
-        let positionBox = tracksPosition ? position ?? PositionBox() : nil
-        let log = AccessLog(logger ?? configuration.logger, configuration: configuration)
-        let ticket = try gate.enter()
-        defer { gate.leave(ticket) }
-        let traced = AccessTracing.start(configuration.tracer, kind: kind, engineName: dialect.engineName)
-        let tracing = traced?.0
-        var accessError: (any Error)?
-        defer {
-            if let span = traced?.1 {
-                if let accessError {
-                    span.recordError(accessError)
-                    span.setStatus(SpanStatus(code: .error))
-                }
-                span.end()
-            }
-        }
-        // A pooled connection may have died while idle (a server restart): when
-        // it fails before the closure ran, nothing was done, so retry once on a fresh one.
-        var attempt = 0
-        while true {
-            attempt += 1
-            try Task.checkCancellation()
-            let checkoutStart = metrics == nil ? nil : ContinuousClock.now
-            let connection: PooledConnection
-            do {
-                connection = try await pool.acquire(timeout: configuration.checkoutTimeout)
-            } catch {
-                metrics?.failed(error)
-                accessError = error
-                throw error
-            }
-            if let metrics, let checkoutStart {
-                metrics.checkoutDuration.recordNanoseconds((ContinuousClock.now - checkoutStart).saturatingNanoseconds)
-            }
-            let cancellation = CancellationFlag()
-            let dialect = self.dialect
-            let settings = self.settings
-            let codingOptions = self.codingOptions
-            let observers = self.observers
-            let statementTimer = metrics?.statementDuration
-            let deadline = settings.configuration.accessTimeout.map { timeout in
-                let work = DispatchWorkItem { cancellation.timeOut(timeout) { connection.interrupt() } }
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(timeout.saturatingNanoseconds), execute: work)
-                return work
-            }
-            gate.attach(ticket, cancellation, connection)
-            let outcome: Sendable1<(Result<Void, any Error>, bodyStarted: Bool)> = await withTaskCancellationHandler {
-                await connection.run { connection in
-                    let db = Database(connection: connection, dialect: dialect, settings: settings, coding: codingOptions, cancellation: cancellation, log: log, statementTimer: statementTimer, tracing: tracing)
-                    db.readRecorder = recorder
-                    db.observers = observers
-                    db.tracksCommitPosition = tracksPosition
-                    db.replayTarget = replay
-                    defer { db.invalidate() }
-                    let result = Result { try db.inTransaction(kind, isolation: isolation) { try body($0) } }
-                    // From here on, a deadline that fires interrupts nothing.
-                    cancellation.finish()
-                    connection.checkHealth()
-                    if let positionBox { positionBox.position = db.commitPosition }
-                    return Sendable1((result, db.bodyStarted))
-                }
-            } onCancel: {
-                cancellation.cancel()
-                connection.interrupt()
-            }
-            deadline?.cancel()
-            gate.detach(ticket)
-            await pool.release(connection)
-            let (result, bodyStarted) = outcome.value
-            if case .failure(let error as DatabaseError) = result, error.kind == .connection, !bodyStarted, attempt == 1 {
-                continue
-            }
-            if case .failure(let error) = result {
-                metrics?.failed(error)
-                accessError = error
-            }
-            if let committed = positionBox?.position { commits.note(committed) }
-            return try result.get()
-        }
-    }
 }
 
-/// The encoder's and decoder's options, as the hot paths use them.
-struct CodingOptions: Sendable {
+/// The encoder's and decoder's options, as the hot paths use them: one object
+/// each access refers to, never a copy of its closures.
+final class CodingOptions: Sendable {
     let encoding: EncodingOptions
     let keyStrategy: KeyStrategy
     let decoding: DecodingOptions
+
+    init(encoding: EncodingOptions, keyStrategy: KeyStrategy, decoding: DecodingOptions) {
+        self.encoding = encoding
+        self.keyStrategy = keyStrategy
+        self.decoding = decoding
+    }
 }
 
-/// A store's configuration in one shared object: every access refers to it
-/// instead of copying a struct of loggers, coders and closures.
+/// A store's configuration in one shared object, with what every access reads
+/// taken out of it once: an access refers to it instead of copying a struct of
+/// loggers, coders and closures to read one field.
 final class StoreSettings: Sendable {
     let configuration: Store.Configuration
+    let coding: CodingOptions
+    /// What an access with the store's logger logs, decided once: the
+    /// logger's level is read when the store is created.
+    let log: AccessLog?
+    let tracer: (any Tracer)?
+    let checkoutTimeout: Duration
+    let accessTimeout: Duration?
+    let readYourWritesTimeout: Duration?
+    let slowStatementThreshold: Duration?
+    let showsBoundValues: Bool
 
     init(_ configuration: Store.Configuration) {
         self.configuration = configuration
-    }
-}
-
-/// Where an access's closure leaves its value: memory for one `T`, written on
-/// the connection's queue before the access's continuation resumes, read by
-/// the awaiting task after it. Not generic storage the runtime must describe
-/// (an optional of `T` would be): a pointer, and whether it holds a value.
-final class AccessResult<T>: @unchecked Sendable {
-    private let slot = UnsafeMutablePointer<T>.allocate(capacity: 1)
-    private var holdsValue = false
-
-    /// Keeps the closure's value. Called at most once per access; a retried
-    /// access runs its closure again only when the first try never started it.
-    func store(_ value: T) {
-        if holdsValue { slot.deinitialize(count: 1) }
-        slot.initialize(to: value)
-        holdsValue = true
-    }
-
-    /// Moves the value out. The access succeeded, so the closure stored one;
-    /// were it not so, an error rather than memory never written.
-    func take() throws -> T {
-        guard holdsValue else { throw DatabaseError(.other, "the access finished without its closure's value") }
-        holdsValue = false
-        return slot.move()
-    }
-
-    /// Destroys a value the access stored but did not return (its commit
-    /// failed after the closure returned), and frees the memory.
-    func discard() {
-        if holdsValue { slot.deinitialize(count: 1) }
-        holdsValue = false
-        slot.deallocate()
-    }
-}
-
-/// Set when the task running an access is cancelled or its deadline passes;
-/// read on the connection's queue.
-final class CancellationFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var cancelled = false
-    private var finished = false
-    /// The access timeout that passed, if one did.
-    private(set) var timedOutAfter: Duration?
-
-    func cancel() { lock.withLock { cancelled = true } }
-    var isCancelled: Bool { lock.withLock { cancelled } }
-    var timeout: Duration? { lock.withLock { timedOutAfter } }
-
-    /// Marks the deadline passed and runs `interrupt`, unless the access already
-    /// finished: its connection may serve another access by now.
-    func timeOut(_ timeout: Duration, _ interrupt: () -> Void) {
-        lock.withLock {
-            guard !finished else { return }
-            timedOutAfter = timeout
-            interrupt()
-        }
-    }
-
-    /// The access is done with its connection's statements.
-    func finish() { lock.withLock { finished = true } }
-
-    /// Why the access must stop, read under one lock (a statement checks
-    /// before it runs, so this is on every statement's path); nil to go on.
-    var interruption: Interruption? {
-        lock.withLock {
-            if cancelled { return .cancelled }
-            if let timedOutAfter { return .timedOut(timedOutAfter) }
-            if stoppedByShutdown { return .stopped }
-            return nil
-        }
-    }
-
-    /// What stopped an access, in the order ``interruption`` reports them.
-    enum Interruption {
-        case cancelled
-        case timedOut(Duration)
-        case stopped
-    }
-
-    /// Whether the store's shutdown interrupted the access.
-    private(set) var stoppedByShutdown = false
-    var isStopped: Bool { lock.withLock { stoppedByShutdown } }
-
-    /// Marks the access stopped by the store's shutdown and runs `interrupt`,
-    /// unless the access already finished.
-    func stop(_ interrupt: () -> Void) {
-        lock.withLock {
-            guard !finished else { return }
-            stoppedByShutdown = true
-            interrupt()
-        }
-    }
-}
-
-extension Duration {
-    /// The duration in whole nanoseconds, saturating at the bounds of `Int`.
-    var saturatingNanoseconds: Int {
-        let (seconds, attoseconds) = components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !overflow else { return seconds < 0 ? .min : .max }
-        let (total, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
-        guard !overflowAgain else { return seconds < 0 ? .min : .max }
-        return Int(total)
+        var encoding = configuration.encoder.options, decoding = configuration.decoder.options
+        encoding.usesGeneratedMapping = configuration.usesGeneratedMapping
+        decoding.usesGeneratedMapping = configuration.usesGeneratedMapping
+        coding = CodingOptions(encoding: encoding, keyStrategy: configuration.encoder.keyStrategy, decoding: decoding)
+        slowStatementThreshold = configuration.slowStatementThreshold
+        showsBoundValues = configuration.showsBoundValues
+        log = AccessLog(configuration.logger, slowStatementThreshold: slowStatementThreshold, showsBoundValues: showsBoundValues)
+        tracer = configuration.tracer
+        checkoutTimeout = configuration.checkoutTimeout
+        accessTimeout = configuration.accessTimeout
+        readYourWritesTimeout = configuration.readYourWritesTimeout
     }
 }

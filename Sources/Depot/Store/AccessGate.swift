@@ -1,0 +1,117 @@
+import Foundation
+
+/// Counts the accesses in flight, refuses new ones once the store shuts down,
+/// and interrupts the ones still running when the grace period ends.
+///
+/// Every access passes here three times (in, on its connection, out), so each
+/// is one short critical section: the running accesses are a list linked
+/// through their cancellation flags, not a dictionary to hash into.
+final class AccessGate: @unchecked Sendable {
+    private let lock = NSLock()
+    // Guarded by `lock`: the dynamic exclusivity checks are left out.
+    @exclusivity(unchecked) private var closing = false
+    @exclusivity(unchecked) private var stopping = false
+    @exclusivity(unchecked) private var count = 0
+    /// The most recently attached running access; each links to the one before.
+    @exclusivity(unchecked) private var newest: CancellationFlag?
+    /// Shutdowns waiting for the last access to leave, by id.
+    @exclusivity(unchecked) private var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+    @exclusivity(unchecked) private var nextWaiter: UInt64 = 0
+
+    var inFlight: Int { lock.withLock { count } }
+
+    /// Admits an access, or throws when the store shuts down.
+    func enter() throws {
+        try lock.withLock {
+            guard !closing else { throw DatabaseError(.connection, "the store is shutting down and takes no new access") }
+            count += 1
+        }
+    }
+
+    /// The access now runs on its flag's connection: interruptible by
+    /// ``interruptAll()`` until ``detach(_:)`` or ``leave(detaching:)``, which
+    /// must come before the connection serves another access (its flag is
+    /// the connection's).
+    func attach(_ flag: CancellationFlag) {
+        let stopNow = lock.withLock { () -> Bool in
+            flag.older = newest
+            newest?.newer = flag
+            newest = flag
+            flag.isAttached = true
+            return closing && stopping
+        }
+        if stopNow { flag.stop() }
+    }
+
+    /// The access is done with the flag's connection.
+    func detach(_ flag: CancellationFlag) {
+        lock.withLock { unlink(flag) }
+    }
+
+    /// The access is over; `flag`, if given, leaves the running list with it.
+    func leave(detaching flag: CancellationFlag?) {
+        let woken = lock.withLock { () -> [CheckedContinuation<Bool, Never>] in
+            if let flag { unlink(flag) }
+            count -= 1
+            guard count == 0, !waiters.isEmpty else { return [] }
+            defer { waiters.removeAll() }
+            return Array(waiters.values)
+        }
+        for waiter in woken { waiter.resume(returning: true) }
+    }
+
+    /// Under `lock`.
+    private func unlink(_ flag: CancellationFlag) {
+        guard flag.isAttached else { return }
+        flag.isAttached = false
+        if let newer = flag.newer { newer.older = flag.older } else { newest = flag.older }
+        flag.older?.newer = flag.newer
+        flag.older = nil
+        flag.newer = nil
+    }
+
+    /// Waits until no access is in flight (true), or until `limit` has passed
+    /// (false). Woken by the last access to leave; nothing polls.
+    func waitUntilEmpty(for limit: Duration) async -> Bool {
+        let id = lock.withLock { () -> UInt64 in
+            nextWaiter += 1
+            return nextWaiter
+        }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: limit)
+            self?.resumeWaiter(id, with: false)
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            let emptyNow = lock.withLock { () -> Bool in
+                if count == 0 { return true }
+                waiters[id] = continuation
+                return false
+            }
+            if emptyNow { continuation.resume(returning: true) }
+        }
+    }
+
+    private func resumeWaiter(_ id: UInt64, with value: Bool) {
+        let waiter = lock.withLock { waiters.removeValue(forKey: id) }
+        waiter?.resume(returning: value)
+    }
+
+    func close() {
+        lock.withLock { closing = true }
+    }
+
+    func interruptAll() {
+        let accesses = lock.withLock { () -> [CancellationFlag] in
+            stopping = true
+            var running: [CancellationFlag] = []
+            var flag = newest
+            while let current = flag {
+                running.append(current)
+                flag = current.older
+            }
+            return running
+        }
+        for access in accesses { access.stop() }
+    }
+}

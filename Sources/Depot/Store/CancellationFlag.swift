@@ -1,0 +1,100 @@
+import Foundation
+
+/// Why the access running on a connection must stop: its task was
+/// cancelled, its deadline passed, or the store shut down. Set from any
+/// thread; read on the connection's queue before every statement.
+///
+/// Each connection has one, reset by ``begin()`` for every access it serves
+/// (an object and a lock made per access cost more than the access's own
+/// bookkeeping). A cancellation or deadline carries the generation of the
+/// access it belongs to, so one that arrives late never stops the next access.
+final class CancellationFlag: @unchecked Sendable {
+    /// The connection whose accesses this flag stops: what an interruption interrupts.
+    unowned let connection: PooledConnection
+    private let lock = NSLock()
+    // Guarded by `lock`: the dynamic exclusivity checks are left out.
+    /// The access now (or last) running on the connection.
+    @exclusivity(unchecked) private var generation: UInt64 = 0
+    @exclusivity(unchecked) private var cancelled = false
+    @exclusivity(unchecked) private var finished = false
+    @exclusivity(unchecked) private var stoppedByShutdown = false
+    /// The access timeout that passed, if one did.
+    @exclusivity(unchecked) private var timedOutAfter: Duration?
+
+    /// The store's list of running accesses (``AccessGate``), guarded by the gate's lock.
+    @exclusivity(unchecked) var older: CancellationFlag?
+    @exclusivity(unchecked) var newer: CancellationFlag?
+    @exclusivity(unchecked) var isAttached = false
+
+    init(_ connection: PooledConnection) {
+        self.connection = connection
+    }
+
+    /// Starts the flag afresh for an access on the connection; returns the
+    /// access's generation, for its cancellation handler and deadline.
+    func begin() -> UInt64 {
+        lock.withLock {
+            generation &+= 1
+            cancelled = false
+            finished = false
+            stoppedByShutdown = false
+            timedOutAfter = nil
+            return generation
+        }
+    }
+
+    /// The access's task was cancelled: marks it, and interrupts the statement
+    /// running unless the access already finished with its connection.
+    func cancel(_ access: UInt64) {
+        lock.withLock {
+            guard access == generation else { return }
+            cancelled = true
+            if !finished { connection.interrupt() }
+        }
+    }
+
+    var isCancelled: Bool { lock.withLock { cancelled } }
+    var timeout: Duration? { lock.withLock { timedOutAfter } }
+    var isStopped: Bool { lock.withLock { stoppedByShutdown } }
+
+    /// Marks the deadline passed and interrupts, unless the access already
+    /// finished: its connection may serve another access by now.
+    func timeOut(_ timeout: Duration, _ access: UInt64) {
+        lock.withLock {
+            guard access == generation, !finished else { return }
+            timedOutAfter = timeout
+            connection.interrupt()
+        }
+    }
+
+    /// Marks the access stopped by the store's shutdown and interrupts,
+    /// unless the access already finished.
+    func stop() {
+        lock.withLock {
+            guard !finished else { return }
+            stoppedByShutdown = true
+            connection.interrupt()
+        }
+    }
+
+    /// The access is done with the connection's statements.
+    func finish() { lock.withLock { finished = true } }
+
+    /// Why the access must stop, read under one lock (a statement checks
+    /// before it runs, so this is on every statement's path); nil to go on.
+    var interruption: Interruption? {
+        lock.withLock {
+            if cancelled { return .cancelled }
+            if let timedOutAfter { return .timedOut(timedOutAfter) }
+            if stoppedByShutdown { return .stopped }
+            return nil
+        }
+    }
+
+    /// What stopped an access, in the order ``interruption`` reports them.
+    enum Interruption {
+        case cancelled
+        case timedOut(Duration)
+        case stopped
+    }
+}
