@@ -125,6 +125,12 @@ final class PostgresStatement: DriverStatement {
         return (columnTypes[index], UnsafeRawBufferPointer(start: pointer, count: Int(length)))
     }
 
+    /// The buffered result's row count; nil while streaming.
+    var rowCountHint: Int? {
+        if case .buffered(_, _, let rows) = state { return Int(rows) }
+        return nil
+    }
+
     func isNull(at index: Int) -> Bool {
         switch state {
         case .buffered(let result, let row, _): PQgetisnull(result, row, Int32(index)) == 1

@@ -143,6 +143,7 @@ final class DecodePlan {
     @exclusivity(unchecked) private var decoding: RowDecoding?
     private static let missing = -1
     /// A ``ColumnMapped`` type's column positions, when it decodes through its generated mapping.
+    /// Set once, in `init` (it needs the plan): readers hold it unowned.
     private(set) var mapping: ColumnMapping?
 
     init(columns: ColumnSet, options: DecodingOptions, type: Any.Type) {

@@ -65,9 +65,31 @@ public protocol RowSource {
     /// source moves to another row or another cell of this row is read; copy
     /// them before then.
     func unsafeTextBytes(at index: Int) -> UnsafeBufferPointer<UInt8>?
+
+    /// How many rows the result holds in all, when the engine knows it once
+    /// the first row is read (PostgreSQL's buffered results); nil otherwise.
+    /// A hint, for reserving room: the rows read decide.
+    var rowCountHint: Int? { get }
+
+    /// The source itself when it is an object, as a backend's statement is;
+    /// nil for a value. Provided by Depot (a class gets itself): the generated
+    /// mapping's reader calls an object without the indirection a value in an
+    /// existential needs, on every cell.
+    var asObject: (any RowSource & AnyObject)? { get }
+}
+
+extension RowSource where Self: AnyObject {
+    /// The source itself.
+    public var asObject: (any RowSource & AnyObject)? { self }
 }
 
 extension RowSource {
+    /// Nil: unknown.
+    public var rowCountHint: Int? { nil }
+
+    /// Nil: the source is a value.
+    public var asObject: (any RowSource & AnyObject)? { nil }
+
     /// Whether ``value(at:)`` is NULL.
     public func isNull(at index: Int) -> Bool {
         (try? value(at: index))?.isNull ?? false

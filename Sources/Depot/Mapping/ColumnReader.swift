@@ -8,19 +8,34 @@ import Foundation
 /// row is worked out once per statement) and converts it with the same rules as
 /// `RowDecoder`: the same values and the same errors.
 public struct ColumnReader {
-    let source: any RowSource
+    // An object (a value source is boxed), so a call on it needs no
+    // projection of an existential buffer. A `var`, never changed: read
+    // through `inout self` as a stored `let`, each call on it copied the
+    // whole reader first.
+    private(set) var source: any RowSource & AnyObject
     /// The plan owns the column positions and outlives every reader made from it.
     unowned(unsafe) let plan: DecodePlan
-    let mapping: ColumnMapping?
+    /// The plan's mapping, as long-lived as the plan.
+    unowned(unsafe) let mapping: ColumnMapping?
+    /// The mapping's column positions, by key order (-1 for a key with no
+    /// column), read without reference counting: every read goes through them.
+    private let indexes: UnsafePointer<Int>?
+    private let keyCount: Int
+    /// How the store's date strategy reads a date.
+    private let dateForm: ColumnMapping.DateForm
     var position = 0
 
     /// The source's ``RowSource/storesBooleansAsIntegers``, asked once.
     let booleansAreIntegers: Bool
 
     init(source: any RowSource, plan: DecodePlan, mapping: ColumnMapping?) {
-        self.source = source
+        self.source = source.asObject ?? RowSourceBox(source)
         self.plan = plan
         self.mapping = mapping
+        indexes = mapping?.indexBuffer.baseAddress
+        keyCount = mapping?.indexBuffer.count ?? 0
+        dateForm = mapping?.dateForm ?? .custom
+        usesGeneratedMapping = mapping != nil
         booleansAreIntegers = source.storesBooleansAsIntegers
     }
 
@@ -29,10 +44,14 @@ public struct ColumnReader {
         position = 0
     }
 
+    /// How many rows the statement holds in all, when its engine knows (``RowSource/rowCountHint``).
+    @usableFromInline
+    var rowCountHint: Int? { source.rowCountHint }
+
     /// Whether the row is read through the generated mapping; false when the
     /// store turned it off, and the type then decodes through Codable.
     @usableFromInline
-    var usesGeneratedMapping: Bool { mapping != nil }
+    let usesGeneratedMapping: Bool
 
     /// The row as a record: through the generated mapping, or through Codable
     /// when the store turned the mapping off.
@@ -47,19 +66,38 @@ public struct ColumnReader {
         try RowDecoder.decode(type, from: source, plan: plan)
     }
 
-    /// The position of the next key in `mapping`, moved past, and its column's
-    /// index in the row (-1 for none); an error when the mapping read more
-    /// properties than it lists.
+    /// The next key's column index in the row, moved past; an error when the
+    /// row has no column for it, or when the mapping read more properties
+    /// than it lists.
     @inline(__always)
-    private mutating func nextPosition() throws -> (position: Int, index: Int) {
+    private mutating func nextIndex() throws -> Int {
         let position = self.position
-        guard let mapping, position < mapping.indexes.count else {
-            let message = "the generated column mapping read more properties than its columnKeys list (\(mapping?.indexes.count ?? 0))"
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: message,
-                                                    underlyingError: ColumnFailure(message: message)))
+        guard position < keyCount, let indexes else { throw Self.readTooMany(keyCount) }
+        self.position = position &+ 1
+        let index = indexes[position]
+        guard index >= 0 else { throw plan.keyNotFound(key(at: position)) }
+        return index
+    }
+
+    /// The next key's column index for an optional property: nil for a
+    /// missing column when the strategy allows it.
+    @inline(__always)
+    private mutating func nextIndexIfPresent() throws -> Int? {
+        let position = self.position
+        guard position < keyCount, let indexes else { throw Self.readTooMany(keyCount) }
+        self.position = position &+ 1
+        let index = indexes[position]
+        guard index >= 0 else {
+            if plan.options.missingColumns.throws { throw plan.keyNotFound(key(at: position)) }
+            return nil
         }
-        self.position = position + 1
-        return (position, mapping.indexes[position])
+        return index
+    }
+
+    private static func readTooMany(_ count: Int) -> DecodingError {
+        let message = "the generated column mapping read more properties than its columnKeys list (\(count))"
+        return DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: message,
+                                                 underlyingError: ColumnFailure(message: message)))
     }
 
     /// The key at `position`, for errors only: a read that succeeds never touches the name.
@@ -67,36 +105,28 @@ public struct ColumnReader {
         mapping.map { $0.keys[position] } ?? ""
     }
 
-    /// Reads the next column: `fast` answers from the cell directly when it can;
-    /// otherwise `convert` reads its ``Value`` with `RowDecoder`'s rules and errors.
-    @inline(__always)
-    private mutating func read<T>(_ fast: (any RowSource, Int) -> T?, _ convert: (Value, ColumnContext) throws -> T) throws -> T {
-        let (position, index) = try nextPosition()
-        guard index >= 0 else { throw plan.keyNotFound(key(at: position)) }
-        if let value = fast(source, index) { return value }
-        return try convert(try source.value(at: index), plan.context(index, keyName: key(at: position)))
+    /// The cell the fast path declined, read as a ``Value`` and converted with
+    /// `RowDecoder`'s rules and errors. The key is the one just moved past.
+    private mutating func converted<T>(_ index: Int, _ convert: (Value, ColumnContext) throws -> T) throws -> T {
+        try convert(try source.value(at: index), plan.context(index, keyName: key(at: position - 1)))
     }
 
-    /// Reads the next column for an optional property: nil for NULL, and for a
-    /// missing column when the strategy allows it.
-    @inline(__always)
-    private mutating func readIfPresent<T>(_ fast: (any RowSource, Int) -> T?, _ convert: (Value, ColumnContext) throws -> T) throws -> T? {
-        let (position, index) = try nextPosition()
-        guard index >= 0 else {
-            if plan.options.missingColumns.throws { throw plan.keyNotFound(key(at: position)) }
-            return nil
-        }
-        if source.isNull(at: index) { return nil }
-        if let value = fast(source, index) { return value }
+    /// The same for an optional property: nil for NULL.
+    private mutating func convertedIfPresent<T>(_ index: Int, _ convert: (Value, ColumnContext) throws -> T) throws -> T? {
         let value = try source.value(at: index)
         if case .null = value { return nil }
-        return try convert(value, plan.context(index, keyName: key(at: position)))
+        return try convert(value, plan.context(index, keyName: key(at: position - 1)))
     }
 
-    // The fast paths: each takes only the one kind of cell whose conversion cannot fail.
+    // The fast paths: each takes only the one kind of cell whose conversion
+    // cannot fail, and calls the source in place. They and the conversions
+    // are `mutating` though they change nothing: called on `inout self`, a
+    // non-mutating method made the compiler copy the reader (and retain its
+    // source) for every cell.
 
     @inline(__always)
-    private static func fastBool(_ source: any RowSource, _ index: Int, _ integersFirst: Bool) -> Bool? {
+    private mutating func fastBool(_ index: Int) -> Bool? {
+        let integersFirst = booleansAreIntegers
         if !integersFirst, let bool = source.bool(at: index) { return bool }
         switch source.integer(at: index) {
         case 0: return false
@@ -106,7 +136,7 @@ public struct ColumnReader {
     }
 
     @inline(__always)
-    private static func fastString(_ source: any RowSource, _ index: Int) -> String? {
+    private mutating func fastString(_ index: Int) -> String? {
         guard let bytes = source.unsafeTextBytes(at: index) else { return nil }
         // ASCII needs no validation; other text must be valid UTF-8, or the slow path reports it.
         if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
@@ -114,7 +144,8 @@ public struct ColumnReader {
     }
 
     @inline(__always)
-    private static func fastDate(_ source: any RowSource, _ index: Int, _ form: ColumnMapping.DateForm) -> Date? {
+    private mutating func fastDate(_ index: Int) -> Date? {
+        let form = dateForm
         if form == .custom { return nil }
         // A stored instant is itself under every strategy but a custom one.
         if let date = source.date(at: index) { return date }
@@ -133,65 +164,129 @@ public struct ColumnReader {
 
     /// Reads a `Bool`.
     public mutating func decode(_ type: Bool.Type) throws -> Bool {
-        let integersFirst = booleansAreIntegers
-        return try read({ Self.fastBool($0, $1, integersFirst) }, ValueDecoding.bool)
+        let index = try nextIndex()
+        if let value = fastBool(index) { return value }
+        return try converted(index, ValueDecoding.bool)
     }
     /// Reads a `String`.
-    public mutating func decode(_ type: String.Type) throws -> String { try read(Self.fastString, ValueDecoding.string) }
+    public mutating func decode(_ type: String.Type) throws -> String {
+        let index = try nextIndex()
+        if let value = fastString(index) { return value }
+        return try converted(index, ValueDecoding.string)
+    }
     /// Reads a `Double`.
-    public mutating func decode(_ type: Double.Type) throws -> Double { try read({ $0.double(at: $1) }, ValueDecoding.double) }
+    public mutating func decode(_ type: Double.Type) throws -> Double {
+        let index = try nextIndex()
+        if let value = source.double(at: index) { return value }
+        return try converted(index, ValueDecoding.double)
+    }
     /// Reads a `Float`.
-    public mutating func decode(_ type: Float.Type) throws -> Float { try read({ _, _ in nil }, ValueDecoding.float) }
+    public mutating func decode(_ type: Float.Type) throws -> Float {
+        try converted(try nextIndex(), ValueDecoding.float)
+    }
     /// Reads an `Int`.
     public mutating func decode(_ type: Int.Type) throws -> Int {
-        try read({ $0.integer(at: $1).flatMap { Int(exactly: $0) } }, { try ValueDecoding.integer(Int.self, $0, $1) })
+        let index = try nextIndex()
+        if let integer = source.integer(at: index), let value = Int(exactly: integer) { return value }
+        return try converted(index) { try ValueDecoding.integer(Int.self, $0, $1) }
     }
     /// Reads an `Int32`.
     public mutating func decode(_ type: Int32.Type) throws -> Int32 {
-        try read({ $0.integer(at: $1).flatMap { Int32(exactly: $0) } }, { try ValueDecoding.integer(Int32.self, $0, $1) })
+        let index = try nextIndex()
+        if let integer = source.integer(at: index), let value = Int32(exactly: integer) { return value }
+        return try converted(index) { try ValueDecoding.integer(Int32.self, $0, $1) }
     }
     /// Reads an `Int64`.
     public mutating func decode(_ type: Int64.Type) throws -> Int64 {
-        try read({ $0.integer(at: $1) }, { try ValueDecoding.integer(Int64.self, $0, $1) })
+        let index = try nextIndex()
+        if let value = source.integer(at: index) { return value }
+        return try converted(index) { try ValueDecoding.integer(Int64.self, $0, $1) }
     }
     /// Reads a `Date`, with the store's date strategy.
     public mutating func decode(_ type: Date.Type) throws -> Date {
-        let plan = self.plan, form = mapping?.dateForm ?? .custom
-        return try read({ Self.fastDate($0, $1, form) }, { try ValueDecoding.date($0, $1, plan.options) })
+        let index = try nextIndex()
+        if let value = fastDate(index) { return value }
+        let options = plan.options
+        return try converted(index) { try ValueDecoding.date($0, $1, options) }
     }
     /// Reads any other `Decodable` type, as `RowDecoder` reads a property of that type.
     public mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let options = plan.options
-        return try read({ _, _ in nil }, { try ValueDecoding.decode(type, from: $0, $1, options) })
+        return try converted(try nextIndex()) { try ValueDecoding.decode(type, from: $0, $1, options) }
     }
+
+    // An optional property tries the fast path first: it says nil for a NULL
+    // cell (the ``RowSource`` contract), so only a cell it declined is asked
+    // whether it is NULL.
 
     /// Reads an optional `Bool`: nil for NULL.
     public mutating func decode(_ type: Bool?.Type) throws -> Bool? {
-        let integersFirst = booleansAreIntegers
-        return try readIfPresent({ Self.fastBool($0, $1, integersFirst) }, ValueDecoding.bool)
+        guard let index = try nextIndexIfPresent() else { return nil }
+        if let value = fastBool(index) { return value }
+        if source.isNull(at: index) { return nil }
+        return try convertedIfPresent(index, ValueDecoding.bool)
     }
     /// Reads an optional `String`: nil for NULL.
-    public mutating func decode(_ type: String?.Type) throws -> String? { try readIfPresent(Self.fastString, ValueDecoding.string) }
+    public mutating func decode(_ type: String?.Type) throws -> String? {
+        guard let index = try nextIndexIfPresent() else { return nil }
+        if let value = fastString(index) { return value }
+        if source.isNull(at: index) { return nil }
+        return try convertedIfPresent(index, ValueDecoding.string)
+    }
     /// Reads an optional `Double`: nil for NULL.
-    public mutating func decode(_ type: Double?.Type) throws -> Double? { try readIfPresent({ $0.double(at: $1) }, ValueDecoding.double) }
+    public mutating func decode(_ type: Double?.Type) throws -> Double? {
+        guard let index = try nextIndexIfPresent() else { return nil }
+        if let value = source.double(at: index) { return value }
+        if source.isNull(at: index) { return nil }
+        return try convertedIfPresent(index, ValueDecoding.double)
+    }
     /// Reads an optional `Int`: nil for NULL.
     public mutating func decode(_ type: Int?.Type) throws -> Int? {
-        try readIfPresent({ $0.integer(at: $1).flatMap { Int(exactly: $0) } }, { try ValueDecoding.integer(Int.self, $0, $1) })
+        guard let index = try nextIndexIfPresent() else { return nil }
+        if let integer = source.integer(at: index), let value = Int(exactly: integer) { return value }
+        if source.isNull(at: index) { return nil }
+        return try convertedIfPresent(index) { try ValueDecoding.integer(Int.self, $0, $1) }
     }
     /// Reads an optional `Int64`: nil for NULL.
     public mutating func decode(_ type: Int64?.Type) throws -> Int64? {
-        try readIfPresent({ $0.integer(at: $1) }, { try ValueDecoding.integer(Int64.self, $0, $1) })
+        guard let index = try nextIndexIfPresent() else { return nil }
+        if let value = source.integer(at: index) { return value }
+        if source.isNull(at: index) { return nil }
+        return try convertedIfPresent(index) { try ValueDecoding.integer(Int64.self, $0, $1) }
     }
     /// Reads an optional `Date`: nil for NULL.
     public mutating func decode(_ type: Date?.Type) throws -> Date? {
-        let plan = self.plan, form = mapping?.dateForm ?? .custom
-        return try readIfPresent({ Self.fastDate($0, $1, form) }, { try ValueDecoding.date($0, $1, plan.options) })
+        guard let index = try nextIndexIfPresent() else { return nil }
+        if let value = fastDate(index) { return value }
+        if source.isNull(at: index) { return nil }
+        let options = plan.options
+        return try convertedIfPresent(index) { try ValueDecoding.date($0, $1, options) }
     }
     /// Reads any other optional `Decodable` type: nil for NULL.
     public mutating func decode<T: Decodable>(_ type: T?.Type) throws -> T? {
+        guard let index = try nextIndexIfPresent(), !source.isNull(at: index) else { return nil }
         let options = plan.options
-        return try readIfPresent({ _, _ in nil }, { try ValueDecoding.decode(T.self, from: $0, $1, options) })
+        return try convertedIfPresent(index) { try ValueDecoding.decode(T.self, from: $0, $1, options) }
     }
+}
+
+/// A value source (a ``Row``) as an object, for a ``ColumnReader``.
+final class RowSourceBox: RowSource {
+    let base: any RowSource
+
+    init(_ base: any RowSource) {
+        self.base = base
+    }
+
+    var columns: ColumnSet { base.columns }
+    func value(at index: Int) throws -> Value { try base.value(at: index) }
+    func isNull(at index: Int) -> Bool { base.isNull(at: index) }
+    func integer(at index: Int) -> Int64? { base.integer(at: index) }
+    func double(at index: Int) -> Double? { base.double(at: index) }
+    func bool(at index: Int) -> Bool? { base.bool(at: index) }
+    var storesBooleansAsIntegers: Bool { base.storesBooleansAsIntegers }
+    func date(at index: Int) -> Date? { base.date(at: index) }
+    func unsafeTextBytes(at index: Int) -> UnsafeBufferPointer<UInt8>? { base.unsafeTextBytes(at: index) }
 }
 
 /// Where each of a ``ColumnMapped`` type's keys sits in one statement's columns.
@@ -199,6 +294,9 @@ final class ColumnMapping {
     let keys: [String]
     /// Column positions by key order; -1 for a key with no column.
     let indexes: [Int]
+    /// The same positions in memory the mapping owns, which readers use
+    /// without reference counting.
+    let indexBuffer: UnsafeBufferPointer<Int>
     let type: any ColumnMapped.Type
     /// How the store's date strategy reads a date, worked out once.
     let dateForm: DateForm
@@ -219,12 +317,19 @@ final class ColumnMapping {
         self.type = type
         keys = type.columnKeys
         indexes = keys.map { plan.columnIndex(forKey: $0) ?? -1 }
+        let buffer = UnsafeMutableBufferPointer<Int>.allocate(capacity: indexes.count)
+        _ = buffer.initialize(from: indexes)
+        indexBuffer = UnsafeBufferPointer(buffer)
         dateForm = switch plan.options.dateStrategy {
         case .deferredToStore, .iso8601Text: .text
         case .secondsSince1970: .secondsSince1970
         case .custom: .custom
         default: .other
         }
+    }
+
+    deinit {
+        indexBuffer.deallocate()
     }
 }
 

@@ -37,9 +37,9 @@ extension Database {
                          DecodePlan(columns: sets[1], options: coding.decoding, type: U.self),
                          DecodePlan(columns: sets[2], options: coding.decoding, type: V.self)]
             let offsets = [0, names[0].count, names[0].count + names[1].count]
+            let rows = (0..<3).map { ShiftedRowSource(base: statement, offset: offsets[$0], columns: sets[$0]) }
             func record<R: ColumnMapped>(_ type: R.Type, _ part: Int) throws -> R {
-                let row = ShiftedRowSource(base: statement, offset: offsets[part], columns: sets[part])
-                var reader = ColumnReader(source: row, plan: plans[part], mapping: plans[part].mapping)
+                var reader = ColumnReader(source: rows[part], plan: plans[part], mapping: plans[part].mapping)
                 return try reader.record(R.self)
             }
             var results: [(T, U, V)] = []
@@ -136,13 +136,13 @@ extension Database {
             let firstColumns = ColumnSet(firstNames), secondColumns = ColumnSet(secondNames)
             let firstPlan = DecodePlan(columns: firstColumns, options: coding.decoding, type: T.self)
             let secondPlan = DecodePlan(columns: secondColumns, options: coding.decoding, type: U.self)
+            let firstRow = ShiftedRowSource(base: statement, offset: 0, columns: firstColumns)
+            let secondRow = ShiftedRowSource(base: statement, offset: firstNames.count, columns: secondColumns)
             while try statement.step() {
-                let firstRow = ShiftedRowSource(base: statement, offset: 0, columns: firstColumns)
                 var reader = ColumnReader(source: firstRow, plan: firstPlan, mapping: firstPlan.mapping)
                 let record = try reader.record(T.self)
                 var other: U?
                 if !keyIndexes.allSatisfy({ statement.isNull(at: $0) }) {
-                    let secondRow = ShiftedRowSource(base: statement, offset: firstNames.count, columns: secondColumns)
                     var reader = ColumnReader(source: secondRow, plan: secondPlan, mapping: secondPlan.mapping)
                     other = try reader.record(U.self)
                 }
@@ -152,11 +152,18 @@ extension Database {
     }
 }
 
-/// The columns of one table in a joined row: `columns` are that table's, at `offset` in the row.
-struct ShiftedRowSource: RowSource {
+/// The columns of one table in a joined row: `columns` are that table's, at
+/// `offset` in the row. An object, made once per statement.
+final class ShiftedRowSource: RowSource {
     let base: any DriverStatement
     let offset: Int
     let columns: ColumnSet
+
+    init(base: any DriverStatement, offset: Int, columns: ColumnSet) {
+        self.base = base
+        self.offset = offset
+        self.columns = columns
+    }
 
     func value(at index: Int) throws -> Value { try base.value(at: offset + index) }
     func isNull(at index: Int) -> Bool { base.isNull(at: offset + index) }

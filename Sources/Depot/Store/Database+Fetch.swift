@@ -19,6 +19,7 @@ extension Database {
             var results: [T] = []
             guard try statement.step() else { return results }
             let plan = self.plan(for: statement, type)
+            if let count = statement.rowCountHint { results.reserveCapacity(count) }
             repeat {
                 results.append(try RowDecoder.decode(type, from: statement, plan: plan))
             } while try statement.step()

@@ -14,6 +14,7 @@ extension Database {
     public func fetchAll<T: ColumnMapped>(_ type: T.Type, _ sql: SQL) throws -> [T] {
         var results: [T] = []
         try mappedRows(type, sql, limit: .all) { reader in
+            if results.isEmpty, let count = reader.rowCountHint { results.reserveCapacity(count) }
             results.append(try reader.record(T.self))
         }
         return results
@@ -163,14 +164,21 @@ extension Database {
     @usableFromInline
     func findStatement<T: Record>(_ type: T.Type, id: some Encodable & Sendable, encoded: Value? = nil) throws -> (String, [Value]) {
         let text: String
-        if let cached = recordCache.findSQL[ObjectIdentifier(type)] {
+        let typeID = ObjectIdentifier(type)
+        if let last = recordCache.lastFind, last.type == typeID {
+            text = last.text
+        } else if let cached = recordCache.findSQL[typeID] {
             text = cached
+            recordCache.lastFind = (typeID, cached)
         } else {
             let key = try singleKey(type)
             text = try SQL("SELECT * FROM \(ident: T.tableName) WHERE \(ident: key) = \(Value.null)").rendered(for: dialect).text
-            recordCache.findSQL[ObjectIdentifier(type)] = text
+            recordCache.findSQL[typeID] = text
+            recordCache.lastFind = (typeID, text)
         }
-        return (text, [try encoded ?? encodeKey(id, T.self)])
+        let key = try encoded ?? encodeKey(id, T.self)
+        recordCache.findKey[0] = key
+        return (text, recordCache.findKey)
     }
 }
 

@@ -7,6 +7,12 @@ final class RecordCache: ConnectionCache {
     @exclusivity(unchecked) var insertSQL: [ObjectIdentifier: [(names: [String], rows: Int, returning: Bool, text: String)]] = [:]
     /// The rendered SELECT of `find(_:id:)`, by record type.
     @exclusivity(unchecked) var findSQL: [ObjectIdentifier: String] = [:]
+    /// The last type `find` ran for, and its SQL: lookups in a loop compare
+    /// an identifier instead of hashing it.
+    @exclusivity(unchecked) var lastFind: (type: ObjectIdentifier, text: String)?
+    /// The one-value array `find` binds, reused: when no one kept the last
+    /// call's copy, writing the new key into it allocates nothing.
+    @exclusivity(unchecked) var findKey: [Value] = [.null]
     /// Whether each column has a key generator to advance after explicit keys.
     @exclusivity(unchecked) var keyGenerators: [ColumnKey: Bool] = [:]
 
