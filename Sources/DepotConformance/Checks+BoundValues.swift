@@ -90,5 +90,26 @@ enum BoundValueChecks {
             }
             try expectEqual(stored, parcels.sorted { $0.id < $1.id }, "parcels read back")
         },
+        ConformanceCheck("values: a lookup by key made while another one's row is being read binds its own key") { context in
+            let store = try await context.makeStore()
+            try await store.write { db in try createTable(db) }
+            try await store.write { db in try db.insert(contentsOf: (0..<40).map { parcel($0) }) }
+            // Each row read, a lookup of the next key inside it, and one more
+            // after it, on the same connection: no lookup sees another's key.
+            let pairs = try await store.read { db in
+                var pairs: [(Int64, Int64?, Int64?)] = []
+                try db.forEach(Parcel.self, "SELECT * FROM \(ident: "parcels") ORDER BY \(ident: "id")") { row in
+                    let next = try db.find(Parcel.self, id: row.id + 1)
+                    let again = try db.find(Parcel.self, id: row.id)
+                    pairs.append((row.id, next?.id, again?.id))
+                }
+                return pairs
+            }
+            try expectEqual(pairs.count, 40, "rows read")
+            for (id, next, again) in pairs {
+                try expectEqual(next, id < 39 ? id + 1 : nil, "the lookup of \(id + 1) inside row \(id)")
+                try expectEqual(again, id, "the lookup of \(id) after it")
+            }
+        },
     ]
 }
