@@ -89,7 +89,7 @@ final class FakeConnection: DriverConnection {
 
     var isInTransaction: Bool { depth > 0 }
     var isUsable: Bool { true }
-    func interrupt() {}
+    func interrupt() { log.record("INTERRUPT") }
     func close() {}
 }
 

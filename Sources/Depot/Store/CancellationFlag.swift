@@ -9,8 +9,9 @@ import Foundation
 /// bookkeeping). A cancellation or deadline carries the generation of the
 /// access it belongs to, so one that arrives late never stops the next access.
 final class CancellationFlag: @unchecked Sendable {
-    /// The connection whose accesses this flag stops: what an interruption interrupts.
-    unowned let connection: PooledConnection
+    /// The driver connection whose accesses this flag stops: what an
+    /// interruption interrupts. Held strongly: it holds nothing back.
+    let connection: any DriverConnection
     private let lock = NSLock()
     // Guarded by `lock`: the dynamic exclusivity checks are left out.
     /// The access now (or last) running on the connection.
@@ -26,7 +27,7 @@ final class CancellationFlag: @unchecked Sendable {
     @exclusivity(unchecked) var newer: CancellationFlag?
     @exclusivity(unchecked) var isAttached = false
 
-    init(_ connection: PooledConnection) {
+    init(_ connection: any DriverConnection) {
         self.connection = connection
     }
 

@@ -37,7 +37,7 @@ final class PooledConnection: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var isBroken = false
 
     /// What stops the access running on this connection; reset for each.
-    private(set) lazy var cancellation = CancellationFlag(self)
+    let cancellation: CancellationFlag
 
     /// The driver connection's observation parts, looked up once.
     let readTracking: (any ReadTrackingConnection)?
@@ -47,6 +47,7 @@ final class PooledConnection: @unchecked Sendable {
         self.role = role
         self.connection = connection
         self.queue = DispatchQueue(label: label)
+        self.cancellation = CancellationFlag(connection)
         self.readTracking = connection as? any ReadTrackingConnection
         self.writeTracking = connection as? any WriteTrackingConnection
     }

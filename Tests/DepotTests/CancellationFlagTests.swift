@@ -1,0 +1,90 @@
+@testable import Depot
+import Foundation
+import Testing
+
+/// A connection keeps one cancellation flag, started afresh for each access it
+/// serves: a cancellation or deadline that belongs to one access never stops
+/// the next, and a shutdown stops only the accesses running when it comes.
+@Suite struct CancellationFlagTests {
+    private func connection(_ log: FakeLog) -> PooledConnection {
+        PooledConnection(role: .writer, connection: FakeConnection(log: log), label: "test")
+    }
+
+    private func isCancelled(_ flag: CancellationFlag) -> Bool {
+        if case .cancelled? = flag.interruption { return true }
+        return false
+    }
+
+    @Test func aCancellationOrDeadlineArrivingAfterItsAccessNeverStopsTheNextOne() {
+        let log = FakeLog()
+        let pooled = connection(log)
+        let flag = pooled.cancellation
+        let first = flag.begin()
+        flag.finish()
+        let second = flag.begin()
+        // The first access's cancellation handler and deadline, late.
+        flag.cancel(first)
+        flag.timeOut(.seconds(1), first)
+        #expect(flag.interruption == nil)
+        #expect(log.all.isEmpty)
+        flag.cancel(second)
+        #expect(isCancelled(flag))
+        #expect(log.all == ["INTERRUPT"])
+    }
+
+    @Test func aDeadlinePassingAfterItsAccessFinishedInterruptsNothing() {
+        let log = FakeLog()
+        let flag = connection(log).cancellation
+        let access = flag.begin()
+        flag.finish()
+        flag.timeOut(.seconds(1), access)
+        #expect(flag.timeout == nil)
+        #expect(log.all.isEmpty)
+    }
+
+    @Test func aNewAccessStartsWithNothingOfTheLastOnesStops() {
+        let log = FakeLog()
+        let flag = connection(log).cancellation
+        let access = flag.begin()
+        flag.timeOut(.milliseconds(5), access)
+        #expect(flag.timeout == .milliseconds(5))
+        flag.finish()
+        _ = flag.begin()
+        #expect(flag.interruption == nil)
+    }
+
+    @Test func shutdownStopsTheAccessesRunningAndNoneThatLeft() throws {
+        let gate = AccessGate()
+        let logs = [FakeLog(), FakeLog(), FakeLog()]
+        let connections = logs.map(connection)
+        for connection in connections {
+            try gate.enter()
+            _ = connection.cancellation.begin()
+            gate.attach(connection.cancellation)
+        }
+        // The middle one finished; the last one left the gate at once.
+        gate.detach(connections[1].cancellation)
+        gate.leave(detaching: nil)
+        gate.leave(detaching: connections[2].cancellation)
+        #expect(gate.inFlight == 1)
+        gate.close()
+        gate.interruptAll()
+        #expect(logs.map(\.all) == [["INTERRUPT"], [], []])
+        #expect(connections[0].cancellation.isStopped)
+        #expect(!connections[1].cancellation.isStopped)
+        #expect(throws: DatabaseError.self) { try gate.enter() }
+    }
+
+    @Test func anAccessAttachedAfterTheShutdownStartedInterruptingIsStoppedAtOnce() throws {
+        let gate = AccessGate()
+        let log = FakeLog()
+        let pooled = connection(log)
+        try gate.enter()
+        gate.close()
+        gate.interruptAll()
+        _ = pooled.cancellation.begin()
+        gate.attach(pooled.cancellation)
+        #expect(pooled.cancellation.isStopped)
+        #expect(log.all == ["INTERRUPT"])
+    }
+}
