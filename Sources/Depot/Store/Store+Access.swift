@@ -71,10 +71,10 @@ extension Store {
         var attempt = 0
         while true {
             attempt += 1
-            // A task cancelled before its first attempt is stopped by the
-            // cancellation handler below, which runs at once, before BEGIN;
-            // a retry asks first, since its wait may have been long.
-            if attempt > 1 { try Task.checkCancellation() }
+            // A task cancelled already takes no connection (the cancellation
+            // handler below would stop it before BEGIN, but only after a
+            // checkout, a hop and, on PostgreSQL, a cancel request sent for nothing).
+            try Task.checkCancellation()
             let checkoutStart = metrics == nil ? nil : ContinuousClock.now
             let connection: PooledConnection
             if let idle = pool.takeIdle() {
