@@ -1,4 +1,7 @@
 import Foundation
+#if !canImport(Darwin)
+import Synchronization
+#endif
 
 /// Why the access running on a connection must stop: its task was
 /// cancelled, its deadline passed, or the store shut down. Set from any
@@ -21,6 +24,14 @@ final class CancellationFlag: @unchecked Sendable {
     @exclusivity(unchecked) private var stoppedByShutdown = false
     /// The access timeout that passed, if one did.
     @exclusivity(unchecked) private var timedOutAfter: Duration?
+    #if !canImport(Darwin)
+    /// Whether a cancellation, deadline or shutdown was raised for the
+    /// current access: written under `lock` with the fields it sums up, read
+    /// without it, so a statement of an access nothing stopped skips the lock.
+    /// (On Apple platforms `Atomic` needs macOS 15 and iOS 18; there every
+    /// read takes the lock.)
+    private let raised = Atomic<Bool>(false)
+    #endif
 
     /// The store's list of running accesses (``AccessGate``), guarded by the gate's lock.
     @exclusivity(unchecked) var older: CancellationFlag?
@@ -40,6 +51,7 @@ final class CancellationFlag: @unchecked Sendable {
             finished = false
             stoppedByShutdown = false
             timedOutAfter = nil
+            markRaised(false)
             return generation
         }
     }
@@ -50,6 +62,7 @@ final class CancellationFlag: @unchecked Sendable {
         lock.withLock {
             guard access == generation else { return }
             cancelled = true
+            markRaised(true)
             if !finished { connection.interrupt() }
         }
     }
@@ -64,6 +77,7 @@ final class CancellationFlag: @unchecked Sendable {
         lock.withLock {
             guard access == generation, !finished else { return }
             timedOutAfter = timeout
+            markRaised(true)
             connection.interrupt()
         }
     }
@@ -74,6 +88,7 @@ final class CancellationFlag: @unchecked Sendable {
         lock.withLock {
             guard !finished else { return }
             stoppedByShutdown = true
+            markRaised(true)
             connection.interrupt()
         }
     }
@@ -84,12 +99,26 @@ final class CancellationFlag: @unchecked Sendable {
     /// Why the access must stop, read under one lock (a statement checks
     /// before it runs, so this is on every statement's path); nil to go on.
     var interruption: Interruption? {
-        lock.withLock {
+        #if !canImport(Darwin)
+        // Set before the writer lets the lock go: a raise seen here is read in
+        // full below; one not seen yet is seen by the next statement's check,
+        // and its interrupt stops the statement running now.
+        guard raised.load(ordering: .acquiring) else { return nil }
+        #endif
+        return lock.withLock {
             if cancelled { return .cancelled }
             if let timedOutAfter { return .timedOut(timedOutAfter) }
             if stoppedByShutdown { return .stopped }
             return nil
         }
+    }
+
+    /// Records whether anything is raised, under `lock`.
+    @inline(__always)
+    private func markRaised(_ value: Bool) {
+        #if !canImport(Darwin)
+        raised.store(value, ordering: .releasing)
+        #endif
     }
 
     /// What stopped an access, in the order ``interruption`` reports them.
