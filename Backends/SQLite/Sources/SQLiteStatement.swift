@@ -16,6 +16,10 @@ final class SQLiteStatement: DriverStatement {
     @exclusivity(unchecked) private var checkedColumns = false
     @exclusivity(unchecked) private var repreparedCount: Int32 = 0
     @exclusivity(unchecked) private(set) var changes = 0
+    /// Whether the statement is ready to bind and run: prepared or reset,
+    /// not stepped since. A bind resets only a statement that is not (a run
+    /// that finished reset it already).
+    @exclusivity(unchecked) private var isReset = true
     /// Whether the SQL names `query_only`: running it may change the connection's flag.
     private let mentionsQueryOnly: Bool
 
@@ -71,7 +75,10 @@ final class SQLiteStatement: DriverStatement {
 
     func bind(_ values: [Value]) throws {
         forgetCell()
-        sqlite3_reset(handle)
+        if !isReset {
+            sqlite3_reset(handle)
+            isReset = true
+        }
         if !writes.isEmpty, writesAddedInEpoch != connection.tables.epoch {
             connection.tables.willRun(writing: writes)
             writesAddedInEpoch = connection.tables.epoch
@@ -173,6 +180,7 @@ final class SQLiteStatement: DriverStatement {
     func step() throws -> Bool {
         forgetCell()
         if mentionsQueryOnly { connection.queryOnly = nil }
+        isReset = false
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW:
@@ -185,6 +193,7 @@ final class SQLiteStatement: DriverStatement {
         default:
             let error = SQLiteError.make(code, connection.handle, sql: sql)
             sqlite3_reset(handle)
+            isReset = true
             throw error
         }
     }
@@ -192,6 +201,7 @@ final class SQLiteStatement: DriverStatement {
     func reset() {
         forgetCell()
         sqlite3_reset(handle)
+        isReset = true
         checkedColumns = false
     }
 
@@ -233,6 +243,38 @@ final class SQLiteStatement: DriverStatement {
     private func forgetCell() {
         cellColumn = -1
         cell = nil
+    }
+
+    /// The row's cells in one call: each asked for once, its storage class
+    /// read, and its contents in that class, so nothing is converted. A blob
+    /// is left to the reader (``RowCell/other``), which asks for it alone.
+    func readCells(at columns: UnsafeBufferPointer<Int>, into cells: UnsafeMutablePointer<RowCell>) -> Bool {
+        for offset in 0..<columns.count {
+            let column = columns[offset]
+            guard column >= 0 else {
+                cells[offset] = .other
+                continue
+            }
+            let value = sqlite3_column_value(handle, Int32(truncatingIfNeeded: column))
+            switch sqlite3_value_type(value) {
+            case SQLITE_INTEGER:
+                cells[offset] = .integer(sqlite3_value_int64(value))
+            case SQLITE_FLOAT:
+                cells[offset] = .double(sqlite3_value_double(value))
+            case SQLITE_TEXT:
+                // Text first, then its length: the order SQLite documents as safe.
+                if let text = sqlite3_value_text(value) {
+                    cells[offset] = .text(text, count: Int(sqlite3_value_bytes(value)))
+                } else {
+                    cells[offset] = .other
+                }
+            case SQLITE_NULL:
+                cells[offset] = .null
+            default:
+                cells[offset] = .other
+            }
+        }
+        return true
     }
 
     func isNull(at index: Int) -> Bool {

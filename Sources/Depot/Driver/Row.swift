@@ -66,6 +66,17 @@ public protocol RowSource {
     /// them before then.
     func unsafeTextBytes(at index: Int) -> UnsafeBufferPointer<UInt8>?
 
+    /// Reads the current row's cells at `columns` (a column index each, or
+    /// -1 for none) into `cells`, one per index, in order; false when the
+    /// source reads cell by cell only. The default is false.
+    ///
+    /// Each cell is what the fast reads above would say for it: a cell they
+    /// answer for gets its kind and contents, NULL is ``RowCell/null``, and
+    /// any other cell (or one the backend would rather not read ahead) is
+    /// ``RowCell/other``, which the reader then asks for alone. Reading ahead
+    /// must change no cell: SQLite's text of a number, for one, is not asked for.
+    func readCells(at columns: UnsafeBufferPointer<Int>, into cells: UnsafeMutablePointer<RowCell>) -> Bool
+
     /// How many rows the result holds in all, when the engine knows it once
     /// the first row is read (PostgreSQL's buffered results); nil otherwise.
     /// A hint, for reserving room: the rows read decide.
@@ -121,6 +132,11 @@ extension RowSource {
 
     /// False: a Bool is asked for as a Boolean first.
     public var storesBooleansAsIntegers: Bool { false }
+
+    /// False: the source is read cell by cell.
+    public func readCells(at columns: UnsafeBufferPointer<Int>, into cells: UnsafeMutablePointer<RowCell>) -> Bool {
+        false
+    }
 
     /// None: a source without its own bytes to lend has its text read through ``value(at:)``.
     public func unsafeTextBytes(at index: Int) -> UnsafeBufferPointer<UInt8>? {

@@ -28,8 +28,23 @@ public struct ColumnReader {
     /// The source's ``RowSource/storesBooleansAsIntegers``, asked once.
     let booleansAreIntegers: Bool
 
+    /// The current row's cells, one per key in key order, read ahead in one
+    /// call when the source can (``RowSource/readCells(at:into:)``); nil when
+    /// each read asks the source. The memory belongs to the caller and
+    /// outlives the reader.
+    private var cells: UnsafeMutablePointer<RowCell>?
+
     init(source: any RowSource, plan: DecodePlan, mapping: ColumnMapping?) {
-        self.source = source.asObject ?? RowSourceBox(source)
+        self.init(object: source.asObject ?? RowSourceBox(source), plan: plan, mapping: mapping)
+    }
+
+    /// A reader of a source that is an object already (a statement): no box,
+    /// no question asked. With `cells` (room for one cell per key of the
+    /// mapping), each row is read ahead in one call when the source can.
+    init(object source: any RowSource & AnyObject, plan: DecodePlan, mapping: ColumnMapping?,
+         cells: UnsafeMutablePointer<RowCell>? = nil) {
+        self.source = source
+        self.cells = mapping == nil ? nil : cells
         self.plan = plan
         self.mapping = mapping
         indexes = mapping?.indexBuffer.baseAddress
@@ -39,9 +54,15 @@ public struct ColumnReader {
         booleansAreIntegers = source.storesBooleansAsIntegers
     }
 
-    /// Starts again at the first key, for the statement's next row.
+    /// Starts again at the first key, for the statement's next row, and
+    /// reads the row ahead when the source can (a source that cannot is
+    /// not asked again).
     mutating func rewind() {
         position = 0
+        if let cells, let indexes,
+           !source.readCells(at: UnsafeBufferPointer(start: indexes, count: keyCount), into: cells) {
+            self.cells = nil
+        }
     }
 
     /// How many rows the statement holds in all, when its engine knows (``RowSource/rowCountHint``).
@@ -124,8 +145,58 @@ public struct ColumnReader {
     // non-mutating method made the compiler copy the reader (and retain its
     // source) for every cell.
 
+    // Each fast path reads the key's cell from the row read ahead when there
+    // is one: a cell of another kind declines at once, as the source's own
+    // fast path would; a cell not read ahead (``RowCell/Kind/other``) is asked
+    // of the source.
+
+    /// The cell of the key just moved past, when the row was read ahead and
+    /// the cell with it; nil to ask the source.
+    @inline(__always)
+    private func readAhead() -> RowCell? {
+        guard let cells else { return nil }
+        let cell = cells[position &- 1]
+        return cell.kind == .other ? nil : cell
+    }
+
+    @inline(__always)
+    private mutating func fastInteger(_ index: Int) -> Int64? {
+        if let cell = readAhead() { return cell.kind == .integer ? cell.integer : nil }
+        return source.integer(at: index)
+    }
+
+    @inline(__always)
+    private mutating func fastDouble(_ index: Int) -> Double? {
+        if let cell = readAhead() { return cell.kind == .double ? cell.double : nil }
+        return source.double(at: index)
+    }
+
+    @inline(__always)
+    private mutating func fastTextBytes(_ index: Int) -> UnsafeBufferPointer<UInt8>? {
+        if let cell = readAhead() { return cell.kind == .text ? cell.textBytes : nil }
+        return source.unsafeTextBytes(at: index)
+    }
+
+    @inline(__always)
+    private mutating func isNull(_ index: Int) -> Bool {
+        if let cell = readAhead() { return cell.kind == .null }
+        return source.isNull(at: index)
+    }
+
     @inline(__always)
     private mutating func fastBool(_ index: Int) -> Bool? {
+        if let cell = readAhead() {
+            switch cell.kind {
+            case .bool: return cell.bool
+            case .integer:
+                switch cell.integer {
+                case 0: return false
+                case 1: return true
+                default: return nil
+                }
+            default: return nil
+            }
+        }
         let integersFirst = booleansAreIntegers
         if !integersFirst, let bool = source.bool(at: index) { return bool }
         switch source.integer(at: index) {
@@ -137,7 +208,7 @@ public struct ColumnReader {
 
     @inline(__always)
     private mutating func fastString(_ index: Int) -> String? {
-        guard let bytes = source.unsafeTextBytes(at: index) else { return nil }
+        guard let bytes = fastTextBytes(index) else { return nil }
         // ASCII needs no validation; other text must be valid UTF-8, or the slow path reports it.
         if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
         return String(validating: bytes, as: UTF8.self)
@@ -148,13 +219,17 @@ public struct ColumnReader {
         let form = dateForm
         if form == .custom { return nil }
         // A stored instant is itself under every strategy but a custom one.
-        if let date = source.date(at: index) { return date }
+        if let cell = readAhead() {
+            if cell.kind == .date { return cell.date }
+        } else if let date = source.date(at: index) {
+            return date
+        }
         switch form {
         case .text:
-            guard let bytes = source.unsafeTextBytes(at: index), let micros = ISO8601.parse(bytes: bytes) else { return nil }
-            return ISO8601.exactDate(microseconds: micros)
+            guard let bytes = fastTextBytes(index) else { return nil }
+            return ISO8601.parseDate(bytes: bytes)
         case .secondsSince1970:
-            guard let seconds = source.double(at: index),
+            guard let seconds = fastDouble(index),
                   let micros = ISO8601.microseconds(secondsSince1970: seconds) else { return nil }
             return ISO8601.date(microseconds: micros)
         case .other, .custom:
@@ -177,7 +252,7 @@ public struct ColumnReader {
     /// Reads a `Double`.
     public mutating func decode(_ type: Double.Type) throws -> Double {
         let index = try nextIndex()
-        if let value = source.double(at: index) { return value }
+        if let value = fastDouble(index) { return value }
         return try converted(index, ValueDecoding.double)
     }
     /// Reads a `Float`.
@@ -187,19 +262,19 @@ public struct ColumnReader {
     /// Reads an `Int`.
     public mutating func decode(_ type: Int.Type) throws -> Int {
         let index = try nextIndex()
-        if let integer = source.integer(at: index), let value = Int(exactly: integer) { return value }
+        if let integer = fastInteger(index), let value = Int(exactly: integer) { return value }
         return try converted(index) { try ValueDecoding.integer(Int.self, $0, $1) }
     }
     /// Reads an `Int32`.
     public mutating func decode(_ type: Int32.Type) throws -> Int32 {
         let index = try nextIndex()
-        if let integer = source.integer(at: index), let value = Int32(exactly: integer) { return value }
+        if let integer = fastInteger(index), let value = Int32(exactly: integer) { return value }
         return try converted(index) { try ValueDecoding.integer(Int32.self, $0, $1) }
     }
     /// Reads an `Int64`.
     public mutating func decode(_ type: Int64.Type) throws -> Int64 {
         let index = try nextIndex()
-        if let value = source.integer(at: index) { return value }
+        if let value = fastInteger(index) { return value }
         return try converted(index) { try ValueDecoding.integer(Int64.self, $0, $1) }
     }
     /// Reads a `Date`, with the store's date strategy.
@@ -223,48 +298,48 @@ public struct ColumnReader {
     public mutating func decode(_ type: Bool?.Type) throws -> Bool? {
         guard let index = try nextIndexIfPresent() else { return nil }
         if let value = fastBool(index) { return value }
-        if source.isNull(at: index) { return nil }
+        if isNull(index) { return nil }
         return try convertedIfPresent(index, ValueDecoding.bool)
     }
     /// Reads an optional `String`: nil for NULL.
     public mutating func decode(_ type: String?.Type) throws -> String? {
         guard let index = try nextIndexIfPresent() else { return nil }
         if let value = fastString(index) { return value }
-        if source.isNull(at: index) { return nil }
+        if isNull(index) { return nil }
         return try convertedIfPresent(index, ValueDecoding.string)
     }
     /// Reads an optional `Double`: nil for NULL.
     public mutating func decode(_ type: Double?.Type) throws -> Double? {
         guard let index = try nextIndexIfPresent() else { return nil }
-        if let value = source.double(at: index) { return value }
-        if source.isNull(at: index) { return nil }
+        if let value = fastDouble(index) { return value }
+        if isNull(index) { return nil }
         return try convertedIfPresent(index, ValueDecoding.double)
     }
     /// Reads an optional `Int`: nil for NULL.
     public mutating func decode(_ type: Int?.Type) throws -> Int? {
         guard let index = try nextIndexIfPresent() else { return nil }
-        if let integer = source.integer(at: index), let value = Int(exactly: integer) { return value }
-        if source.isNull(at: index) { return nil }
+        if let integer = fastInteger(index), let value = Int(exactly: integer) { return value }
+        if isNull(index) { return nil }
         return try convertedIfPresent(index) { try ValueDecoding.integer(Int.self, $0, $1) }
     }
     /// Reads an optional `Int64`: nil for NULL.
     public mutating func decode(_ type: Int64?.Type) throws -> Int64? {
         guard let index = try nextIndexIfPresent() else { return nil }
-        if let value = source.integer(at: index) { return value }
-        if source.isNull(at: index) { return nil }
+        if let value = fastInteger(index) { return value }
+        if isNull(index) { return nil }
         return try convertedIfPresent(index) { try ValueDecoding.integer(Int64.self, $0, $1) }
     }
     /// Reads an optional `Date`: nil for NULL.
     public mutating func decode(_ type: Date?.Type) throws -> Date? {
         guard let index = try nextIndexIfPresent() else { return nil }
         if let value = fastDate(index) { return value }
-        if source.isNull(at: index) { return nil }
+        if isNull(index) { return nil }
         let options = plan.options
         return try convertedIfPresent(index) { try ValueDecoding.date($0, $1, options) }
     }
     /// Reads any other optional `Decodable` type: nil for NULL.
     public mutating func decode<T: Decodable>(_ type: T?.Type) throws -> T? {
-        guard let index = try nextIndexIfPresent(), !source.isNull(at: index) else { return nil }
+        guard let index = try nextIndexIfPresent(), !isNull(index) else { return nil }
         let options = plan.options
         return try convertedIfPresent(index) { try ValueDecoding.decode(T.self, from: $0, $1, options) }
     }

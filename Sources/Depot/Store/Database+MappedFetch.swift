@@ -126,35 +126,44 @@ extension Database {
             if case .streaming = limit { try statement.prepareForStreaming() }
             guard try statement.step() else { return }
             let plan = self.plan(for: statement, type)
-            var rows = 0
-            // One reader for every row: it reads the statement in place, so only its position moves.
-            var reader = ColumnReader(source: statement, plan: plan, mapping: plan.mapping)
-            repeat {
-                reader.rewind()
-                do {
-                    try body(&reader)
-                } catch let error as DecodingError where plan.mapping != nil {
-                    throw plan.locating(error, type, from: statement)
-                }
-                rows &+= 1
-                switch limit {
-                case .all: break
-                case .one:
-                    if try statement.step() {
-                        throw DatabaseError.fetchOneFoundMoreRows
-                    }
-                    return
-                case .oneByPrimaryKey:
-                    if try statement.step() {
-                        throw DatabaseError.findFoundMoreRows(type, primaryKey: (type as? any Record.Type)?.primaryKey ?? [])
-                    }
-                    return
-                case .streaming:
-                    // Cancellation takes a lock to read: every 256 rows is prompt enough.
-                    if rows & 255 == 0 { try checkUsable() }
-                }
-            } while try statement.step()
+            // Room for one row's cells, read ahead when the engine can, on the stack.
+            try withUnsafeTemporaryAllocation(of: RowCell.self, capacity: plan.mapping?.indexBuffer.count ?? 0) { cells in
+                try readRows(statement, plan: plan, cells: cells.baseAddress, type, limit: limit, body)
+            }
         }
+    }
+
+    /// The row loop of ``mappedRows(_:text:values:limit:_:)``, on a statement stepped to its first row.
+    private func readRows(_ statement: any DriverStatement, plan: DecodePlan, cells: UnsafeMutablePointer<RowCell>?,
+                          _ type: any ColumnMapped.Type, limit: RowLimit, _ body: (inout ColumnReader) throws -> Void) throws {
+        var rows = 0
+        // One reader for every row: it reads the statement in place, so only its position moves.
+        var reader = ColumnReader(object: statement, plan: plan, mapping: plan.mapping, cells: cells)
+        repeat {
+            reader.rewind()
+            do {
+                try body(&reader)
+            } catch let error as DecodingError where plan.mapping != nil {
+                throw plan.locating(error, type, from: statement)
+            }
+            rows &+= 1
+            switch limit {
+            case .all: break
+            case .one:
+                if try statement.step() {
+                    throw DatabaseError.fetchOneFoundMoreRows
+                }
+                return
+            case .oneByPrimaryKey:
+                if try statement.step() {
+                    throw DatabaseError.findFoundMoreRows(type, primaryKey: (type as? any Record.Type)?.primaryKey ?? [])
+                }
+                return
+            case .streaming:
+                // Checked every 256 rows, not every row: prompt enough, and cheaper.
+                if rows & 255 == 0 { try checkUsable() }
+            }
+        } while try statement.step()
     }
 
     /// The SQL of `find` and its bound key, the text rendered once per connection.
