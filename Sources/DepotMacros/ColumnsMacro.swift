@@ -20,7 +20,23 @@ public struct ColumnsMacro: ExtensionMacro {
         let properties = try ColumnProperties(structDecl)
         let access = accessModifier(of: structDecl)
         let keys = properties.mapped.map { "\"\($0.key)\"" }.joined(separator: ", ")
-        let reads = properties.mapped.map { "    self.\($0.name) = try columns.decode(\($0.typeExpression).self)" }
+        // Every column is read into a local, and the value is made from them
+        // in one call to an initializer that cannot throw. Stored into `self`
+        // one by one in the throwing initializer, a value of many properties
+        // was built in memory and copied out of it on return (a retain and
+        // release of every reference it holds, on every row).
+        let mapped = Array(properties.mapped.enumerated())
+        let reads = mapped.map { "    let read\($0.offset) = try columns.decode(\($0.element.typeExpression).self)" }
+            + (mapped.isEmpty ? [] : ["    self.init(depotColumnValues: (\(mapped.map { "read\($0.offset)" }.joined(separator: ", "))))"])
+        // One value is no tuple: it is used as itself.
+        let valuesType = mapped.count == 1 ? mapped[0].element.typeExpression : "(\(mapped.map(\.element.typeExpression).joined(separator: ", ")))"
+        let valueAssignments = mapped.map { "    self.\($0.element.name) = values\(mapped.count == 1 ? "" : ".\($0.offset)")" }
+        let valuesInitializer = mapped.isEmpty ? "" : """
+            /// The value made from its columns' values, in `columnKeys` order.
+            private init(depotColumnValues values: \(valuesType)) {
+            \(valueAssignments.joined(separator: "\n"))
+            }
+            """
         let writes = properties.mapped.map { "    try columns.encode(self.\($0.name))" }
         let conformance = protocols.isEmpty ? "" : ": Depot.ColumnMapped"
         let columns = properties.mapped.map { "    \(access)let \($0.name): Depot.QueryExpression<\($0.typeExpression)>" }
@@ -37,6 +53,7 @@ public struct ColumnsMacro: ExtensionMacro {
             \(raw: access)init(columns: inout Depot.ColumnReader) throws {
             \(raw: reads.joined(separator: "\n"))
             }
+            \(raw: valuesInitializer)
             \(raw: access)func encode(columns: inout Depot.ColumnWriter) throws {
             \(raw: writes.joined(separator: "\n"))
             }

@@ -52,10 +52,18 @@ import Testing
                     ["id", "title", "notes", "count"]
                 }
                 public init(columns: inout Depot.ColumnReader) throws {
-                    self.id = try columns.decode(Int64?.self)
-                    self.title = try columns.decode(String.self)
-                    self.notes = try columns.decode(String.self)
-                    self.count = try columns.decode(Int.self)
+                    let read0 = try columns.decode(Int64?.self)
+                    let read1 = try columns.decode(String.self)
+                    let read2 = try columns.decode(String.self)
+                    let read3 = try columns.decode(Int.self)
+                    self.init(depotColumnValues: (read0, read1, read2, read3))
+                }
+                /// The value made from its columns' values, in `columnKeys` order.
+                private init(depotColumnValues values: (Int64?, String, String, Int)) {
+                    self.id = values.0
+                    self.title = values.1
+                    self.notes = values.2
+                    self.count = values.3
                 }
                 public func encode(columns: inout Depot.ColumnWriter) throws {
                     try columns.encode(self.id)
@@ -105,9 +113,16 @@ import Testing
                     ["id", "name", "when"]
                 }
                 init(columns: inout Depot.ColumnReader) throws {
-                    self.id = try columns.decode(Int64.self)
-                    self.displayName = try columns.decode(String.self)
-                    self.when = try columns.decode((any Sendable & Codable).self)
+                    let read0 = try columns.decode(Int64.self)
+                    let read1 = try columns.decode(String.self)
+                    let read2 = try columns.decode((any Sendable & Codable).self)
+                    self.init(depotColumnValues: (read0, read1, read2))
+                }
+                /// The value made from its columns' values, in `columnKeys` order.
+                private init(depotColumnValues values: (Int64, String, (any Sendable & Codable))) {
+                    self.id = values.0
+                    self.displayName = values.1
+                    self.when = values.2
                 }
                 func encode(columns: inout Depot.ColumnWriter) throws {
                     try columns.encode(self.id)

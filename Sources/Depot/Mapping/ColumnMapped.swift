@@ -56,5 +56,5 @@ extension ColumnMapped {
 /// properties it leaves out are neither read nor written (they need a default).
 /// Caveat: every stored property needs a type annotation (`var count: Int = 0`,
 /// not `var count = 0`), so that the generated code reads the right type.
-@attached(extension, conformances: ColumnMapped, names: named(Columns), named(columnKeys), named(init(columns:)), named(encode(columns:)))
+@attached(extension, conformances: ColumnMapped, names: named(Columns), named(columnKeys), named(init(columns:)), named(init(depotColumnValues:)), named(encode(columns:)))
 public macro Columns() = #externalMacro(module: "DepotMacros", type: "ColumnsMacro")
