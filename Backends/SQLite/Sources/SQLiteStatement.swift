@@ -20,6 +20,9 @@ final class SQLiteStatement: DriverStatement {
     /// not stepped since. A bind resets only a statement that is not (a run
     /// that finished reset it already).
     @exclusivity(unchecked) private var isReset = true
+    /// ``returnsOneRowAtMost``, as found for the program compiled at a
+    /// re-prepare count: SQLite compiles again after a schema change.
+    @exclusivity(unchecked) private var oneRowAtMost: (reprepared: Int32, value: Bool)?
     /// Whether the SQL names `query_only`: running it may change the connection's flag.
     private let mentionsQueryOnly: Bool
 
@@ -203,6 +206,17 @@ final class SQLiteStatement: DriverStatement {
         sqlite3_reset(handle)
         isReset = true
         checkedColumns = false
+    }
+
+    /// Whether SQLite compiled the statement into a program that returns one
+    /// row at most (``SQLiteConnection/compilesToOneRowAtMost(_:)``), found
+    /// once per compiled program.
+    var returnsOneRowAtMost: Bool {
+        let reprepared = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+        if let known = oneRowAtMost, known.reprepared == reprepared { return known.value }
+        let value = connection.compilesToOneRowAtMost(sql)
+        oneRowAtMost = (reprepared, value)
+        return value
     }
 
     /// SQLite re-prepares a statement after a schema change, and `SELECT *` may then

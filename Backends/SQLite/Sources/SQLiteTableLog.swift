@@ -33,6 +33,13 @@ final class SQLiteTableLog {
         return writes
     }
 
+    /// Forgets what the statement just compiled reads and writes: one compiled
+    /// only to be looked at (an EXPLAIN), which never runs.
+    func discardStatement() {
+        statementReads = nil
+        statementWrites = nil
+    }
+
     /// Bumped each time the written tables are taken: a statement adds its
     /// writes once per transaction, not once per execution.
     private(set) var epoch = 0

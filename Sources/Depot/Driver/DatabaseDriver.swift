@@ -114,6 +114,15 @@ public protocol DriverStatement: AnyObject, RowSource {
     /// a backend that buffers whole results should fetch row by row instead, so
     /// memory stays flat. The default does nothing.
     func prepareForStreaming() throws
+    /// Whether the engine compiled the statement, as it runs now, into a plan
+    /// that returns one row at most: a lookup by a key the engine itself holds
+    /// unique (SQLite's rowid, a unique index). Asked on a row, after the first
+    /// step. `find` then stops at the row it found; otherwise it steps again to
+    /// prove the record type's key unique in the table. The default is false.
+    ///
+    /// Caveat: say true only when the engine guarantees it for every value
+    /// bound; a wrong true lets a key that is not unique go unnoticed.
+    var returnsOneRowAtMost: Bool { get }
 }
 
 /// The transaction an access begins: whether it may write, and its isolation level.
@@ -172,6 +181,9 @@ extension DriverConnection {
 extension DriverStatement {
     /// Does nothing: most engines already read row by row.
     public func prepareForStreaming() throws {}
+
+    /// False: the engine does not say.
+    public var returnsOneRowAtMost: Bool { false }
 }
 
 /// A connection with a faster way to insert many rows than repeated INSERTs,

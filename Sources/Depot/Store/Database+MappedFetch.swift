@@ -155,7 +155,8 @@ extension Database {
                 }
                 return
             case .oneByPrimaryKey:
-                if try statement.step() {
+                // Unless the engine's plan holds one row at most, a second row proves the key not unique.
+                if !statement.returnsOneRowAtMost, try statement.step() {
                     throw DatabaseError.findFoundMoreRows(type, primaryKey: (type as? any Record.Type)?.primaryKey ?? [])
                 }
                 return

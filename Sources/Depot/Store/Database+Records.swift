@@ -151,7 +151,8 @@ extension Database {
         return try withStatement(text: text, values: values) { statement, _ in
             guard try statement.step() else { return nil }
             let result = try RowDecoder.decode(type, from: statement, plan: plan(for: statement, type))
-            if try statement.step() {
+            // Unless the engine's plan holds one row at most, a second row proves the key not unique.
+            if !statement.returnsOneRowAtMost, try statement.step() {
                 throw DatabaseError.findFoundMoreRows(T.self, primaryKey: T.primaryKey)
             }
             return result
