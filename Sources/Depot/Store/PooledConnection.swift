@@ -17,7 +17,10 @@ final class PooledConnection: @unchecked Sendable {
     /// The statement found last, and its SQL: a statement run again and again
     /// (a lookup in a loop, `find`, a declared query, whose text is the same
     /// string each time) is found by comparing the text, not hashing it.
-    @exclusivity(unchecked) private var lastStatement: (sql: String, entry: CachedStatement)?
+    /// (Two fields, not an optional tuple: comparing the text then reads
+    /// them in place, where a tuple was copied out, retains and all.)
+    @exclusivity(unchecked) private var lastStatementSQL = ""
+    @exclusivity(unchecked) private var lastStatement: CachedStatement?
     /// The plan found last, for the same reason.
     @exclusivity(unchecked) private var lastPlan: (key: PlanKey, plan: DecodePlan)?
     /// The record operations' cache (its type and contents are theirs).
@@ -88,11 +91,12 @@ final class PooledConnection: @unchecked Sendable {
     /// A prepared statement for this SQL: the cached one when it is free (its
     /// entry is returned, to be marked busy while it runs), a fresh one otherwise.
     func statement(_ sql: String) throws -> (any DriverStatement, cached: CachedStatement?) {
-        if let last = lastStatement, last.sql == sql, !last.entry.isBusy {
-            return (last.entry.statement, last.entry)
+        if let last = lastStatement, !last.isBusy, lastStatementSQL == sql {
+            return (last.statement, last)
         }
         if let cached = statements[sql], !cached.isBusy {
-            lastStatement = (sql, cached)
+            lastStatementSQL = sql
+            lastStatement = cached
             return (cached.statement, cached)
         }
         let statement = try connection.prepare(sql)
@@ -104,7 +108,8 @@ final class PooledConnection: @unchecked Sendable {
             }
             let entry = CachedStatement(statement)
             statements[sql] = entry
-            lastStatement = (sql, entry)
+            lastStatementSQL = sql
+            lastStatement = entry
             return (statement, entry)
         }
         return (statement, nil)
@@ -131,6 +136,7 @@ final class PooledConnection: @unchecked Sendable {
     private func forgetStatements() {
         statements.removeAll(keepingCapacity: true)
         lastStatement = nil
+        lastStatementSQL = ""
     }
 
     /// Forgets what DDL may have changed: the prepared statements (PostgreSQL
@@ -158,6 +164,7 @@ final class PooledConnection: @unchecked Sendable {
     func close() {
         statements.removeAll()
         lastStatement = nil
+        lastStatementSQL = ""
         plans.removeAll()
         lastPlan = nil
         connection.close()
