@@ -93,6 +93,30 @@ import Testing
         }
     }
 
+    @Test func aDateReadInOneStepIsTheDateTheTwoStepsRead() {
+        var generator = SplitMix64(seed: 0x5EED_0003)
+        // 2001 ± 2³¹ seconds, where the one step stops trusting a Double to hold every microsecond.
+        let edge: Int64 = 978_307_200_000_000 + (1 << 31) * 1_000_000
+        let mirrored: Int64 = 978_307_200_000_000 - (1 << 31) * 1_000_000
+        var samples = [ISO8601.minMicros, ISO8601.maxMicros, 0, -1, 978_307_200_000_000, 978_307_199_999_999]
+        for center in [edge, mirrored] { samples += (-3_000_001...3_000_001).lazy.filter { $0 % 250_000 == 1 || abs($0) < 3 }.map { center + $0 } }
+        samples += (0..<20_000).map { _ in Int64.random(in: ISO8601.minMicros...ISO8601.maxMicros, using: &generator) }
+        for micros in samples {
+            for rounded in [micros, micros / 1000 * 1000, micros / 1_000_000 * 1_000_000] {
+                var text = ISO8601.format(microseconds: rounded)
+                let twoSteps = text.withUTF8 { ISO8601.parse(bytes: $0) }.flatMap(ISO8601.exactDate(microseconds:))
+                let oneStep = text.withUTF8 { ISO8601.parseDate(bytes: $0) }
+                #expect(oneStep?.timeIntervalSinceReferenceDate.bitPattern == twoSteps?.timeIntervalSinceReferenceDate.bitPattern, "\(text)")
+            }
+        }
+        // Other forms, and texts that are no date, read (or fail) as the two steps do.
+        for text in ["2024-03-01T12:34:56Z", "2024-03-01T12:34:56.5+02:00", "2024-03-01", "2024-02-30 00:00:00", "", "9999-12-31 23:59:59.999999"] {
+            var text = text
+            let twoSteps = text.withUTF8 { ISO8601.parse(bytes: $0) }.flatMap(ISO8601.exactDate(microseconds:))
+            #expect(text.withUTF8 { ISO8601.parseDate(bytes: $0) } == twoSteps, "\(text)")
+        }
+    }
+
     @Test func roundTripsEveryMicrosecondItCanHold() {
         var generator = SplitMix64(seed: 42)
         for _ in 0..<20_000 {

@@ -178,6 +178,37 @@ import Foundation
     /// common case costs about what a loop that trusts the text costs.
     @inline(__always)
     public static func parseWritten(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard let (seconds, fraction) = writtenParts(bytes) else { return nil }
+        return seconds &* 1_000_000 &+ fraction
+    }
+
+    /// A date read from text, as ``parse(bytes:)`` and ``exactDate(microseconds:)``
+    /// read it together: the same date, and nil for the same texts.
+    ///
+    /// The form Depot writes is turned into a date straight from its whole
+    /// seconds and microseconds, without the microsecond count the two steps
+    /// make and take apart again.
+    @inline(__always)
+    public static func parseDate(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        guard let (seconds, fraction) = writtenParts(bytes) else {
+            return parseAny(bytes).flatMap(exactDate(microseconds:))
+        }
+        // The written form's years 0001...9999 are always in range; within
+        // 2³¹ seconds of 2001 every microsecond is exact (``exactDate(microseconds:)``).
+        let relative = seconds &- referenceOffsetSeconds
+        if relative > -exactEverywhereSeconds, relative < exactEverywhereSeconds &- 1 {
+            return Date(timeIntervalSinceReferenceDate: Double(relative) + Double(fraction) / 1_000_000)
+        }
+        return exactDate(microseconds: seconds &* 1_000_000 &+ fraction)
+    }
+
+    private static let referenceOffsetSeconds: Int64 = 978_307_200
+    private static let exactEverywhereSeconds: Int64 = 1 << 31
+
+    /// The written form's whole seconds since 1970 and its microseconds, or
+    /// nil for any other text (see ``parseWritten(_:)``).
+    @inline(__always)
+    static func writtenParts(_ bytes: UnsafeBufferPointer<UInt8>) -> (seconds: Int64, fraction: Int64)? {
         let n = bytes.count
         guard n == 19 || (n >= 23 && n <= 26), let p = bytes.baseAddress else { return nil }
         let raw = UnsafeRawPointer(p)
@@ -216,7 +247,7 @@ import Foundation
             for _ in n..<26 { fraction &*= 10 }
         }
         let days = daysFromCivil(year: year, month: month, day: day)
-        return (days &* 86_400 &+ hour &* 3600 &+ minute &* 60 &+ second) &* 1_000_000 &+ fraction
+        return (days &* 86_400 &+ hour &* 3600 &+ minute &* 60 &+ second, fraction)
     }
 
     /// Whether each of the eight bytes of `word` is an ASCII digit. A byte
