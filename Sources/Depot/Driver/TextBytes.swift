@@ -3,6 +3,12 @@
 /// Whether every byte is ASCII, eight bytes at a time.
 @_spi(Driver) @inlinable @inline(__always)
 public func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    textIsASCII(bytes)
+}
+
+/// ``isASCII(_:)`` for the core's own inlinable reads, which may not name SPI.
+@inlinable @inline(__always)
+func textIsASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     guard let base = bytes.baseAddress else { return true }
     let count = bytes.count
     var offset = 0
