@@ -111,16 +111,21 @@ final class PostgresStatement: DriverStatement {
         state = .idle
     }
 
+    /// The result holding the current row and the row's number in it; nil
+    /// when no row is current.
+    @inline(__always)
+    private var currentRow: (result: OpaquePointer, row: Int32)? {
+        switch state {
+        case .buffered(let result, let row, _): (result, row)
+        case .streaming(let current?): (current, 0)
+        default: nil
+        }
+    }
+
     /// The current row's cell, when it is not NULL: its type and bytes.
     @inline(__always)
     private func cell(_ index: Int) -> (type: Oid, bytes: UnsafeRawBufferPointer)? {
-        let result: OpaquePointer
-        let row: Int32
-        switch state {
-        case .buffered(let r, let position, _): (result, row) = (r, position)
-        case .streaming(let current?): (result, row) = (current, 0)
-        default: return nil
-        }
+        guard let (result, row) = currentRow else { return nil }
         let column = Int32(index)
         guard index < columnTypes.count else { return nil }
         // The length first: only an empty cell may be NULL, so only then is libpq asked.
@@ -136,24 +141,15 @@ final class PostgresStatement: DriverStatement {
     }
 
     func isNull(at index: Int) -> Bool {
-        switch state {
-        case .buffered(let result, let row, _): PQgetisnull(result, row, Int32(index)) == 1
-        case .streaming(let current?): PQgetisnull(current, 0, Int32(index)) == 1
-        default: false
-        }
+        guard let (result, row) = currentRow else { return false }
+        return PQgetisnull(result, row, Int32(index)) == 1
     }
 
     // The fast paths answer exactly as `value(at:)` would for their kind of cell, and nil otherwise.
 
     /// The row's cells in one pass over the result, each classified as the fast paths would.
     func readCells(at columns: UnsafeBufferPointer<Int>, into cells: UnsafeMutablePointer<RowCell>) -> Bool {
-        let result: OpaquePointer
-        let row: Int32
-        switch state {
-        case .buffered(let r, let position, _): (result, row) = (r, position)
-        case .streaming(let current?): (result, row) = (current, 0)
-        default: return false
-        }
+        guard let (result, row) = currentRow else { return false }
         columnReadAhead.withUnsafeBufferPointer { kinds in
             for offset in 0..<columns.count {
                 let index = columns[offset]
@@ -183,13 +179,7 @@ final class PostgresStatement: DriverStatement {
     func date(at index: Int) -> Date? { cell(index).flatMap(PostgresCell.date) }
 
     func value(at index: Int) throws -> Value {
-        let result: OpaquePointer
-        let row: Int32
-        switch state {
-        case .buffered(let r, let position, _): (result, row) = (r, position)
-        case .streaming(let current?): (result, row) = (current, 0)
-        default: throw DatabaseError(.misuse, "no current row", sql: sql)
-        }
+        guard let (result, row) = currentRow else { throw DatabaseError(.misuse, "no current row", sql: sql) }
         let column = Int32(index)
         if PQgetisnull(result, row, column) == 1 { return .null }
         let length = Int(PQgetlength(result, row, column))
