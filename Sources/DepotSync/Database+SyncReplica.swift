@@ -4,6 +4,14 @@ import Foundation
 /// The tables a sync replica keeps beside the synced ones.
 enum SyncTables {
     static let state = "depot_sync_state", outbox = "depot_sync_outbox", inbox = "depot_sync_inbox", columns = "depot_sync_columns"
+    /// The push in flight, as sent: a retry sends the same bytes, so the
+    /// server can tell it from another push under the same number.
+    static let pushing = "depot_sync_pushing"
+
+    /// The statement that makes ``pushing`` where a replica installed by an earlier version lacks it.
+    static let createPushing: SQL = """
+        CREATE TABLE IF NOT EXISTS "depot_sync_pushing" ("id" INTEGER PRIMARY KEY CHECK ("id" = 1), "number" INTEGER NOT NULL, "body" BLOB NOT NULL)
+        """
 }
 
 extension Database {
@@ -26,13 +34,13 @@ extension Database {
         }
         try execute(script: """
             CREATE TABLE \(ident: SyncTables.state) ("id" INTEGER PRIMARY KEY CHECK ("id" = 1), "node" TEXT NOT NULL,
-                "hlc" INTEGER NOT NULL, "applying" INTEGER NOT NULL, "pushed" INTEGER NOT NULL DEFAULT 0,
+                "hlc" INTEGER NOT NULL CHECK (typeof("hlc") = 'integer'), "applying" INTEGER NOT NULL, "pushed" INTEGER NOT NULL DEFAULT 0,
                 "push_upto" INTEGER NOT NULL DEFAULT 0, "cursor_version" INTEGER NOT NULL DEFAULT 0,
                 "cursor_tbl" TEXT NOT NULL DEFAULT '', "cursor_key" TEXT NOT NULL DEFAULT '');
             CREATE TABLE \(ident: SyncStateTables.replica.rows) ("tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL, "cl" INTEGER NOT NULL,
                 PRIMARY KEY ("tbl", "row_key"));
             CREATE TABLE \(ident: SyncStateTables.replica.clocks) ("tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL, "col" TEXT NOT NULL,
-                "hlc" INTEGER NOT NULL, "node" TEXT NOT NULL, PRIMARY KEY ("tbl", "row_key", "col"));
+                "hlc" INTEGER NOT NULL CHECK (typeof("hlc") = 'integer'), "node" TEXT NOT NULL, PRIMARY KEY ("tbl", "row_key", "col"));
             CREATE TABLE \(ident: SyncStateTables.replica.hidden) ("tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL, "registers" BLOB NOT NULL,
                 PRIMARY KEY ("tbl", "row_key"));
             CREATE TABLE \(ident: SyncTables.outbox) ("seq" INTEGER PRIMARY KEY AUTOINCREMENT, "tbl" TEXT NOT NULL, "row_key" TEXT NOT NULL);
@@ -40,6 +48,7 @@ extension Database {
             CREATE TABLE \(ident: SyncTables.inbox) ("seq" INTEGER PRIMARY KEY, "page" BLOB NOT NULL);
             CREATE TABLE \(ident: SyncTables.columns) ("tbl" TEXT NOT NULL, "col" TEXT NOT NULL, PRIMARY KEY ("tbl", "col"))
             """)
+        try execute(SyncTables.createPushing)
         try execute("INSERT INTO \(ident: SyncTables.state) (\"id\", \"node\", \"hlc\", \"applying\") VALUES (1, \(node.uuidString.lowercased()), 0, 0)")
         try updateSyncReplica(of: tables)
     }
@@ -142,6 +151,9 @@ extension Database {
 
     /// Records a row as inserted by this node now, as the insert trigger does.
     private func recordLocalInsert(_ table: SyncedTable, key: String) throws {
+        if try fetchOne(Int64.self, "SELECT \"hlc\" FROM \(ident: SyncTables.state) WHERE \"id\" = 1") == Int64.max {
+            throw DatabaseError(.misuse, SyncTriggers.exhausted)
+        }
         try execute(SQL(unsafeRaw: SyncTriggers.stampSQL))
         try execute("""
             INSERT INTO \(ident: SyncStateTables.replica.rows) ("tbl", "row_key", "cl") VALUES (\(table.name), \(key), 1)
@@ -177,7 +189,7 @@ extension Database {
     /// Every entry up to that position is one of these rows; a row written
     /// again later keeps its later entries and goes again.
     public func pendingSyncChanges(_ tables: [SyncedTable], limit: Int = 500, upTo fixed: Int64? = nil) throws -> (changes: [SyncChange], upTo: Int64) {
-        struct Pending: Decodable, Hashable { var tbl: String; var row_key: String }
+
         struct Entry: Decodable { var seq: Int64; var tbl: String; var row_key: String }
         let entries = try fetchAll(Entry.self, fixed.map { upTo in """
             SELECT "seq", "tbl", "row_key" FROM \(ident: SyncTables.outbox) WHERE "seq" <= \(upTo) ORDER BY "seq"
@@ -185,14 +197,14 @@ extension Database {
             SELECT "seq", "tbl", "row_key" FROM \(ident: SyncTables.outbox) ORDER BY "seq" LIMIT \(max(1, limit))
             """)
         guard let upTo = entries.last?.seq else { return ([], 0) }
-        var seen: Set<Pending> = []
-        let pending = entries.map { Pending(tbl: $0.tbl, row_key: $0.row_key) }.filter { seen.insert($0).inserted }
+        var seen: Set<SyncRowID> = []
+        let pending = entries.map { SyncRowID(table: $0.tbl, key: $0.row_key) }.filter { seen.insert($0).inserted }
         var changes: [SyncChange] = []
         for table in tables {
-            let keys = pending.filter { $0.tbl == table.name }.map(\.row_key)
+            let keys = pending.filter { $0.table == table.name }.map(\.key)
             guard !keys.isEmpty else { continue }
             let states = try syncRows(table, keys: keys, in: .replica)
-            changes += keys.map { SyncChange(table: table.name, key: $0, row: states[$0] ?? SyncRow()) }
+            changes += keys.map { SyncChange(table: table.name, key: $0, row: states[ExactText($0)] ?? SyncRow()) }
         }
         return (changes, upTo)
     }
@@ -204,7 +216,7 @@ extension Database {
         for table in tables {
             let keys = try fetchAll(String.self, "SELECT \"row_key\" FROM \(ident: SyncStateTables.replica.rows) WHERE \"tbl\" = \(table.name) ORDER BY \"row_key\"")
             let states = try syncRows(table, keys: keys, in: .replica)
-            changes += keys.map { SyncChange(table: table.name, key: $0, row: states[$0] ?? SyncRow()) }
+            changes += keys.map { SyncChange(table: table.name, key: $0, row: states[ExactText($0)] ?? SyncRow()) }
         }
         return changes
     }
@@ -222,8 +234,11 @@ extension Database {
     /// Merges changes from elsewhere into this replica in one go: each row's
     /// state merged with the local one, the synced tables written to match,
     /// without recording these writes as local ones; the node's clock moves
-    /// past every stamp received.
-    public func applySyncChanges(_ changes: [SyncChange], _ tables: [SyncedTable]) throws {
+    /// past every stamp received, but never further than `maximumDrift`
+    /// ahead of this device's wall clock (a stamp far in the future, from a
+    /// server that took it before it bounded stamps, does not drag every
+    /// later local write along, nor overflow the clock).
+    public func applySyncChanges(_ changes: [SyncChange], _ tables: [SyncedTable], maximumDrift: Duration = .seconds(300)) throws {
         guard !changes.isEmpty else { return }
         try savepoint { db in
             try db.execute("UPDATE \(ident: SyncTables.state) SET \"applying\" = 1 WHERE \"id\" = 1")
@@ -240,30 +255,38 @@ extension Database {
                         let incoming = SyncChange.mergedByKey(run.filter { $0.table == table.name })
                         guard !incoming.isEmpty else { continue }
                         let local = try db.syncRows(table, keys: incoming.map(\.key), in: .replica)
-                        let merged = incoming.map { change in (key: change.key, row: (local[change.key] ?? SyncRow()).merged(with: change.row)) }
+                        let merged = incoming.map { change in (key: change.key, row: (local[ExactText(change.key)] ?? SyncRow()).merged(with: change.row)) }
                         try db.storeSyncStates(merged, of: table, in: .replica)
                         try db.materialize(merged, of: table, among: tables, in: .replica)
                     }
                 }
                 start = end
             }
-            let latest = changes.flatMap { $0.row.registers.values.map(\.stamp.time.rawValue) }.max() ?? 0
-            try db.execute("UPDATE \(ident: SyncTables.state) SET \"applying\" = 0, \"hlc\" = max(\"hlc\", \(latest)) WHERE \"id\" = 1")
+            let latest = changes.flatMap { $0.row.registers.values.map(\.stamp.time) }.max() ?? .zero
+            let bound = HybridClock.bound(at: Date(), maximumDrift: maximumDrift)
+            try db.execute("""
+                UPDATE \(ident: SyncTables.state) SET "applying" = 0, "hlc" = max("hlc", \(min(latest, bound).rawValue)) WHERE "id" = 1
+                """)
         }
     }
 
     /// Forgets rows as if this replica had never seen them (their account
     /// may no longer see them): out of their tables without recording a
     /// delete, their sync state and pending pushes gone, and the rows in
-    /// them (children) with them, recursively.
+    /// them (children) that the server names too, recursively. A row in them
+    /// the server does not name (this device moved it there, or made it
+    /// there, and the server has not taken the change) is kept aside with
+    /// its state: its push is dropped by the server, and the row comes back
+    /// where the server has it, if anywhere.
     func forgetSyncRows(_ changes: [SyncChange], among tables: [SyncedTable]) throws {
+        let named = Set(changes.map { SyncRowID(table: $0.table, key: $0.key) })
         for table in tables {
-            let keys = Array(Set(changes.filter { $0.table == table.name }.map(\.key))).sorted()
-            try forgetSyncRows(keys, of: table, among: tables)
+            let keys = changes.filter { $0.table == table.name }.map(\.key).exactlyDistinct().sorted { ExactText($0) < ExactText($1) }
+            try forgetSyncRows(keys, of: table, named: named, among: tables)
         }
     }
 
-    private func forgetSyncRows(_ keys: [String], of table: SyncedTable, among tables: [SyncedTable]) throws {
+    private func forgetSyncRows(_ keys: [String], of table: SyncedTable, named: Set<SyncRowID>, among tables: [SyncedTable]) throws {
         guard !keys.isEmpty else { return }
         for child in tables {
             for parent in child.parents where parent.table == table.name {
@@ -272,7 +295,9 @@ extension Database {
                         SELECT \(unsafeRaw: SyncKey.expression(child.keyColumns, row: nil, quote: dialect.quote(identifier:))) FROM \(ident: child.name)
                         WHERE \(SyncKey.matching([parent.column], chunk))
                         """)
-                    try forgetSyncRows(inTable, of: child, among: tables)
+                    let isNamed = { (key: String) in named.contains(SyncRowID(table: child.name, key: key)) }
+                    try forgetSyncRows(inTable.filter(isNamed), of: child, named: named, among: tables)
+                    try hideSyncRows(inTable.filter { !isNamed($0) }, of: child, among: tables, in: .replica)
                 }
             }
         }

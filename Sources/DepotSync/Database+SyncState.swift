@@ -16,31 +16,31 @@ struct SyncStateTables: Sendable {
 extension Database {
     /// The state of these rows: existence, stamps, and their values (from
     /// the synced table, or from the hidden rows).
-    func syncRows(_ table: SyncedTable, keys: [String], in state: SyncStateTables) throws -> [String: SyncRow] {
+    func syncRows(_ table: SyncedTable, keys: [String], in state: SyncStateTables) throws -> [ExactText: SyncRow] {
         struct Clock: Decodable { var row_key: String; var col: String; var hlc: Int64; var node: String }
         struct Length: Decodable { var row_key: String; var cl: Int64 }
-        var rows: [String: SyncRow] = [:]
+        var rows: [ExactText: SyncRow] = [:]
         var values = try table.read(self, keys)
-        for (key, registers) in try hiddenRows(table, keys: keys.filter { values[$0] == nil }, in: state) {
+        for (key, registers) in try hiddenRows(table, keys: keys.filter { values[ExactText($0)] == nil }, in: state) {
             values[key] = registers.mapValues(\.value)
         }
         for chunk in SyncKey.chunks(keys) {
             let list = SQL.join(chunk.map { "\($0)" }, separator: ", ")
             for length in try fetchAll(Length.self, "SELECT \"row_key\", \"cl\" FROM \(ident: state.rows) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))") {
-                rows[length.row_key, default: SyncRow()].causalLength = length.cl
+                rows[ExactText(length.row_key), default: SyncRow()].causalLength = length.cl
             }
             for clock in try fetchAll(Clock.self, "SELECT \"row_key\", \"col\", \"hlc\", \"node\" FROM \(ident: state.clocks) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))") {
                 guard let node = UUID(uuidString: clock.node) else { continue }
                 // A deleted row's registers keep their stamps; their values went with the row.
-                let value = values[clock.row_key]?[clock.col] ?? .null
-                rows[clock.row_key, default: SyncRow()].registers[clock.col] = SyncRegister(value: value, stamp: SyncStamp(time: HybridTimestamp(rawValue: clock.hlc), node: node))
+                let value = values[ExactText(clock.row_key)]?[clock.col] ?? .null
+                rows[ExactText(clock.row_key), default: SyncRow()].registers[clock.col] = SyncRegister(value: value, stamp: SyncStamp(time: HybridTimestamp(rawValue: clock.hlc), node: node))
             }
         }
         return rows
     }
 
     /// The registers of hidden rows, by key.
-    private func hiddenRows(_ table: SyncedTable, keys: [String]? = nil, in state: SyncStateTables) throws -> [String: [String: SyncRegister]] {
+    private func hiddenRows(_ table: SyncedTable, keys: [String]? = nil, in state: SyncStateTables) throws -> [ExactText: [String: SyncRegister]] {
         struct Hidden: Decodable { var row_key: String; var registers: Data }
         var found: [Hidden] = []
         if let keys {
@@ -53,8 +53,8 @@ extension Database {
         } else {
             found = try fetchAll(Hidden.self, "SELECT \"row_key\", \"registers\" FROM \(ident: state.hidden) WHERE \"tbl\" = \(table.name)")
         }
-        var rows: [String: [String: SyncRegister]] = [:]
-        for row in found { rows[row.row_key] = try JSONDecoder().decode([String: SyncRegister].self, from: row.registers) }
+        var rows: [ExactText: [String: SyncRegister]] = [:]
+        for row in found { rows[ExactText(row.row_key)] = try JSONDecoder().decode([String: SyncRegister].self, from: row.registers) }
         return rows
     }
 
@@ -79,14 +79,27 @@ extension Database {
             }
             let clocks: [SQL] = chunk.flatMap { item in
                 item.row.registers.sorted { $0.key < $1.key }.map { column, register in
-                    "(\(table.name), \(item.key), \(column), \(register.stamp.time.rawValue), \(register.stamp.node.uuidString.lowercased()))" as SQL
+                    let (time, node) = (register.stamp.time.rawValue, register.stamp.node.uuidString.lowercased())
+                    return version.map { "(\(table.name), \(item.key), \(column), \(time), \(node), \($0))" as SQL }
+                        ?? "(\(table.name), \(item.key), \(column), \(time), \(node))"
                 }
             }
             for part in stride(from: 0, to: clocks.count, by: 400) {
-                try execute("""
-                    INSERT INTO \(ident: state.clocks) ("tbl", "row_key", "col", "hlc", "node") VALUES \(SQL.join(Array(clocks[part..<min(part + 400, clocks.count)]), separator: ", "))
-                    ON CONFLICT ("tbl", "row_key", "col") DO UPDATE SET "hlc" = excluded."hlc", "node" = excluded."node"
-                    """)
+                let values = SQL.join(Array(clocks[part..<min(part + 400, clocks.count)]), separator: ", ")
+                if version != nil {
+                    // The server notes when each stamp was written: whose value a later push replaced, unseen, is told by it.
+                    try execute("""
+                        INSERT INTO \(ident: state.clocks) ("tbl", "row_key", "col", "hlc", "node", "version") VALUES \(values)
+                        ON CONFLICT ("tbl", "row_key", "col") DO UPDATE SET "hlc" = excluded."hlc", "node" = excluded."node",
+                            "version" = CASE WHEN \(ident: state.clocks)."hlc" = excluded."hlc" AND \(ident: state.clocks)."node" = excluded."node"
+                                THEN \(ident: state.clocks)."version" ELSE excluded."version" END
+                        """)
+                } else {
+                    try execute("""
+                        INSERT INTO \(ident: state.clocks) ("tbl", "row_key", "col", "hlc", "node") VALUES \(values)
+                        ON CONFLICT ("tbl", "row_key", "col") DO UPDATE SET "hlc" = excluded."hlc", "node" = excluded."node"
+                        """)
+                }
             }
         }
     }
@@ -108,7 +121,7 @@ extension Database {
         for item in alive {
             let parentsIn = table.parents.allSatisfy { parent in
                 let value = item.row.registers[parent.column]?.value ?? .null
-                return value == .null || present[parent.column]?.contains(SyncKey.text(value)) == true
+                return value == .null || present[parent.column]?.contains(ExactText(SyncKey.text(value))) == true
             }
             if parentsIn { shown.append(item) } else {
                 try hide(item.row.registers, of: table, key: item.key, in: state)
@@ -133,25 +146,25 @@ extension Database {
             }
         }
         if hiddenHere { try forgetHidden(table, keys: shown.map(\.key), in: state) }
-        try restoreChildren(of: table, keys: Set(shown.map(\.key)), among: tables, in: state)
+        try restoreChildren(of: table, keys: Set(shown.map { ExactText($0.key) }), among: tables, in: state)
     }
 
     /// For each parent column, the keys it names that are in the parent's table.
-    private func presentParents(_ rows: [SyncRow], of table: SyncedTable, among tables: [SyncedTable]) throws -> [String: Set<String>] {
-        var present: [String: Set<String>] = [:]
+    private func presentParents(_ rows: [SyncRow], of table: SyncedTable, among tables: [SyncedTable]) throws -> [String: Set<ExactText>] {
+        var present: [String: Set<ExactText>] = [:]
         for parent in table.parents {
             guard let key = tables.first(where: { $0.name == parent.table })?.keyColumns, key.count == 1 else {
                 throw DatabaseError(.misuse, "the parent table \(parent.table) of \(table.name) is not a synced table with a one-column key")
             }
-            let named = Array(Set(rows.compactMap { row -> String? in
+            let named = rows.compactMap { row -> String? in
                 guard let value = row.registers[parent.column]?.value, value != .null else { return nil }
                 return SyncKey.text(value)
-            })).sorted()
-            var found = Set<String>()
+            }.exactlyDistinct().sorted { ExactText($0) < ExactText($1) }
+            var found = Set<ExactText>()
             for chunk in SyncKey.chunks(named) {
                 found.formUnion(try fetchAll(String.self, """
                     SELECT \(unsafeRaw: keyTextSQL(key)) FROM \(ident: parent.table) WHERE \(SyncKey.matching(key, chunk))
-                    """))
+                    """).map(ExactText.init))
             }
             present[parent.column] = found
         }
@@ -176,8 +189,28 @@ extension Database {
             """)
     }
 
+    /// Takes rows out of their table and keeps them aside with their state
+    /// (and their children, recursively), as for a row whose parent is gone:
+    /// they come back when their parent is in its table again.
+    func hideSyncRows(_ keys: [String], of table: SyncedTable, among tables: [SyncedTable], in state: SyncStateTables) throws {
+        guard !keys.isEmpty else { return }
+        let states = try syncRows(table, keys: keys, in: state)
+        let unrecorded = try table.read(self, keys.filter { states[ExactText($0)] == nil })
+        for key in keys {
+            if let row = states[ExactText(key)] {
+                if row.exists { try hide(row.registers, of: table, key: key, in: state) }
+            } else if let values = unrecorded[ExactText(key)] {
+                // A row sync never recorded (written beside it): kept aside as it is,
+                // stamped earlier than any write, so that nothing of it is lost.
+                let stamp = SyncStamp(time: .zero, node: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+                try hide(values.mapValues { SyncRegister(value: $0, stamp: stamp) }, of: table, key: key, in: state)
+            }
+        }
+        try removeFromTable(table, keys: keys, among: tables, in: state)
+    }
+
     /// Deletes rows from their table; their children still alive are hidden first, recursively.
-    private func removeFromTable(_ table: SyncedTable, keys: [String], among tables: [SyncedTable], in state: SyncStateTables) throws {
+    func removeFromTable(_ table: SyncedTable, keys: [String], among tables: [SyncedTable], in state: SyncStateTables) throws {
         guard !keys.isEmpty else { return }
         for child in tables {
             for parent in child.parents where parent.table == table.name {
@@ -185,20 +218,7 @@ extension Database {
                     let childKeys = try fetchAll(String.self, """
                         SELECT \(unsafeRaw: keyTextSQL(child.keyColumns)) FROM \(ident: child.name) WHERE \(SyncKey.matching([parent.column], chunk))
                         """)
-                    guard !childKeys.isEmpty else { continue }
-                    let states = try syncRows(child, keys: childKeys, in: state)
-                    let unrecorded = try child.read(self, childKeys.filter { states[$0] == nil })
-                    for childKey in childKeys {
-                        if let childRow = states[childKey] {
-                            if childRow.exists { try hide(childRow.registers, of: child, key: childKey, in: state) }
-                        } else if let values = unrecorded[childKey] {
-                            // A row sync never recorded (written beside it): kept aside as it is,
-                            // stamped earlier than any write, so that nothing of it is lost.
-                            let stamp = SyncStamp(time: .zero, node: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
-                            try hide(values.mapValues { SyncRegister(value: $0, stamp: stamp) }, of: child, key: childKey, in: state)
-                        }
-                    }
-                    try removeFromTable(child, keys: childKeys, among: tables, in: state)
+                    try hideSyncRows(childKeys, of: child, among: tables, in: state)
                 }
             }
         }
@@ -208,18 +228,18 @@ extension Database {
     }
 
     /// Puts back the hidden children that wait for these rows.
-    private func restoreChildren(of table: SyncedTable, keys: Set<String>, among tables: [SyncedTable], in state: SyncStateTables) throws {
+    private func restoreChildren(of table: SyncedTable, keys: Set<ExactText>, among tables: [SyncedTable], in state: SyncStateTables) throws {
         guard !keys.isEmpty else { return }
         for child in tables where child.parents.contains(where: { $0.table == table.name }) {
             guard try hasHiddenRows(child.name, in: state) else { continue }
             let waiting = try hiddenRows(child, in: state).filter { _, registers in
                 child.parents.contains { parent in
-                    parent.table == table.name && registers[parent.column].map { keys.contains(SyncKey.text($0.value)) } == true
+                    parent.table == table.name && registers[parent.column].map { keys.contains(ExactText(SyncKey.text($0.value))) } == true
                 }
             }
             guard !waiting.isEmpty else { continue }
-            let states = try syncRows(child, keys: Array(waiting.keys), in: state)
-            try materialize(waiting.keys.sorted().compactMap { key in states[key].map { (key, $0) } }, of: child, among: tables, in: state)
+            let states = try syncRows(child, keys: waiting.keys.map(\.text), in: state)
+            try materialize(waiting.keys.sorted().compactMap { key in states[key].map { (key.text, $0) } }, of: child, among: tables, in: state)
         }
     }
 

@@ -13,8 +13,10 @@ import FoundationNetworking
 /// ```
 ///
 /// Any failure throws: a request that never got an answer (the server is
-/// down: nothing to retry but the whole sync, which is safe), or an answer
-/// other than 200, as ``SyncHTTPError`` with the server's one-line message.
+/// down: nothing to retry but the whole sync, which is safe), a push the
+/// server refused for what it holds (409 or 422 with a `reason`) as
+/// ``SyncPushRefused``, which ``SyncClient`` acts on, or any other answer
+/// than 200 as ``SyncHTTPError`` with the server's one-line message.
 public struct HTTPSyncTransport: SyncTransport {
     /// The URL the `push` and `pull` paths are appended to.
     public var base: URL
@@ -47,9 +49,23 @@ public struct HTTPSyncTransport: SyncTransport {
         request.httpBody = try JSONEncoder().encode(body)
         let (data, response) = try await session.data(for: request)
         guard let http = response as? HTTPURLResponse else { throw SyncHTTPError(status: 0, message: "the answer is not HTTP") }
-        guard http.statusCode == 200 else { throw SyncHTTPError(status: http.statusCode, body: data) }
+        guard http.statusCode == 200 else {
+            // A push the server refused for what it holds, with what the client is to do.
+            if [409, 422].contains(http.statusCode), let refusal = try? JSONDecoder().decode(Refusal.self, from: data),
+               let latest = Int64(refusal.latestAccepted) {
+                throw SyncPushRefused(refusal.reason, latestAccepted: HybridTimestamp(rawValue: latest), message: refusal.error)
+            }
+            throw SyncHTTPError(status: http.statusCode, body: data)
+        }
         return try JSONDecoder().decode(Answer.self, from: data)
     }
+}
+
+/// The body of a push the server refused for what it holds.
+private struct Refusal: Decodable {
+    var error: String
+    var reason: SyncPushRefused.Reason
+    var latestAccepted: String
 }
 
 /// An answer from a sync server other than 200: its status and its one-line message.

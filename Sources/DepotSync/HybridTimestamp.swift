@@ -99,7 +99,7 @@ public struct HybridClock: Sendable, Hashable {
     @discardableResult
     public mutating func receive(_ remote: HybridTimestamp, at now: Date) throws -> HybridTimestamp {
         let physical = Self.milliseconds(now)
-        let drift = maximumDrift.components.seconds &* 1000 &+ maximumDrift.components.attoseconds / 1_000_000_000_000_000
+        let drift = Self.wholeMilliseconds(maximumDrift)
         if remote.milliseconds > physical, remote.milliseconds - physical > drift {
             throw Failure.clockAhead(received: remote, localMilliseconds: physical)
         }
@@ -117,6 +117,22 @@ public struct HybridClock: Sendable, Hashable {
         if stamp.counter < UInt16.max { return HybridTimestamp(rawValue: stamp.rawValue + 1) }
         guard stamp.milliseconds < HybridTimestamp.maximumMilliseconds else { throw Failure.exhausted }
         return HybridTimestamp(milliseconds: stamp.milliseconds + 1, counter: 0)
+    }
+
+    /// The whole milliseconds of a span, 0 for a negative one, at most what a timestamp holds.
+    static func wholeMilliseconds(_ span: Duration) -> Int64 {
+        let (seconds, attoseconds) = span.components
+        guard seconds >= 0 else { return 0 }
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow, scaled < HybridTimestamp.maximumMilliseconds else { return HybridTimestamp.maximumMilliseconds }
+        return scaled + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// The latest stamp a node may take in from elsewhere at wall-clock time
+    /// `now`: the last of the millisecond `maximumDrift` ahead of it.
+    static func bound(at now: Date, maximumDrift: Duration) -> HybridTimestamp {
+        let milliseconds = min(HybridTimestamp.maximumMilliseconds, milliseconds(now) + wholeMilliseconds(maximumDrift))
+        return HybridTimestamp(milliseconds: milliseconds, counter: UInt16.max)
     }
 
     /// Whole milliseconds since 1970, within what a timestamp holds.

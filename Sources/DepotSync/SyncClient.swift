@@ -46,35 +46,93 @@ public struct SyncClient: Sendable {
         var cursor_key: String
     }
 
-    /// Pushes every pending change, then pulls until caught up.
-    public func sync() async throws {
+    /// How far ahead of this device's clock a pulled stamp may move its
+    /// clock (see ``Database/applySyncChanges(_:_:maximumDrift:)``).
+    public var maximumDrift: Duration = .seconds(300)
+
+    /// Pushes every pending change, then pulls until caught up, and tells
+    /// what happened to this device's changes.
+    ///
+    /// - Returns: what was sent and received, the changes the server dropped
+    ///   (to a root no longer shared with the account) and this device's
+    ///   values that another device's later edit replaced unseen.
+    @discardableResult
+    public func sync() async throws -> SyncReport {
         let tables = self.tables
         try await store.read { db in try db.checkSyncReplica(of: tables) }
-        try await push()
-        try await pull()
+        var report = try await push()
+        let pulled = try await pull()
+        report.received = pulled.received
+        for override in pulled.overridden where !report.overridden.contains(override) { report.overridden.append(override) }
+        return report
     }
 
     /// Pushes until the outbox is empty.
-    public func push() async throws {
+    ///
+    /// A push the server refuses as too far ahead is stamped again at what it
+    /// takes and sent again; one it refuses as coming from a copy of this
+    /// device (a restored backup) goes again under a new device identity.
+    @discardableResult
+    public func push() async throws -> SyncReport {
         let tables = self.tables, pageSize = self.pageSize
+        var report = SyncReport()
+        var refusedAhead = false
         while true {
-            // The push's number and range are fixed (and stored) before it is sent.
-            let push: SyncPush? = try await store.write { db in
+            // The push's number, range and body are fixed (and stored) before it is sent,
+            // so a retry sends the same push, byte for byte.
+            let fixed: (push: SyncPush, body: Data)? = try await store.write { db in
+                try db.execute(SyncTables.createPushing)
                 let state = try Self.state(db)
                 guard let node = UUID(uuidString: state.node) else { throw DatabaseError(.misuse, "a sync replica without a node id") }
+                struct Pushing: Decodable { var number: Int64; var body: Data }
+                if state.push_upto > 0, let pushing = try db.fetchOne(Pushing.self, "SELECT \"number\", \"body\" FROM \(ident: SyncTables.pushing) WHERE \"id\" = 1"),
+                   pushing.number == state.pushed + 1 {
+                    return (try JSONDecoder().decode(SyncPush.self, from: pushing.body), pushing.body)
+                }
                 let fixed = state.push_upto > 0 ? state.push_upto : nil
                 let (changes, upTo) = try db.pendingSyncChanges(tables, limit: pageSize, upTo: fixed)
                 guard upTo > 0 else { return nil }
                 if fixed == nil { try db.execute("UPDATE \(ident: SyncTables.state) SET \"push_upto\" = \(upTo) WHERE \"id\" = 1") }
-                return SyncPush(client: node, number: state.pushed + 1, changes: changes, seen: state.cursor_version)
+                let push = SyncPush(client: node, number: state.pushed + 1, changes: changes, seen: state.cursor_version)
+                let body = try JSONEncoder().encode(push)
+                try db.execute("""
+                    INSERT INTO \(ident: SyncTables.pushing) ("id", "number", "body") VALUES (1, \(push.number), \(body))
+                    ON CONFLICT ("id") DO UPDATE SET "number" = excluded."number", "body" = excluded."body"
+                    """)
+                return (push, body)
             }
-            guard let push else { return }
-            _ = try await transport.push(push)
-            try await store.write { db in
+            guard let (push, _) = fixed else { return report }
+            let answer: SyncPushAnswer
+            do {
+                answer = try await transport.push(push)
+            } catch let refused as SyncPushRefused where refused.reason == .stampAhead && !refusedAhead {
+                // This device's clock runs ahead: its pending stamps come back to what the server takes.
+                refusedAhead = true
+                _ = try await store.write { db in try db.restampPendingSyncChanges(atMost: refused.latestAccepted) }
+                continue
+            } catch let refused as SyncPushRefused where refused.reason == .deviceCopied {
+                let node = UUID()
+                try await store.write { db in
+                    guard try Self.state(db).node == push.client.uuidString.lowercased() else { return }
+                    try db.rotateSyncIdentity(to: node)
+                }
+                report.identityRenewed = true
+                continue
+            }
+            refusedAhead = false
+            let acknowledged: Bool = try await store.write { db in
                 let state = try Self.state(db)
-                guard state.pushed + 1 == push.number, state.push_upto > 0 else { return }
+                guard state.node == push.client.uuidString.lowercased(), state.pushed + 1 == push.number, state.push_upto > 0 else { return false }
                 try db.acknowledgeSyncChanges(upTo: state.push_upto)
+                try db.discardDroppedSyncRows(answer.droppedRows, pushedUpTo: state.push_upto, among: tables)
                 try db.execute("UPDATE \(ident: SyncTables.state) SET \"pushed\" = \(push.number), \"push_upto\" = 0 WHERE \"id\" = 1")
+                try db.execute("DELETE FROM \(ident: SyncTables.pushing)")
+                return true
+            }
+            if acknowledged {
+                report.sent += push.changes.count
+                report.dropped += answer.droppedRows.filter { !report.dropped.contains($0) }
+                report.overridden += answer.overridden.filter { !report.overridden.contains($0) }
             }
         }
     }
@@ -82,20 +140,24 @@ public struct SyncClient: Sendable {
     /// Pulls pages until the server's head, staging each in the replica (so
     /// memory holds one page, however many there are), then applies them all
     /// in one write with the new cursor.
-    public func pull() async throws {
+    @discardableResult
+    public func pull() async throws -> SyncReport {
         // A pull that was cut off (a lost answer, a crash) left its pages
         // staged: go on after the last of them, so pulls progress however
         // often requests are lost.
-        var cursor = try await store.read { db in
+        var (cursor, node): (SyncCursor, UUID?) = try await store.read { db in
             let state = try Self.state(db)
             let stored = SyncCursor(version: state.cursor_version, table: state.cursor_tbl, key: state.cursor_key)
-            guard let last = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\" DESC LIMIT 1") else { return stored }
-            return max(stored, try JSONDecoder().decode(StagedPage.self, from: last).next)
+            let node = UUID(uuidString: state.node)
+            guard let last = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\" DESC LIMIT 1") else { return (stored, node) }
+            return (try JSONDecoder().decode(StagedPage.self, from: last).next, node)
         }
+        var report = SyncReport()
         while true {
-            let page = try await transport.pull(SyncPull(after: cursor, limit: pageSize))
-            cursor = max(cursor, page.next)
-            let staged = try JSONEncoder().encode(StagedPage(changes: page.changes, next: cursor))
+            let page = try await transport.pull(SyncPull(after: cursor, limit: pageSize, client: node))
+            // The page's own cursor: the server's order of keys, which Swift's may not share.
+            cursor = page.next.version >= cursor.version ? page.next : cursor
+            let staged = try JSONEncoder().encode(StagedPage(changes: page.changes, next: cursor, overridden: page.overridden))
             try await store.write { db in
                 try db.execute("""
                     INSERT INTO \(ident: SyncTables.inbox) ("seq", "page")
@@ -104,16 +166,22 @@ public struct SyncClient: Sendable {
             }
             if page.isCaughtUp { break }
         }
-        let (tables, reached, afterApplying) = (self.tables, cursor, self.afterApplying)
-        try await store.write { db in
+        let (tables, reached, afterApplying, maximumDrift) = (self.tables, cursor, self.afterApplying, self.maximumDrift)
+        (report.received, report.overridden) = try await store.write { db in
             let now = try Self.state(db)
+            var overridden: [SyncOverride] = []
+            let stored = SyncCursor(version: now.cursor_version, table: now.cursor_tbl, key: now.cursor_key)
+            var received = 0
             // Checkpoints only move forward: a slower sync that finished later changes nothing.
-            if reached > SyncCursor(version: now.cursor_version, table: now.cursor_tbl, key: now.cursor_key) {
+            if reached.version > stored.version || (reached.version == stored.version && reached != stored) {
                 for number in try db.fetchAll(Int64.self, "SELECT \"seq\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\"") {
                     guard let page = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) WHERE \"seq\" = \(number)") else { continue }
-                    let changes = try JSONDecoder().decode(StagedPage.self, from: page).changes
-                    try db.applySyncChanges(changes, tables)
+                    let staged = try JSONDecoder().decode(StagedPage.self, from: page)
+                    let changes = staged.changes
+                    overridden += (staged.overridden ?? []).filter { !overridden.contains($0) }
+                    try db.applySyncChanges(changes, tables, maximumDrift: maximumDrift)
                     try afterApplying?(db, changes)
+                    received += changes.count
                 }
                 try db.execute("""
                     UPDATE \(ident: SyncTables.state) SET "cursor_version" = \(reached.version), "cursor_tbl" = \(reached.table),
@@ -121,13 +189,17 @@ public struct SyncClient: Sendable {
                     """)
             }
             try db.execute("DELETE FROM \(ident: SyncTables.inbox)")
+            return (received, overridden)
         }
+        return report
     }
 
     /// A page a pull staged, and where the pull stood after it.
     struct StagedPage: Codable {
         var changes: [SyncChange]
         var next: SyncCursor
+        /// The device's values that pages replaced (none in a page staged by an earlier version).
+        var overridden: [SyncOverride]?
     }
 
     static func state(_ db: Database) throws -> State {

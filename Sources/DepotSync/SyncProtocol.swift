@@ -32,6 +32,76 @@ public struct SyncPushAnswer: Codable, Hashable, Sendable {
     /// How many changes the server dropped: changes to a root no longer
     /// shared with the device's account, made before the device heard.
     public var dropped: Int = 0
+    /// The rows whose changes the server dropped (``dropped`` of them): the
+    /// device forgets its own version of each, and takes the server's at its
+    /// next pull (a row the server never had is gone).
+    public var droppedRows: [SyncRowID] = []
+    /// The values of this push that lost to a later edit the server held,
+    /// made on another device without having seen them.
+    public var overridden: [SyncOverride] = []
+
+    /// An answer from its parts.
+    public init(wasDuplicate: Bool, version: Int64, dropped: Int = 0, droppedRows: [SyncRowID] = [], overridden: [SyncOverride] = []) {
+        self.wasDuplicate = wasDuplicate
+        self.version = version
+        self.dropped = dropped
+        self.droppedRows = droppedRows
+        self.overridden = overridden
+    }
+
+    enum CodingKeys: String, CodingKey { case wasDuplicate, version, dropped, droppedRows, overridden }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        wasDuplicate = try container.decode(Bool.self, forKey: .wasDuplicate)
+        version = try container.decode(Int64.self, forKey: .version)
+        dropped = try container.decodeIfPresent(Int.self, forKey: .dropped) ?? 0
+        droppedRows = try container.decodeIfPresent([SyncRowID].self, forKey: .droppedRows) ?? []
+        overridden = try container.decodeIfPresent([SyncOverride].self, forKey: .overridden) ?? []
+    }
+}
+
+/// A synced row, by its table and its key's text. Two ids are equal when
+/// their texts are equal byte for byte, as the engines compare keys.
+public struct SyncRowID: Codable, Hashable, Sendable, CustomStringConvertible {
+    /// The synced table.
+    public var table: String
+    /// The row's key, as text.
+    public var key: String
+
+    /// An id from its parts.
+    public init(table: String, key: String) {
+        self.table = table
+        self.key = key
+    }
+
+    public static func == (lhs: SyncRowID, rhs: SyncRowID) -> Bool {
+        lhs.table.utf8.elementsEqual(rhs.table.utf8) && lhs.key.utf8.elementsEqual(rhs.key.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ExactText(table))
+        hasher.combine(ExactText(key))
+    }
+
+    /// `table row`: the table only, since a key may be a value a log must not show.
+    public var description: String { "a \(table) row" }
+}
+
+/// A value a device wrote that lost to another device's later edit made
+/// without having seen it (two offline edits of one column): the device
+/// that wrote it learns of it at the sync that decided it.
+public struct SyncOverride: Codable, Hashable, Sendable {
+    /// The row.
+    public var row: SyncRowID
+    /// The column whose value was replaced.
+    public var column: String
+
+    /// An override from its parts.
+    public init(row: SyncRowID, column: String) {
+        self.row = row
+        self.column = column
+    }
 }
 
 /// Where a client's pulls stand: after this server version, and within it
@@ -47,8 +117,22 @@ public struct SyncCursor: Codable, Hashable, Sendable, Comparable {
     /// The start: nothing read.
     public static let start = SyncCursor(version: 0, table: "", key: "")
 
+    /// By version, then table and key byte for byte (Swift's `String` order
+    /// would call two different keys equal when they are canonically equivalent).
     public static func < (lhs: SyncCursor, rhs: SyncCursor) -> Bool {
-        (lhs.version, lhs.table, lhs.key) < (rhs.version, rhs.table, rhs.key)
+        if lhs.version != rhs.version { return lhs.version < rhs.version }
+        if !lhs.table.utf8.elementsEqual(rhs.table.utf8) { return lhs.table.utf8.lexicographicallyPrecedes(rhs.table.utf8) }
+        return lhs.key.utf8.lexicographicallyPrecedes(rhs.key.utf8)
+    }
+
+    public static func == (lhs: SyncCursor, rhs: SyncCursor) -> Bool {
+        lhs.version == rhs.version && lhs.table.utf8.elementsEqual(rhs.table.utf8) && lhs.key.utf8.elementsEqual(rhs.key.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(version)
+        hasher.combine(ExactText(table))
+        hasher.combine(ExactText(key))
     }
 }
 
@@ -58,11 +142,15 @@ public struct SyncPull: Codable, Hashable, Sendable {
     public var after: SyncCursor
     /// The most rows one answer holds.
     public var limit: Int
+    /// The pulling device's node id: the server tells it which of its
+    /// values other devices' later edits replaced (``SyncPage/overridden``).
+    public var client: UUID?
 
     /// A pull from its parts.
-    public init(after: SyncCursor, limit: Int) {
+    public init(after: SyncCursor, limit: Int, client: UUID? = nil) {
         self.after = after
         self.limit = limit
+        self.client = client
     }
 }
 
@@ -76,6 +164,29 @@ public struct SyncPage: Codable, Hashable, Sendable {
     public var head: Int64
     /// Whether the page reaches `head`: the client holds the server's state at `head`.
     public var isCaughtUp: Bool
+    /// The pulling device's values that another device's later edit,
+    /// made without having seen them, replaced in the versions this page covers.
+    public var overridden: [SyncOverride] = []
+
+    /// A page from its parts.
+    public init(changes: [SyncChange], next: SyncCursor, head: Int64, isCaughtUp: Bool, overridden: [SyncOverride] = []) {
+        self.changes = changes
+        self.next = next
+        self.head = head
+        self.isCaughtUp = isCaughtUp
+        self.overridden = overridden
+    }
+
+    enum CodingKeys: String, CodingKey { case changes, next, head, isCaughtUp, overridden }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        changes = try container.decode([SyncChange].self, forKey: .changes)
+        next = try container.decode(SyncCursor.self, forKey: .next)
+        head = try container.decode(Int64.self, forKey: .head)
+        isCaughtUp = try container.decode(Bool.self, forKey: .isCaughtUp)
+        overridden = try container.decodeIfPresent([SyncOverride].self, forKey: .overridden) ?? []
+    }
 }
 
 /// How a client reaches its server: in process for tests, HTTP for apps.

@@ -18,7 +18,18 @@ struct SyncScope: Hashable, Sendable {
     var rootKey: String
     var parent: String
 
-    var root: String { rootTable + "\u{0}" + rootKey }
+    /// The root's table and key, compared byte for byte.
+    var root: ExactText { ExactText(rootTable + "\u{0}" + rootKey) }
+
+    static func == (lhs: SyncScope, rhs: SyncScope) -> Bool {
+        ExactText(lhs.account) == ExactText(rhs.account) && lhs.root == rhs.root && ExactText(lhs.parent) == ExactText(rhs.parent)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(ExactText(account))
+        hasher.combine(root)
+        hasher.combine(ExactText(parent))
+    }
 }
 
 /// The server's tables for accounts: who a root is shared with, and what
@@ -67,7 +78,7 @@ extension SyncServer {
         try await store.write { db in
             try Self.planForEachPage(db)
             let version = try Self.nextVersion(db).version
-            let scope = try Self.scopes(db, table, keys: [key])[key]
+            let scope = try Self.scopes(db, table, keys: [key])[ExactText(key)]
             guard let scope, scope.account == owner, scope.rootTable == table, scope.rootKey == key else {
                 throw SyncAccessDenied(description: "the account does not own a \(table) row with this key")
             }
@@ -140,15 +151,15 @@ extension SyncServer {
     }
 
     /// The recorded scopes of these rows, by key.
-    static func scopes(_ db: Database, _ table: String, keys: [String]) throws -> [String: SyncScope] {
+    static func scopes(_ db: Database, _ table: String, keys: [String]) throws -> [ExactText: SyncScope] {
         struct Row: Decodable { var row_key: String; var account: String; var root_tbl: String; var root_key: String; var parent: String }
-        var scopes: [String: SyncScope] = [:]
-        for chunk in SyncKey.chunks(Array(Set(keys))) {
+        var scopes: [ExactText: SyncScope] = [:]
+        for chunk in SyncKey.chunks(keys.exactlyDistinct()) {
             for row in try db.fetchAll(Row.self, """
                 SELECT "row_key", "account", "root_tbl", "root_key", "parent" FROM \(ident: SyncStateTables.server.rows)
                 WHERE "tbl" = \(table) AND "row_key" IN (\(SQL.join(chunk.map { "\($0)" }, separator: ", ")))
                 """) {
-                scopes[row.row_key] = SyncScope(account: row.account, rootTable: row.root_tbl, rootKey: row.root_key, parent: row.parent)
+                scopes[ExactText(row.row_key)] = SyncScope(account: row.account, rootTable: row.root_tbl, rootKey: row.root_key, parent: row.parent)
             }
         }
         return scopes
@@ -180,7 +191,7 @@ extension SyncServer {
     static func moveScopes(_ db: Database, _ moves: [(table: SyncedTable, key: String, from: SyncScope?, to: SyncScope)],
                            among tables: [SyncedTable], version: Int64) throws {
         let groups = Dictionary(grouping: moves) { $0.to }
-        for (scope, group) in groups.sorted(by: { $0.key.root + $0.key.parent < $1.key.root + $1.key.parent }) {
+        for (scope, group) in groups.sorted(by: { ($0.key.root, ExactText($0.key.parent)) < ($1.key.root, ExactText($1.key.parent)) }) {
             for table in Set(group.map(\.table.name)).sorted() {
                 let keys = group.filter { $0.table.name == table }.map(\.key)
                 for chunk in SyncKey.chunks(keys) {
@@ -230,54 +241,55 @@ extension SyncServer {
 
 extension SyncServer {
     /// The roots shared with an account.
-    static func sharedRoots(_ db: Database, with account: String) throws -> Set<String> {
+    static func sharedRoots(_ db: Database, with account: String) throws -> Set<ExactText> {
         struct Root: Decodable { var root_tbl: String; var root_key: String }
         let roots = try db.fetchAll(Root.self, "SELECT \"root_tbl\", \"root_key\" FROM \(ident: SyncAccountTables.shares) WHERE \"account\" = \(account)")
-        return Set(roots.map { $0.root_tbl + "\u{0}" + $0.root_key })
+        return Set(roots.map { ExactText($0.root_tbl + "\u{0}" + $0.root_key) })
     }
 
     /// What one push may write: each row's place before and after it, checked
     /// against what the account sees, table by table, parents first.
     struct AccessCheck {
         let account: String
-        let shared: Set<String>
+        let shared: Set<ExactText>
         /// The places of the rows this push wrote so far, by table and key.
-        var placed: [String: SyncScope] = [:]
+        var placed: [ExactText: SyncScope] = [:]
         /// How many changes were dropped.
         var dropped = 0
 
-        init(account: String, shared: Set<String>) {
+        init(account: String, shared: Set<ExactText>) {
             self.account = account
             self.shared = shared
         }
 
-        func sees(_ scope: SyncScope) -> Bool { scope.account == account || shared.contains(scope.root) }
+        func sees(_ scope: SyncScope) -> Bool { ExactText(scope.account) == ExactText(account) || shared.contains(scope.root) }
 
         /// The rows that moved (or are new), and the keys of the changes dropped.
         mutating func check(_ db: Database, _ rows: [(key: String, row: SyncRow)], of table: SyncedTable) throws
-            -> (moves: [(key: String, from: SyncScope?, to: SyncScope)], dropped: Set<String>) {
+            -> (moves: [(key: String, from: SyncScope?, to: SyncScope)], dropped: Set<ExactText>) {
             let existing = try SyncServer.scopes(db, table.name, keys: rows.map(\.key))
             let scopeParent = table.parents.first
             func parentKey(_ row: SyncRow) -> String? {
                 guard let scopeParent, let value = row.registers[scopeParent.column]?.value, value != .null else { return nil }
                 return SyncKey.text(value)
             }
-            var parents: [String: SyncScope] = [:]
+            var parents: [ExactText: SyncScope] = [:]
             if let scopeParent {
-                let named = Array(Set(rows.compactMap { parentKey($0.row) }))
-                let stored = try SyncServer.scopes(db, scopeParent.table, keys: named.filter { placed[scopeParent.table + "\u{0}" + $0] == nil })
-                for key in named { parents[key] = placed[scopeParent.table + "\u{0}" + key] ?? stored[key] }
+                let named = rows.compactMap { parentKey($0.row) }.exactlyDistinct()
+                func place(_ key: String) -> ExactText { ExactText(scopeParent.table + "\u{0}" + key) }
+                let stored = try SyncServer.scopes(db, scopeParent.table, keys: named.filter { placed[place($0)] == nil })
+                for key in named { parents[ExactText(key)] = placed[place(key)] ?? stored[ExactText(key)] }
             }
-            var moves: [(key: String, from: SyncScope?, to: SyncScope)] = [], refused = Set<String>()
+            var moves: [(key: String, from: SyncScope?, to: SyncScope)] = [], refused = Set<ExactText>()
             for (key, row) in rows {
-                let from = existing[key]
+                let from = existing[ExactText(key)]
                 let to: SyncScope
                 if !row.exists, let from {
                     // A deleted row stays where it was (its values went with it).
                     to = from
                 } else if let scopeParent, let parentKey = parentKey(row) {
                     // A parent the server has not seen yet is a root of the account's own.
-                    let parent = parents[parentKey] ?? SyncScope(account: account, rootTable: scopeParent.table, rootKey: parentKey, parent: "")
+                    let parent = parents[ExactText(parentKey)] ?? SyncScope(account: account, rootTable: scopeParent.table, rootKey: parentKey, parent: "")
                     to = SyncScope(account: parent.account, rootTable: parent.rootTable, rootKey: parent.rootKey, parent: parentKey)
                 } else {
                     to = SyncScope(account: from?.account ?? account, rootTable: table.name, rootKey: key, parent: "")
@@ -286,11 +298,11 @@ extension SyncServer {
                     guard try SyncServer.wasEvicted(db, account: account, table: table.name, key: key, scopes: [from, to].compactMap { $0 }) else {
                         throw SyncAccessDenied(description: "the push writes a \(table.name) row the account may not write")
                     }
-                    refused.insert(key)
+                    refused.insert(ExactText(key))
                     dropped += 1
                     continue
                 }
-                placed[table.name + "\u{0}" + key] = to
+                placed[ExactText(table.name + "\u{0}" + key)] = to
                 if from != to { moves.append((key, from, to)) }
             }
             return (moves, refused)

@@ -28,6 +28,13 @@ public struct SyncServer: Sendable {
     public var afterApplying: (@Sendable (Database, [SyncChange]) throws -> Void)?
 
     static let state = "depot_sync_server_state", clients = "depot_sync_server_clients"
+    static let pushes = "depot_sync_server_pushes", notices = "depot_sync_server_notices"
+
+    /// How far ahead of the server's clock a pushed stamp may be: a push
+    /// with a later one is refused whole (``SyncPushRefused/Reason-swift.enum/stampAhead``),
+    /// so no device's clock, however wrong, drags the others' along and wins
+    /// every conflict. Five minutes by default.
+    public var maximumDrift: Duration = .seconds(300)
 
     /// A server over a store whose migrations ran ``installSyncServer(in:node:)``.
     public init(store: Store, tables: [SyncedTable], resolver: SyncResolver? = nil) {
@@ -59,7 +66,8 @@ public struct SyncServer: Sendable {
         try createAccountTables(in: db)
         try db.execute("""
             CREATE TABLE \(ident: names.clocks) ("tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, "col" \(type: .text) NOT NULL,
-                "hlc" \(type: .integer) NOT NULL, "node" \(type: .text) NOT NULL, PRIMARY KEY ("tbl", "row_key", "col"))
+                "hlc" \(type: .integer) NOT NULL, "node" \(type: .text) NOT NULL, "version" \(type: .integer) NOT NULL DEFAULT 0,
+                PRIMARY KEY ("tbl", "row_key", "col"))
             """)
         try db.execute("""
             CREATE TABLE \(ident: names.hidden) ("tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, "registers" \(type: .blob) NOT NULL,
@@ -70,105 +78,34 @@ public struct SyncServer: Sendable {
             CREATE TABLE \(ident: clients) ("client" \(type: .text) PRIMARY KEY, "last_push" \(type: .integer) NOT NULL,
                 "applied" \(type: .integer) NOT NULL, "account" \(type: .text) NOT NULL DEFAULT '')
             """)
+        try createPushLog(in: db)
     }
 
-    /// Applies a push in one transaction: every change merged, or none.
-    ///
-    /// Accounts: every row belongs to the account that owns its root (the
-    /// row itself for a table without parents; its first parent's root
-    /// otherwise), and an account writes only the rows of its roots and of
-    /// roots shared with it. A server without accounts passes the same
-    /// account (the default, empty) for everyone.
-    ///
-    /// - Parameters:
-    ///   - push: the device's push.
-    ///   - account: who pushes, as the server authenticated them.
-    /// - Throws: ``SyncAccessDenied`` for a push that names a row of a root
-    ///   the account may not write, or a device of another account; `misuse`
-    ///   for a push that names a table the server does not sync, or a row
-    ///   whose key does not match its values. Nothing is applied. A change to
-    ///   a root that was shared with the account and no longer is (made
-    ///   before its device heard) is dropped, and counted in the answer.
-    public func handle(_ push: SyncPush, account: String = "") async throws -> SyncPushAnswer {
-        do {
-            return try await apply(push, account: account)
-        } catch let duplicate as Duplicate {
-            return SyncPushAnswer(wasDuplicate: true, version: duplicate.version)
-        }
+    /// Brings the sync tables of a server installed by an earlier version up
+    /// to date, in a migration (doing it again changes nothing): accounts
+    /// (``addAccounts(in:account:)``), the log of pushes that tells a retried
+    /// push from a restored device's, and the stamps' versions that tell
+    /// whose value another device's later edit replaced.
+    public static func updateSyncServer(in db: Database) throws {
+        if try !hasAccounts(in: db) { try addAccounts(in: db) }
+        let hasLog = (try? db.savepoint { db in try db.fetchOne(Int64.self, "SELECT count(*) FROM \(ident: pushes)") }) != nil
+        guard !hasLog else { return }
+        try db.execute("ALTER TABLE \(ident: SyncStateTables.server.clocks) ADD COLUMN \"version\" \(type: .integer) NOT NULL DEFAULT 0")
+        try createPushLog(in: db)
     }
 
-    private func apply(_ push: SyncPush, account: String) async throws -> SyncPushAnswer {
-        let (tables, resolver, afterApplying) = (self.tables, self.resolver, self.afterApplying)
-        for change in push.changes {
-            guard let table = tables.first(where: { $0.name == change.table }) else {
-                throw DatabaseError(.misuse, "a push names the table \(change.table), which this server does not sync")
-            }
-            if let unknown = change.row.registers.keys.first(where: { !table.columns.contains($0) }) {
-                throw DatabaseError(.misuse, "a push names the column \(unknown) of \(change.table), which this server does not sync")
-            }
-            if change.row.exists, table.keyColumns.allSatisfy({ change.row.registers[$0] != nil }),
-               table.key(of: change.row.registers.mapValues(\.value)) != change.key {
-                throw DatabaseError(.misuse, "a push names a row of \(change.table) by a key its values do not have")
-            }
-        }
-        return try await store.write { db in
-            try Self.planForEachPage(db)
-            // The counter row first: its lock orders pushes, so versions follow commits.
-            let (version, node, hlc) = try Self.nextVersion(db)
-            let client = push.client.uuidString.lowercased()
-            struct Client: Decodable { var last_push: Int64; var account: String }
-            let known = try db.fetchOne(Client.self, "SELECT \"last_push\", \"account\" FROM \(ident: Self.clients) WHERE \"client\" = \(client)")
-            if let known, known.account != account {
-                throw SyncAccessDenied(description: "the push names a device of another account")
-            }
-            let last = known?.last_push ?? 0
-            if push.number <= last {
-                // A retry of an applied push, whose answer was lost: nothing again.
-                throw Duplicate(version: version - 1)
-            }
-            guard push.number == last + 1 else {
-                throw DatabaseError(.misuse, "push \(push.number) of client \(client) follows push \(last): a push was skipped")
-            }
-            var clock = ServerClock(node: node, last: HybridTimestamp(rawValue: hlc))
-            var access = AccessCheck(account: account, shared: try Self.sharedRoots(db, with: account))
-            var moves: [(table: SyncedTable, key: String, from: SyncScope?, to: SyncScope)] = []
-            for table in tables {
-                let incoming = SyncChange.mergedByKey(push.changes.filter { $0.table == table.name })
-                guard !incoming.isEmpty else { continue }
-                let stored = try db.syncRows(table, keys: incoming.map(\.key), in: .server)
-                let versions = try Self.versions(db, table, keys: incoming.map(\.key))
-                var merged: [(key: String, row: SyncRow)] = []
-                for change in incoming {
-                    let before = stored[change.key] ?? SyncRow()
-                    var row = before.merged(with: change.row)
-                    // Concurrent: the row changed on the server after the version the client had pulled.
-                    if push.seen.map({ (versions[change.key] ?? 0) > $0 }) ?? true {
-                        try Self.settle(&row, before: before, incoming: change, table: table, resolver: resolver, clock: &clock)
-                    }
-                    merged.append((change.key, row))
-                }
-                // Every value a push brings is one the record type writes (the engine may coerce, sync does not).
-                for (_, row) in merged where row.exists && table.columns.allSatisfy({ row.registers[$0] != nil }) {
-                    try table.check(db, row.registers.mapValues(\.value))
-                }
-                let scoped = try access.check(db, merged, of: table)
-                moves += scoped.moves.map { (table, $0.key, $0.from, $0.to) }
-                merged = merged.filter { !scoped.dropped.contains($0.key) }
-                try db.storeSyncStates(merged, of: table, in: .server, version: version)
-                try db.materialize(merged, of: table, among: tables, in: .server)
-            }
-            try Self.moveScopes(db, moves, among: tables, version: version)
-            try afterApplying?(db, push.changes)
-            try db.execute("UPDATE \(ident: Self.state) SET \"hlc\" = \(clock.last.rawValue) WHERE \"id\" = 1")
-            try db.execute("""
-                INSERT INTO \(ident: Self.clients) ("client", "last_push", "applied", "account") VALUES (\(client), \(push.number), 1, \(account))
-                ON CONFLICT ("client") DO UPDATE SET "last_push" = excluded."last_push", "applied" = \(ident: Self.clients)."applied" + 1
-                """)
-            return SyncPushAnswer(wasDuplicate: false, version: version, dropped: access.dropped)
-        }
+    /// The pushes applied, by device and number, with their content's hash;
+    /// and the notices of values replaced, for the devices that wrote them.
+    static func createPushLog(in db: Database) throws {
+        try db.execute("""
+            CREATE TABLE \(ident: pushes) ("client" \(type: .text) NOT NULL, "number" \(type: .integer) NOT NULL, "hash" \(type: .text) NOT NULL,
+                PRIMARY KEY ("client", "number"))
+            """)
+        try db.execute("""
+            CREATE TABLE \(ident: notices) ("client" \(type: .text) NOT NULL, "version" \(type: .integer) NOT NULL, "tbl" \(type: .text) NOT NULL,
+                "row_key" \(type: .text) NOT NULL, "col" \(type: .text) NOT NULL, PRIMARY KEY ("client", "version", "tbl", "row_key", "col"))
+            """)
     }
-
-    struct Duplicate: Error { var version: Int64 }
 
     /// On PostgreSQL, plans each statement for its own values in this
     /// transaction: a page looks up hundreds of keys in tables that grow
@@ -180,13 +117,13 @@ public struct SyncServer: Sendable {
     }
 
     /// The server version of each row's last change.
-    static func versions(_ db: Database, _ table: SyncedTable, keys: [String]) throws -> [String: Int64] {
+    static func versions(_ db: Database, _ table: SyncedTable, keys: [String]) throws -> [ExactText: Int64] {
         struct Version: Decodable { var row_key: String; var version: Int64 }
-        var versions: [String: Int64] = [:]
+        var versions: [ExactText: Int64] = [:]
         for chunk in SyncKey.chunks(keys) {
             let list = SQL.join(chunk.map { "\($0)" }, separator: ", ")
             for row in try db.fetchAll(Version.self, "SELECT \"row_key\", \"version\" FROM \(ident: SyncStateTables.server.rows) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))") {
-                versions[row.row_key] = row.version
+                versions[ExactText(row.row_key)] = row.version
             }
         }
         return versions
@@ -230,17 +167,18 @@ public struct SyncServer: Sendable {
                 let keys = changed.filter { $0.tbl == table.name && $0.evicted == 0 }.map(\.row_key)
                 guard !keys.isEmpty else { continue }
                 let states = try db.syncRows(table, keys: keys, in: .server)
-                changes += keys.map { SyncChange(table: table.name, key: $0, row: states[$0] ?? SyncRow()) }
+                changes += keys.map { SyncChange(table: table.name, key: $0, row: states[ExactText($0)] ?? SyncRow()) }
             }
             changes += changed.filter { $0.evicted == 1 }.map { SyncChange(table: $0.tbl, key: $0.row_key, row: SyncRow(), isEvicted: true) }
-            let order = Dictionary(changed.enumerated().map { ("\($0.element.evicted)\u{0}\($0.element.tbl)\u{0}\($0.element.row_key)", $0.offset) },
+            let order = Dictionary(changed.enumerated().map { (ExactText("\($0.element.evicted)\u{0}\($0.element.tbl)\u{0}\($0.element.row_key)"), $0.offset) },
                                    uniquingKeysWith: { a, _ in a })
-            func position(_ change: SyncChange) -> Int { order["\(change.isEvicted ? 1 : 0)\u{0}\(change.table)\u{0}\(change.key)"] ?? 0 }
+            func position(_ change: SyncChange) -> Int { order[ExactText("\(change.isEvicted ? 1 : 0)\u{0}\(change.table)\u{0}\(change.key)")] ?? 0 }
             changes.sort { position($0) < position($1) }
             let caughtUp = both.count < limit
-            let next = changed.last.map { SyncCursor(version: $0.version, table: $0.tbl, key: $0.row_key) } ?? after
-            return SyncPage(changes: changes, next: caughtUp ? max(next, SyncCursor(version: head, table: "", key: "")) : next,
-                            head: head, isCaughtUp: caughtUp)
+            let last = changed.last.map { SyncCursor(version: $0.version, table: $0.tbl, key: $0.row_key) } ?? after
+            let next = caughtUp && last.version < head ? SyncCursor(version: head, table: "", key: "") : last
+            let overridden = try pull.client.map { try Self.notices(db, for: $0, after: after.version, through: next.version) } ?? []
+            return SyncPage(changes: changes, next: next, head: head, isCaughtUp: caughtUp, overridden: overridden)
         }
     }
 }

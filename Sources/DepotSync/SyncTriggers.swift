@@ -3,9 +3,22 @@ import Foundation
 
 /// The capture triggers of a replica.
 enum SyncTriggers {
-    /// Moves the node's hybrid clock: `max(last + 1, now in ms << 16)`, as `HybridClock.tick(at:)`.
+    /// Moves the node's hybrid clock: `max(last + 1, now in ms << 16)`, as
+    /// `HybridClock.tick(at:)`. At the last value it would overflow (SQLite
+    /// would store a REAL): it becomes NULL instead, which the column refuses,
+    /// so the write fails rather than every later sync. (Pulls never move the
+    /// clock past the drift bound, so only a clock set by hand gets there.)
     static let stampSQL = """
-        UPDATE "depot_sync_state" SET "hlc" = max("hlc" + 1, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) << 16) WHERE "id" = 1
+        UPDATE "depot_sync_state" SET "hlc" = CASE WHEN "hlc" < 9223372036854775807
+            THEN max("hlc" + 1, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) << 16) END WHERE "id" = 1
+        """
+
+    /// What a write says when the clock has no later stamp to give.
+    static let exhausted = "the sync clock of this replica reached its last value: a stamp from elsewhere was far in the future"
+
+    /// Refuses the write in a trigger when the clock has no later stamp to give.
+    static let exhaustedGuard = """
+        SELECT RAISE(ABORT, '\(exhausted)') WHERE (SELECT "hlc" FROM "depot_sync_state" WHERE "id" = 1) >= 9223372036854775807
         """
 
     /// An outbox entry for a row, unless one waits already for the next push
@@ -44,6 +57,7 @@ enum SyncTriggers {
         let changed = values.isEmpty ? "0" : values.map { "OLD.\(ident($0)) IS NOT NEW.\(ident($0))" }.joined(separator: " OR ")
         let insert = """
             CREATE TRIGGER \(ident("depot_sync_insert_" + table.name)) AFTER INSERT ON \(ident(table.name)) WHEN \(applying) BEGIN
+              \(exhaustedGuard);
               \(stampSQL);
               INSERT INTO "depot_sync_rows" ("tbl", "row_key", "cl") VALUES (\(name), \(newKey), 1)
                 ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = "cl" + 1 WHERE "cl" % 2 = 0;
@@ -53,6 +67,7 @@ enum SyncTriggers {
             """
         let update = """
             CREATE TRIGGER \(ident("depot_sync_update_" + table.name)) AFTER UPDATE ON \(ident(table.name)) WHEN \(applying) AND (\(changed)) BEGIN
+              \(exhaustedGuard);
               \(stampSQL);
               \(values.map { clock($0, key: newKey, onlyIfChanged: true) }.joined(separator: "\n  "))
               \(enqueue(name, newKey))

@@ -33,8 +33,11 @@ public struct SyncedTable: Sendable {
     public let localColumns: Set<String>
     /// The synced tables this table's rows belong to.
     public let parents: [SyncParent]
+    /// The kinds of the key's columns, as the record type declares them
+    /// (nil when its conformance does not tell): a pushed key must be of them.
+    let keyKinds: [SyncKeyKind]?
     /// The rows with these keys, read through the record type and encoded again (synced columns only).
-    let read: @Sendable (Database, [String]) throws -> [String: [String: Value]]
+    let read: @Sendable (Database, [String]) throws -> [ExactText: [String: Value]]
     /// Refuses values the record type would not write: each decoded as the
     /// record's property and encoded again must give the same value.
     let check: @Sendable (Database, [String: Value]) throws -> Void
@@ -65,6 +68,7 @@ public struct SyncedTable: Sendable {
         self.columns = columns
         self.localColumns = localColumns
         self.parents = parents
+        keyKinds = Self.keyKinds(of: T.self, keys: keyColumns)
         check = { db, values in
             // Local columns do not travel: a row arrives without them (they must decode from NULL).
             let row = Row(columns: ColumnSet(all), values: all.map { values[$0] ?? .null })
@@ -85,13 +89,13 @@ public struct SyncedTable: Sendable {
             }
         }
         read = { db, keys in
-            var rows: [String: [String: Value]] = [:]
+            var rows: [ExactText: [String: Value]] = [:]
             for chunk in SyncKey.chunks(keys) {
                 for record in try db.fetchAll(T.self, "SELECT * FROM \(ident: name) WHERE \(SyncKey.matching(keyColumns, chunk))") {
                     let encoded = try db.encodedColumns(of: record)
                     var values: [String: Value] = [:]
                     for column in encoded where columns.contains(column.name) { values[column.name] = column.value }
-                    rows[SyncKey.text(keyColumns.map { values[$0] ?? .null })] = values
+                    rows[ExactText(SyncKey.text(keyColumns.map { values[$0] ?? .null }))] = values
                 }
             }
             return rows
@@ -194,14 +198,16 @@ enum SyncKey {
     /// The parts of a key's text.
     static func parts(of key: String, count: Int) -> [String] {
         guard count > 1 else { return [key] }
-        var parts: [String] = [], current = "", escaped = false
-        for character in key {
-            if escaped { current.append(character); escaped = false }
-            else if character == "\\" { escaped = true }
-            else if character == "|" { parts.append(current); current = "" }
-            else { current.append(character) }
+        // By scalars, not characters: a "|" followed by a combining mark is one
+        // character, and would hide the separator.
+        var parts: [String] = [], current = String.UnicodeScalarView(), escaped = false
+        for scalar in key.unicodeScalars {
+            if escaped { current.append(scalar); escaped = false }
+            else if scalar == "\\" { escaped = true }
+            else if scalar == "|" { parts.append(String(current)); current = String.UnicodeScalarView() }
+            else { current.append(scalar) }
         }
-        parts.append(current)
+        parts.append(String(current))
         // A malformed key (from elsewhere) matches no row rather than trapping.
         return parts.count == count ? parts : Array(repeating: "", count: count)
     }
@@ -256,14 +262,15 @@ public struct SyncChange: Hashable, Sendable, Codable {
 
     /// The changes with each row once, its states merged, in the order rows first appear.
     static func mergedByKey(_ changes: [SyncChange]) -> [SyncChange] {
-        var order: [String] = [], rows: [String: SyncChange] = [:]
+        var order: [ExactText] = [], rows: [ExactText: SyncChange] = [:]
         for change in changes {
-            if var known = rows[change.key] {
+            let key = ExactText(change.key)
+            if var known = rows[key] {
                 known.row.merge(change.row)
-                rows[change.key] = known
+                rows[key] = known
             } else {
-                order.append(change.key)
-                rows[change.key] = change
+                order.append(key)
+                rows[key] = change
             }
         }
         return order.compactMap { rows[$0] }

@@ -37,7 +37,7 @@ extension RemindersModel {
         try await store.write(logger: logger) { db in
             if db.isPostgres {
                 if try !SyncServer.isInstalled(in: db) { try SyncServer.installSyncServer(in: db) }
-                else if try !SyncServer.hasAccounts(in: db) { try SyncServer.addAccounts(in: db) }
+                else { try SyncServer.updateSyncServer(in: db) }
             } else if try !db.isSyncReplica() {
                 try db.installSyncReplica(of: tables)
             }

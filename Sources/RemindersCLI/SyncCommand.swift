@@ -39,13 +39,16 @@ struct SyncCommand: AsyncParsableCommand {
                 let (client, server) = try SyncCommand.client(model, account)
                 try await model.enableSync()
                 let pending = try await client.pendingCount()
+                let report: SyncReport
                 do {
-                    try await client.sync()
+                    report = try await client.sync()
                 } catch {
                     throw SyncCommand.failure(error, server: server)
                 }
                 try await model.recordSync(at: Date())
-                print("Synced with \(server) as \(account.accountName ?? ""): sent \(pending) change\(pending == 1 ? "" : "s"); up to date.")
+                let kept = pending - report.dropped.count
+                print("Synced with \(server) as \(account.accountName ?? ""): sent \(kept) change\(kept == 1 ? "" : "s"); up to date.")
+                for line in try await SyncCommand.reportLines(report, model) { print(line) }
             }
         }
     }
@@ -199,6 +202,42 @@ extension SyncCommand {
     }
 
     /// A failure to reach the server, or its refusal, in one line that says the changes are kept.
+    /// One line for each change the server dropped and each value of this
+    /// device another device's later edit replaced, and one when the device
+    /// went on under a new identity (its database was a copy).
+    static func reportLines(_ report: SyncReport, _ model: RemindersModel) async throws -> [String] {
+        var lines: [String] = []
+        if report.identityRenewed {
+            lines.append("This database was restored from a backup or copied from another device: it now syncs as a new device; every change it held was sent.")
+        }
+        for row in report.dropped {
+            lines.append("Not kept: \(noun(row.table)) changed here in a list that is no longer shared with you; it is as the server has it.")
+        }
+        for value in report.overridden {
+            var name = noun(value.row.table)
+            if let id = UUID(uuidString: value.row.key) {
+                if value.row.table == Reminder.tableName, let reminder = try await model.store.read({ db in try db.find(Reminder.self, id: id) }) {
+                    name = "reminder \(reminder.number.map(String.init) ?? "") \"\(Output.cell(reminder.title, maxWidth: 60))\""
+                } else if value.row.table == RemindersList.tableName, let list = try await model.store.read({ db in try db.find(RemindersList.self, id: id) }) {
+                    name = "list \"\(Output.cell(list.title, maxWidth: 60))\""
+                }
+            }
+            lines.append("Replaced: your \(value.column) of \(name) by a later edit on another device.")
+        }
+        return lines
+    }
+
+    /// What a synced table's row is called.
+    static func noun(_ table: String) -> String {
+        switch table {
+        case Reminder.tableName: "a reminder"
+        case RemindersList.tableName: "a list"
+        case Tag.tableName: "a tag"
+        case ReminderTag.tableName: "a tag on a reminder"
+        default: "a row of \(table)"
+        }
+    }
+
     static func failure(_ error: any Error, server: String) -> any Error {
         switch error {
         case let error as SyncHTTPError where error.status == 401:

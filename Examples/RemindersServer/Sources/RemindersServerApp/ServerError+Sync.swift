@@ -7,12 +7,21 @@ extension ServerError {
     /// applied (a push is one transaction): 403 for a row or a device of
     /// another account, 422 for a push that does not fit the server's tables
     /// (an unknown table or column, a skipped push number, a value of the
-    /// wrong type, a required column left out, a value out of range), 503
+    /// wrong type, a required column left out, a value out of range, a stamp
+    /// too far ahead of the server's clock, a key not of its table's type),
+    /// 409 for a push from a copy of a device (restored from a backup), 503
     /// while the database is unreachable.
     ///
     /// The message names what was wrong, never a value or SQL; the log's
     /// cause holds only the error's kind and the engine's code.
     static func refusedPush(_ error: any Error) -> ServerError {
+        if let refused = error as? SyncPushRefused {
+            // 409 for a copied device (the client goes on under a new identity), 422 for what no replica sends
+            // or a clock too far ahead; `reason` and `latestAccepted` let the client act (HTTPSyncTransport reads them).
+            return ServerError(status: refused.reason == .deviceCopied ? .conflict : .unprocessableContent, message: refused.message,
+                               cause: "push refused: \(refused.reason.rawValue)",
+                               fields: ["reason": refused.reason.rawValue, "latestAccepted": String(refused.latestAccepted.rawValue)])
+        }
         guard let error = error as? DatabaseError else { return from(error) }
         let cause = "push refused: \(error.kind.rawValue)\(error.engineCode.map { " \($0)" } ?? "")"
         let message: String

@@ -13,6 +13,8 @@ struct ServerError: Error {
     /// For the log: a category and the library's error, never a title or a query.
     var cause: String
     var headers: HTTPFields = [:]
+    /// More fields of the JSON body, beside `error`, for a client that acts on them (a sync refusal's reason).
+    var fields: [String: String] = [:]
 
     /// The answer for any error a route throws.
     static func from(_ error: any Error) -> ServerError {
@@ -75,7 +77,9 @@ struct ServerError: Error {
     var response: Response {
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
-        let body = (try? JSONEncoder().encode(["error": message])) ?? Data(#"{"error":"internal error"}"#.utf8)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let body = (try? encoder.encode(fields.merging(["error": message]) { _, error in error })) ?? Data(#"{"error":"internal error"}"#.utf8)
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

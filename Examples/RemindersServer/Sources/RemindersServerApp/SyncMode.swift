@@ -26,9 +26,10 @@ struct SyncEndpoints: Sendable {
                 }
                 if try !SyncServer.isInstalled(in: db) {
                     try SyncServer.installSyncServer(in: db)
-                } else if try !SyncServer.hasAccounts(in: db) {
-                    // Installed before accounts: its rows go to the empty account, which no one signs in as.
-                    try SyncServer.addAccounts(in: db)
+                } else {
+                    // Installed by an earlier version: brought up to date (rows from before accounts go to the
+                    // empty account, which no one signs in as).
+                    try SyncServer.updateSyncServer(in: db)
                 }
             }
         }

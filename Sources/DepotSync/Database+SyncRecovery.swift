@@ -1,0 +1,68 @@
+@_spi(Sync) import Depot
+import Foundation
+
+// What a replica does when the server refuses or drops part of what it
+// pushed: nothing of its own is lost, and it ends where the server is.
+
+extension Database {
+    /// Forgets this replica's own version of rows whose pushed changes the
+    /// server dropped (their root is no longer shared with the account), so
+    /// that the next pull brings each as the server has it: a row the device
+    /// moved into an unshared root goes back where the server holds it, a row
+    /// it made there is gone. The rows in them are kept aside until their
+    /// parent is back. A row written again since the push was taken keeps
+    /// its state and goes in the next push.
+    func discardDroppedSyncRows(_ rows: [SyncRowID], pushedUpTo position: Int64, among tables: [SyncedTable]) throws {
+        guard !rows.isEmpty else { return }
+        try savepoint { db in
+            try db.execute("UPDATE \(ident: SyncTables.state) SET \"applying\" = 1 WHERE \"id\" = 1")
+            for table in tables {
+                var keys: [String] = []
+                for key in rows.filter({ $0.table == table.name }).map(\.key).exactlyDistinct() {
+                    let later = try db.fetchOne(Int.self, """
+                        SELECT count(*) FROM \(ident: SyncTables.outbox) WHERE "tbl" = \(table.name) AND "row_key" = \(key) AND "seq" > \(position)
+                        """) ?? 0
+                    if later == 0 { keys.append(key) }
+                }
+                guard !keys.isEmpty else { continue }
+                try db.removeFromTable(table, keys: keys, among: tables, in: .replica)
+                for chunk in SyncKey.chunks(keys) {
+                    let list = SQL.join(chunk.map { "\($0)" }, separator: ", ")
+                    for name in [SyncStateTables.replica.rows, SyncStateTables.replica.clocks, SyncStateTables.replica.hidden] {
+                        try db.execute("DELETE FROM \(ident: name) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))")
+                    }
+                }
+            }
+            try db.execute("UPDATE \(ident: SyncTables.state) SET \"applying\" = 0 WHERE \"id\" = 1")
+        }
+    }
+
+    /// Stamps this node's pending changes again at `latest` where they are
+    /// later (the server refused them as too far ahead: this device's clock
+    /// runs ahead), and holds the clock there. The changes never left the
+    /// device, so no one else holds the later stamps. Returns how many
+    /// stamps it moved.
+    func restampPendingSyncChanges(atMost latest: HybridTimestamp) throws -> Int {
+        let node = try syncNode().uuidString.lowercased()
+        let moved = try execute("""
+            UPDATE \(ident: SyncStateTables.replica.clocks) SET "hlc" = \(latest.rawValue)
+            WHERE "node" = \(node) AND "hlc" > \(latest.rawValue)
+              AND EXISTS (SELECT 1 FROM \(ident: SyncTables.outbox) o
+                          WHERE o."tbl" = \(ident: SyncStateTables.replica.clocks)."tbl" AND o."row_key" = \(ident: SyncStateTables.replica.clocks)."row_key")
+            """)
+        try execute("UPDATE \(ident: SyncTables.state) SET \"hlc\" = \(latest.rawValue) WHERE \"id\" = 1 AND \"hlc\" > \(latest.rawValue)")
+        try execute("DELETE FROM \(ident: SyncTables.pushing)")
+        return moved
+    }
+
+    /// Goes on under a new node id, as a new device: pushes start again at
+    /// number 1 and send every change the outbox holds. For a replica the
+    /// server found to be a copy (restored from a backup, or copied to
+    /// another machine), whose push numbers the original used already.
+    func rotateSyncIdentity(to node: UUID = UUID()) throws {
+        try execute("""
+            UPDATE \(ident: SyncTables.state) SET "node" = \(node.uuidString.lowercased()), "pushed" = 0, "push_upto" = 0 WHERE "id" = 1
+            """)
+        try execute("DELETE FROM \(ident: SyncTables.pushing)")
+    }
+}

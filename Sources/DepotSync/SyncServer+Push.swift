@@ -1,0 +1,239 @@
+@_spi(Sync) import Depot
+import Foundation
+
+extension SyncServer {
+    /// Applies a push in one transaction: every change merged, or none.
+    ///
+    /// Accounts: every row belongs to the account that owns its root (the
+    /// row itself for a table without parents; its first parent's root
+    /// otherwise), and an account writes only the rows of its roots and of
+    /// roots shared with it. A server without accounts passes the same
+    /// account (the default, empty) for everyone.
+    ///
+    /// Exactly once: a push is a duplicate only when it is the same push (its
+    /// number and the hash of its content); a push under a number the device
+    /// used before for other content comes from a copy of the device (a
+    /// restored backup) and is refused with ``SyncPushRefused/Reason-swift.enum/deviceCopied``,
+    /// which a ``SyncClient`` answers by going on under a new identity.
+    ///
+    /// - Parameters:
+    ///   - push: the device's push.
+    ///   - account: who pushes, as the server authenticated them.
+    /// - Throws: ``SyncAccessDenied`` for a push that names a row of a root
+    ///   the account may not write, or a device of another account;
+    ///   ``SyncPushRefused`` for a stamp more than ``maximumDrift`` ahead of
+    ///   the server's clock, a negative stamp, a key that is not of its
+    ///   table's key type and form, or a copied device; `misuse` for a push
+    ///   that names a table or column the server does not sync. Nothing is
+    ///   applied. A change to a root that was shared with the account and no
+    ///   longer is (made before its device heard) is dropped, and named in the answer.
+    public func handle(_ push: SyncPush, account: String = "") async throws -> SyncPushAnswer {
+        do {
+            return try await apply(push, account: account)
+        } catch let duplicate as Duplicate {
+            return SyncPushAnswer(wasDuplicate: true, version: duplicate.version)
+        }
+    }
+
+    struct Duplicate: Error { var version: Int64 }
+
+    /// The hash of a push's content: its changes in the wire form, keys sorted.
+    static func contentHash(_ push: SyncPush) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return SHA256.hex(try encoder.encode(push.changes))
+    }
+
+    /// Refuses a push whose stamps or keys no replica would send, before anything is written.
+    func validate(_ push: SyncPush, now: Date) throws {
+        let nowMilliseconds = HybridClock.milliseconds(now)
+        let latest = HybridClock.bound(at: now, maximumDrift: maximumDrift)
+        let bound = latest.milliseconds
+        for change in push.changes {
+            guard let table = tables.first(where: { $0.name == change.table }) else {
+                throw DatabaseError(.misuse, "a push names the table \(change.table), which this server does not sync")
+            }
+            if let unknown = change.row.registers.keys.first(where: { !table.columns.contains($0) }) {
+                throw DatabaseError(.misuse, "a push names the column \(unknown) of \(change.table), which this server does not sync")
+            }
+            for (column, register) in change.row.registers.sorted(by: { $0.key < $1.key }) {
+                guard register.stamp.time.rawValue >= 0 else {
+                    throw SyncPushRefused(.malformedStamp, latestAccepted: latest,
+                                          message: "a change of \(table.name) stamps \(column) before 1970; a replica's clock never does")
+                }
+                if register.stamp.time.milliseconds > bound {
+                    let ahead = register.stamp.time.milliseconds - nowMilliseconds
+                    throw SyncPushRefused(.stampAhead, latestAccepted: latest,
+                                          message: "a change of \(table.name) stamps \(column) \(Self.span(milliseconds: ahead)) ahead of the server's clock "
+                                            + "(at most \(Self.span(milliseconds: HybridClock.wholeMilliseconds(maximumDrift))) is taken): check the device's clock")
+                }
+            }
+            guard change.row.causalLength >= 0 else {
+                throw DatabaseError(.misuse, "a change of \(table.name) has a negative causal length")
+            }
+            try table.checkKey(change, latestAccepted: latest)
+        }
+    }
+
+    /// `3 days`, `2 h`, `40 s`: a span for a message.
+    static func span(milliseconds: Int64) -> String {
+        let seconds = milliseconds / 1000
+        if seconds >= 2 * 86_400 { return "\(seconds / 86_400) days" }
+        if seconds >= 2 * 3600 { return "\(seconds / 3600) h" }
+        if seconds >= 120 { return "\(seconds / 60) min" }
+        return "\(seconds) s"
+    }
+
+    private func apply(_ push: SyncPush, account: String) async throws -> SyncPushAnswer {
+        try validate(push, now: Date())
+        let hash = try Self.contentHash(push)
+        let (tables, resolver, afterApplying, maximumDrift) = (self.tables, self.resolver, self.afterApplying, self.maximumDrift)
+        return try await store.write { db in
+            try Self.planForEachPage(db)
+            // The counter row first: its lock orders pushes, so versions follow commits.
+            let (version, node, hlc) = try Self.nextVersion(db)
+            let client = push.client.uuidString.lowercased()
+            struct Client: Decodable { var last_push: Int64; var account: String }
+            let known = try db.fetchOne(Client.self, "SELECT \"last_push\", \"account\" FROM \(ident: Self.clients) WHERE \"client\" = \(client)")
+            if let known, known.account != account {
+                throw SyncAccessDenied(description: "the push names a device of another account")
+            }
+            let last = known?.last_push ?? 0
+            if push.number <= last {
+                let logged = try db.fetchOne(String.self, "SELECT \"hash\" FROM \(ident: Self.pushes) WHERE \"client\" = \(client) AND \"number\" = \(push.number)")
+                // A retry of an applied push, whose answer was lost: nothing again.
+                // (A push applied before the server logged hashes has none: taken as the same.)
+                if logged == nil || logged == hash { throw Duplicate(version: version - 1) }
+                throw SyncPushRefused(.deviceCopied, latestAccepted: HybridClock.bound(at: Date(), maximumDrift: maximumDrift),
+                                      message: "push \(push.number) of this device was another push: the device's database was restored "
+                                        + "from a backup or copied; it goes on under a new device identity")
+            }
+            guard push.number == last + 1 else {
+                throw DatabaseError(.misuse, "push \(push.number) of client \(client) follows push \(last): a push was skipped")
+            }
+            var clock = ServerClock(node: node, last: HybridTimestamp(rawValue: hlc))
+            var access = AccessCheck(account: account, shared: try Self.sharedRoots(db, with: account))
+            var moves: [(table: SyncedTable, key: String, from: SyncScope?, to: SyncScope)] = []
+            var droppedRows: [SyncRowID] = [], overridden: [SyncOverride] = [], notices: [(client: String, row: SyncRowID, column: String)] = []
+            for table in tables {
+                let incoming = SyncChange.mergedByKey(push.changes.filter { $0.table == table.name })
+                guard !incoming.isEmpty else { continue }
+                let stored = try db.syncRows(table, keys: incoming.map(\.key), in: .server)
+                let versions = try Self.versions(db, table, keys: incoming.map(\.key))
+                let columnVersions = try Self.columnVersions(db, table, keys: incoming.map(\.key))
+                var merged: [(key: String, row: SyncRow)] = []
+                for change in incoming {
+                    let key = ExactText(change.key)
+                    if stored[key] == nil {
+                        try table.checkKey(change, isNew: true, latestAccepted: HybridClock.bound(at: Date(), maximumDrift: maximumDrift))
+                    }
+                    let before = stored[key] ?? SyncRow()
+                    var row = before.merged(with: change.row)
+                    // Concurrent: the row changed on the server after the version the client had pulled.
+                    if push.seen.map({ (versions[key] ?? 0) > $0 }) ?? true {
+                        try Self.settle(&row, before: before, incoming: change, table: table, resolver: resolver, clock: &clock)
+                    }
+                    let id = SyncRowID(table: table.name, key: change.key)
+                    for (column, lost) in Self.replaced(before: before, incoming: change.row, merged: row, pushed: push,
+                                                        columnVersions: columnVersions[key] ?? [:]) {
+                        if lost.node == push.client { overridden.append(SyncOverride(row: id, column: column)) }
+                        else if lost.node != node { notices.append((lost.node.uuidString.lowercased(), id, column)) }
+                    }
+                    merged.append((change.key, row))
+                }
+                // Every value a push brings is one the record type writes (the engine may coerce, sync does not).
+                for (_, row) in merged where row.exists && table.columns.allSatisfy({ row.registers[$0] != nil }) {
+                    try table.check(db, row.registers.mapValues(\.value))
+                }
+                let scoped = try access.check(db, merged, of: table)
+                moves += scoped.moves.map { (table, $0.key, $0.from, $0.to) }
+                let dropped = merged.filter { scoped.dropped.contains(ExactText($0.key)) }.map(\.key)
+                droppedRows += dropped.map { SyncRowID(table: table.name, key: $0) }
+                // A dropped change's row goes back to the device as the server has it.
+                try Self.touch(db, table, keys: dropped.filter { stored[ExactText($0)] != nil }, version: version)
+                merged = merged.filter { !scoped.dropped.contains(ExactText($0.key)) }
+                try db.storeSyncStates(merged, of: table, in: .server, version: version)
+                try db.materialize(merged, of: table, among: tables, in: .server)
+            }
+            let droppedIDs = Set(droppedRows)
+            overridden.removeAll { droppedIDs.contains($0.row) }
+            notices.removeAll { droppedIDs.contains($0.row) }
+            try Self.moveScopes(db, moves, among: tables, version: version)
+            try afterApplying?(db, push.changes)
+            for notice in notices {
+                try db.execute("""
+                    INSERT INTO \(ident: Self.notices) ("client", "version", "tbl", "row_key", "col")
+                    VALUES (\(notice.client), \(version), \(notice.row.table), \(notice.row.key), \(notice.column))
+                    ON CONFLICT ("client", "version", "tbl", "row_key", "col") DO NOTHING
+                    """)
+            }
+            try db.execute("UPDATE \(ident: Self.state) SET \"hlc\" = \(clock.last.rawValue) WHERE \"id\" = 1")
+            try db.execute("""
+                INSERT INTO \(ident: Self.clients) ("client", "last_push", "applied", "account") VALUES (\(client), \(push.number), 1, \(account))
+                ON CONFLICT ("client") DO UPDATE SET "last_push" = excluded."last_push", "applied" = \(ident: Self.clients)."applied" + 1
+                """)
+            try db.execute("INSERT INTO \(ident: Self.pushes) (\"client\", \"number\", \"hash\") VALUES (\(client), \(push.number), \(hash))")
+            return SyncPushAnswer(wasDuplicate: false, version: version, dropped: access.dropped, droppedRows: droppedRows, overridden: overridden)
+        }
+    }
+
+    /// The columns whose value one side wrote and the merge replaced with
+    /// another node's different value, where the writers had not seen each
+    /// other's write: the stamp of the value that lost, by column.
+    ///
+    /// The pushed value lost (one the pushing device wrote itself): its
+    /// device had not pulled the stored one (it would have merged it). The
+    /// stored value lost: the pushing device had pulled up to `seen`, and the
+    /// stored value was written after it.
+    static func replaced(before: SyncRow, incoming: SyncRow, merged: SyncRow, pushed push: SyncPush,
+                         columnVersions: [String: Int64]) -> [(String, SyncStamp)] {
+        guard before.exists, incoming.exists, merged.exists, before.causalLength == incoming.causalLength else { return [] }
+        var lost: [(String, SyncStamp)] = []
+        for (column, brought) in incoming.registers.sorted(by: { $0.key < $1.key }) {
+            guard let held = before.registers[column], let kept = merged.registers[column],
+                  held.stamp.node != brought.stamp.node, held.value != brought.value else { continue }
+            if kept.stamp == held.stamp, kept.value != brought.value, brought.stamp.node == push.client {
+                lost.append((column, brought.stamp))
+            } else if kept.stamp == brought.stamp, kept.value != held.value,
+                      push.seen.map({ (columnVersions[column] ?? 0) > $0 }) ?? true {
+                lost.append((column, held.stamp))
+            }
+        }
+        return lost
+    }
+
+    /// The version at which each column's stamp was last written, by key.
+    static func columnVersions(_ db: Database, _ table: SyncedTable, keys: [String]) throws -> [ExactText: [String: Int64]] {
+        struct Version: Decodable { var row_key: String; var col: String; var version: Int64 }
+        var versions: [ExactText: [String: Int64]] = [:]
+        for chunk in SyncKey.chunks(keys) {
+            let list = SQL.join(chunk.map { "\($0)" }, separator: ", ")
+            for row in try db.fetchAll(Version.self, """
+                SELECT "row_key", "col", "version" FROM \(ident: SyncStateTables.server.clocks) WHERE "tbl" = \(table.name) AND "row_key" IN (\(list))
+                """) {
+                versions[ExactText(row.row_key), default: [:]][row.col] = row.version
+            }
+        }
+        return versions
+    }
+
+    /// Gives rows a new version, so that every device that sees them pulls them again.
+    static func touch(_ db: Database, _ table: SyncedTable, keys: [String], version: Int64) throws {
+        for chunk in SyncKey.chunks(keys) {
+            try db.execute("""
+                UPDATE \(ident: SyncStateTables.server.rows) SET "version" = \(version)
+                WHERE "tbl" = \(table.name) AND "row_key" IN (\(SQL.join(chunk.map { "\($0)" }, separator: ", ")))
+                """)
+        }
+    }
+
+    /// The notices for a device in the versions after `after` up to `through`.
+    static func notices(_ db: Database, for client: UUID, after: Int64, through: Int64) throws -> [SyncOverride] {
+        struct Notice: Decodable { var tbl: String; var row_key: String; var col: String }
+        return try db.fetchAll(Notice.self, """
+            SELECT "tbl", "row_key", "col" FROM \(ident: notices)
+            WHERE "client" = \(client.uuidString.lowercased()) AND "version" > \(after) AND "version" <= \(through)
+            ORDER BY "version", "tbl", "row_key", "col"
+            """).map { SyncOverride(row: SyncRowID(table: $0.tbl, key: $0.row_key), column: $0.col) }
+    }
+}
