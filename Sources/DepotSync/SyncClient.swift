@@ -130,7 +130,7 @@ public struct SyncClient: Sendable {
                 return true
             }
             if acknowledged {
-                report.sent += push.changes.count
+                report.sent += push.changes.count - answer.droppedRows.count
                 report.dropped += answer.droppedRows.filter { !report.dropped.contains($0) }
                 report.overridden += answer.overridden.filter { !report.overridden.contains($0) }
             }

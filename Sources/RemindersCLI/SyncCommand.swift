@@ -38,7 +38,6 @@ struct SyncCommand: AsyncParsableCommand {
                 if status { return try await SyncCommand.showStatus(model, account, json: options.json) }
                 let (client, server) = try SyncCommand.client(model, account)
                 try await model.enableSync()
-                let pending = try await client.pendingCount()
                 let report: SyncReport
                 do {
                     report = try await client.sync()
@@ -46,8 +45,7 @@ struct SyncCommand: AsyncParsableCommand {
                     throw SyncCommand.failure(error, server: server)
                 }
                 try await model.recordSync(at: Date())
-                let kept = pending - report.dropped.count
-                print("Synced with \(server) as \(account.accountName ?? ""): sent \(kept) change\(kept == 1 ? "" : "s"); up to date.")
+                print("Synced with \(server) as \(account.accountName ?? ""): sent \(report.sent) change\(report.sent == 1 ? "" : "s"); up to date.")
                 for line in try await SyncCommand.reportLines(report, model) { print(line) }
             }
         }
