@@ -178,8 +178,11 @@ struct SyncWord: Record, Equatable {
     /// 4. A device moves its own row into a folder shared with it, the owner
     /// unshares the folder before the device syncs: the server drops the
     /// move, so the row stays in the device's own folder on the server;
-    /// today the device then forgets the row for good.
-    @Test func aRowMovedIntoAFolderJustUnsharedIsKeptWhereTheServerHasIt() async throws {
+    /// today the device then forgets the row for good. With `pullFirst`, the
+    /// device hears of the unshare before it pushes the move (a pull of its
+    /// own, or a move made while a sync was between its push and its pull).
+    @Test(arguments: [false, true])
+    func aRowMovedIntoAFolderJustUnsharedIsKeptWhereTheServerHasIt(pullFirst: Bool) async throws {
         let folder = try SyncReplicaTests.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let (server, devices) = try await Self.system(folder, accounts: ["owner", "sharee"])
@@ -202,6 +205,7 @@ struct SyncWord: Record, Equatable {
             try db.execute("UPDATE \"syncItems\" SET \"folderID\" = \(groceries.id.uuidString.lowercased()) WHERE \"id\" = \(note.id.uuidString.lowercased())")
         }
         try await server.unshare("syncFolders", key: groceries.id.uuidString.lowercased(), owner: "owner", with: "sharee")
+        if pullFirst { try await sharee.pull() }
         try await sharee.sync()
         try await sharee.sync()
         #expect(try await Self.titles(sharee.store) == ["Keep me"], "the note is back where the server has it, the owner's item gone")
