@@ -238,9 +238,15 @@ extension Database {
     /// ahead of this device's wall clock (a stamp far in the future, from a
     /// server that took it before it bounded stamps, does not drag every
     /// later local write along, nor overflow the clock).
-    public func applySyncChanges(_ changes: [SyncChange], _ tables: [SyncedTable], maximumDrift: Duration = .seconds(300)) throws {
-        guard !changes.isEmpty else { return }
-        try savepoint { db in
+    ///
+    /// - Returns: the rows whose changes made here and not yet pushed were
+    ///   forgotten with them (their root left what the account sees): the
+    ///   server would drop them, and a person is to hear of it.
+    @discardableResult
+    public func applySyncChanges(_ changes: [SyncChange], _ tables: [SyncedTable], maximumDrift: Duration = .seconds(300)) throws -> [SyncRowID] {
+        guard !changes.isEmpty else { return [] }
+        return try savepoint { db in
+            var forgotten: [SyncRowID] = []
             try db.execute("UPDATE \(ident: SyncTables.state) SET \"applying\" = 1 WHERE \"id\" = 1")
             // Runs of changes in order: a row forgotten and shared again later is forgotten first.
             var start = changes.startIndex
@@ -249,7 +255,7 @@ extension Database {
                 let end = changes[start...].firstIndex { $0.isEvicted != evicting } ?? changes.endIndex
                 let run = Array(changes[start..<end])
                 if evicting {
-                    try db.forgetSyncRows(run, among: tables)
+                    forgotten += try db.forgetSyncRows(run, among: tables)
                 } else {
                     for table in tables {
                         let incoming = SyncChange.mergedByKey(run.filter { $0.table == table.name })
@@ -267,6 +273,7 @@ extension Database {
             try db.execute("""
                 UPDATE \(ident: SyncTables.state) SET "applying" = 0, "hlc" = max("hlc", \(min(latest, bound).rawValue)) WHERE "id" = 1
                 """)
+            return forgotten
         }
     }
 
@@ -278,15 +285,20 @@ extension Database {
     /// there, and the server has not taken the change) is kept aside with
     /// its state: its push is dropped by the server, and the row comes back
     /// where the server has it, if anywhere.
-    func forgetSyncRows(_ changes: [SyncChange], among tables: [SyncedTable]) throws {
+    ///
+    /// - Returns: the forgotten rows that had changes waiting to be pushed.
+    func forgetSyncRows(_ changes: [SyncChange], among tables: [SyncedTable]) throws -> [SyncRowID] {
         let named = Set(changes.map { SyncRowID(table: $0.table, key: $0.key) })
+        var pending: [SyncRowID] = []
         for table in tables {
             let keys = changes.filter { $0.table == table.name }.map(\.key).exactlyDistinct().sorted { ExactText($0) < ExactText($1) }
-            try forgetSyncRows(keys, of: table, named: named, among: tables)
+            try forgetSyncRows(keys, of: table, named: named, among: tables, pending: &pending)
         }
+        return pending
     }
 
-    private func forgetSyncRows(_ keys: [String], of table: SyncedTable, named: Set<SyncRowID>, among tables: [SyncedTable]) throws {
+    private func forgetSyncRows(_ keys: [String], of table: SyncedTable, named: Set<SyncRowID>, among tables: [SyncedTable],
+                                pending: inout [SyncRowID]) throws {
         guard !keys.isEmpty else { return }
         for child in tables {
             for parent in child.parents where parent.table == table.name {
@@ -296,13 +308,16 @@ extension Database {
                         WHERE \(SyncKey.matching([parent.column], chunk))
                         """)
                     let isNamed = { (key: String) in named.contains(SyncRowID(table: child.name, key: key)) }
-                    try forgetSyncRows(inTable.filter(isNamed), of: child, named: named, among: tables)
+                    try forgetSyncRows(inTable.filter(isNamed), of: child, named: named, among: tables, pending: &pending)
                     try hideSyncRows(inTable.filter { !isNamed($0) }, of: child, among: tables, in: .replica)
                 }
             }
         }
         for chunk in SyncKey.chunks(keys) {
             let list = SQL.join(chunk.map { "\($0)" }, separator: ", ")
+            pending += try fetchAll(String.self, """
+                SELECT DISTINCT "row_key" FROM \(ident: SyncTables.outbox) WHERE "tbl" = \(table.name) AND "row_key" IN (\(list))
+                """).map { SyncRowID(table: table.name, key: $0) }
             try execute("DELETE FROM \(ident: table.name) WHERE \(SyncKey.matching(table.keyColumns, chunk))")
             for name in [SyncStateTables.replica.rows, SyncStateTables.replica.clocks, SyncStateTables.replica.hidden, SyncTables.outbox] {
                 try execute("DELETE FROM \(ident: name) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))")

@@ -64,6 +64,7 @@ public struct SyncClient: Sendable {
         let pulled = try await pull()
         report.received = pulled.received
         for override in pulled.overridden where !report.overridden.contains(override) { report.overridden.append(override) }
+        for row in pulled.dropped where !report.dropped.contains(row) { report.dropped.append(row) }
         return report
     }
 
@@ -167,9 +168,9 @@ public struct SyncClient: Sendable {
             if page.isCaughtUp { break }
         }
         let (tables, reached, afterApplying, maximumDrift) = (self.tables, cursor, self.afterApplying, self.maximumDrift)
-        (report.received, report.overridden) = try await store.write { db in
+        (report.received, report.overridden, report.dropped) = try await store.write { db in
             let now = try Self.state(db)
-            var overridden: [SyncOverride] = []
+            var overridden: [SyncOverride] = [], forgotten: [SyncRowID] = []
             let stored = SyncCursor(version: now.cursor_version, table: now.cursor_tbl, key: now.cursor_key)
             var received = 0
             // Checkpoints only move forward: a slower sync that finished later changes nothing.
@@ -179,7 +180,7 @@ public struct SyncClient: Sendable {
                     let staged = try JSONDecoder().decode(StagedPage.self, from: page)
                     let changes = staged.changes
                     overridden += (staged.overridden ?? []).filter { !overridden.contains($0) }
-                    try db.applySyncChanges(changes, tables, maximumDrift: maximumDrift)
+                    forgotten += try db.applySyncChanges(changes, tables, maximumDrift: maximumDrift).filter { !forgotten.contains($0) }
                     try afterApplying?(db, changes)
                     received += changes.count
                 }
@@ -189,7 +190,7 @@ public struct SyncClient: Sendable {
                     """)
             }
             try db.execute("DELETE FROM \(ident: SyncTables.inbox)")
-            return (received, overridden)
+            return (received, overridden, forgotten)
         }
         return report
     }

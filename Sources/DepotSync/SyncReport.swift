@@ -12,9 +12,11 @@ public struct SyncReport: Hashable, Sendable {
     public var sent = 0
     /// How many row changes this device took from the server.
     public var received = 0
-    /// The rows whose changes from this device the server dropped: made to
-    /// a root (a list) no longer shared with the account before the device
-    /// heard. Each is now as the server has it (or gone, if the server never had it).
+    /// The rows whose changes from this device were dropped: made to a root
+    /// (a list) no longer shared with the account before the device heard,
+    /// whether the server dropped them at the push or the device forgot them
+    /// at the pull that told it. Each is now as the server has it (or gone,
+    /// if the server never had it, or the account no longer sees it).
     public var dropped: [SyncRowID] = []
     /// This device's values that lost to another device's later edit of the
     /// same column, made without having seen them (two offline edits).

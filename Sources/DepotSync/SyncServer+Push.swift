@@ -31,11 +31,12 @@ extension SyncServer {
         do {
             return try await apply(push, account: account)
         } catch let duplicate as Duplicate {
-            return SyncPushAnswer(wasDuplicate: true, version: duplicate.version)
+            return duplicate.answer
         }
     }
 
-    struct Duplicate: Error { var version: Int64 }
+    /// A push applied before: its transaction rolls back, and it is answered as it was then.
+    struct Duplicate: Error { var answer: SyncPushAnswer }
 
     /// The hash of a push's content: its changes in the wire form, keys sorted.
     static func contentHash(_ push: SyncPush) throws -> String {
@@ -100,10 +101,16 @@ extension SyncServer {
             }
             let last = known?.last_push ?? 0
             if push.number <= last {
-                let logged = try db.fetchOne(String.self, "SELECT \"hash\" FROM \(ident: Self.pushes) WHERE \"client\" = \(client) AND \"number\" = \(push.number)")
-                // A retry of an applied push, whose answer was lost: nothing again.
-                // (A push applied before the server logged hashes has none: taken as the same.)
-                if logged == nil || logged == hash { throw Duplicate(version: version - 1) }
+                struct Logged: Decodable { var hash: String; var answer: Data }
+                let logged = try db.fetchOne(Logged.self, "SELECT \"hash\", \"answer\" FROM \(ident: Self.pushes) WHERE \"client\" = \(client) AND \"number\" = \(push.number)")
+                // A retry of an applied push, whose answer was lost: nothing again, and the same answer.
+                // (A push applied before the server logged them has none: taken as the same.)
+                guard let logged else { throw Duplicate(answer: SyncPushAnswer(wasDuplicate: true, version: version - 1)) }
+                if logged.hash == hash {
+                    var answer = try JSONDecoder().decode(SyncPushAnswer.self, from: logged.answer)
+                    answer.wasDuplicate = true
+                    throw Duplicate(answer: answer)
+                }
                 throw SyncPushRefused(.deviceCopied, latestAccepted: HybridClock.bound(at: Date(), maximumDrift: maximumDrift),
                                       message: "push \(push.number) of this device was another push: the device's database was restored "
                                         + "from a backup or copied; it goes on under a new device identity")
@@ -172,8 +179,11 @@ extension SyncServer {
                 INSERT INTO \(ident: Self.clients) ("client", "last_push", "applied", "account") VALUES (\(client), \(push.number), 1, \(account))
                 ON CONFLICT ("client") DO UPDATE SET "last_push" = excluded."last_push", "applied" = \(ident: Self.clients)."applied" + 1
                 """)
-            try db.execute("INSERT INTO \(ident: Self.pushes) (\"client\", \"number\", \"hash\") VALUES (\(client), \(push.number), \(hash))")
-            return SyncPushAnswer(wasDuplicate: false, version: version, dropped: access.dropped, droppedRows: droppedRows, overridden: overridden)
+            let answer = SyncPushAnswer(wasDuplicate: false, version: version, dropped: access.dropped, droppedRows: droppedRows, overridden: overridden)
+            try db.execute("""
+                INSERT INTO \(ident: Self.pushes) ("client", "number", "hash", "answer") VALUES (\(client), \(push.number), \(hash), \(try JSONEncoder().encode(answer)))
+                """)
+            return answer
         }
     }
 

@@ -94,12 +94,14 @@ public struct SyncServer: Sendable {
         try createPushLog(in: db)
     }
 
-    /// The pushes applied, by device and number, with their content's hash;
-    /// and the notices of values replaced, for the devices that wrote them.
+    /// The pushes applied, by device and number, with their content's hash
+    /// and their answer (a retry whose answer was lost gets the same one: what
+    /// was dropped and replaced included); and the notices of values
+    /// replaced, for the devices that wrote them.
     static func createPushLog(in db: Database) throws {
         try db.execute("""
             CREATE TABLE \(ident: pushes) ("client" \(type: .text) NOT NULL, "number" \(type: .integer) NOT NULL, "hash" \(type: .text) NOT NULL,
-                PRIMARY KEY ("client", "number"))
+                "answer" \(type: .blob) NOT NULL, PRIMARY KEY ("client", "number"))
             """)
         try db.execute("""
             CREATE TABLE \(ident: notices) ("client" \(type: .text) NOT NULL, "version" \(type: .integer) NOT NULL, "tbl" \(type: .text) NOT NULL,

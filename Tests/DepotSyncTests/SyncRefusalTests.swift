@@ -217,6 +217,34 @@ import TestSupport
         await server.store.close()
     }
 
+    /// The answer to a push that dropped a change is lost; the retry, a
+    /// duplicate, is answered as the push was: the drop is still told.
+    @Test func aDropIsToldWhenTheAnswerThatToldItWasLost() async throws {
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (server, devices) = try await System.system(folder, accounts: ["owner", "sharee"])
+        let (owner, sharee) = (devices[0], devices[1])
+        let groceries = SyncFolder(id: UUID(), title: "Groceries")
+        try await owner.store.write { db in try db.insert(groceries) }
+        try await owner.sync()
+        try await server.share("syncFolders", key: groceries.id.uuidString.lowercased(), owner: "owner", with: "sharee")
+        try await sharee.sync()
+        let added = SyncItem(id: UUID(), folderID: groceries.id, title: "Added offline")
+        try await sharee.store.write { db in try db.insert(added) }
+        try await server.unshare("syncFolders", key: groceries.id.uuidString.lowercased(), owner: "owner", with: "sharee")
+        let transport = try #require(sharee.transport as? InProcessSyncTransport)
+        var faults = InProcessSyncTransport.Faults()
+        faults.dropAnswer = 1
+        transport.faults = faults
+        await #expect(throws: InProcessSyncTransport.Lost.self) { try await sharee.push() }
+        transport.faults = InProcessSyncTransport.Faults()
+        let report = try await sharee.sync()
+        #expect(report.dropped == [SyncRowID(table: "syncItems", key: added.id.uuidString.lowercased())])
+        #expect(try await System.titles(sharee.store) == [])
+        for device in devices { await device.store.close() }
+        await server.store.close()
+    }
+
     /// Two offline renames: the device whose rename lost hears of it,
     /// whether it syncs before the winner or after.
     @Test(arguments: [true, false])

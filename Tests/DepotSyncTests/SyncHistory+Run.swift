@@ -1,0 +1,336 @@
+import Depot
+import DepotPostgres
+import DepotSQLite
+import DepotSync
+import Foundation
+import Testing
+import TestSupport
+
+extension SyncHistory {
+    /// What a history found wrong; empty when every check held.
+    struct Findings: CustomStringConvertible {
+        var problems: [String] = []
+        var operations = 0, syncs = 0, pulls = 0, restores = 0, shares = 0, jumps = 0, farJumps = 0, refusedAhead = 0, dropped = 0
+        var description: String { problems.prefix(8).joined(separator: "\n") + (problems.count > 8 ? "\n… \(problems.count - 8) more" : "") }
+    }
+
+    /// A device: an account's replica on a file, its snapshot, its write log's lineage.
+    final class Device {
+        let account: String
+        let path: String
+        var client: SyncClient
+        var lineage = 0
+        var snapshot: (path: String, step: Int)?
+        var lastSeen: [RowID: RowState] = [:]
+        init(account: String, path: String, client: SyncClient) {
+            self.account = account
+            self.path = path
+            self.client = client
+        }
+    }
+
+    /// Runs one history of `operations` steps from `seed` against a fresh
+    /// server (`serverStore`, with the schema and sync tables installed),
+    /// devices on files in `folder`; returns what its checks found.
+    static func run(seed: UInt64, operations: Int, serverStore: Store, folder: URL) async throws -> Findings {
+        var g = SeededGenerator(seed: seed)
+        var findings = Findings()
+        let server = SyncServer(store: serverStore, tables: tables)
+        let transport = { (account: String, salt: UInt64) -> InProcessSyncTransport in
+            let transport = InProcessSyncTransport(server: server, account: account, seed: seed &+ salt)
+            var faults = InProcessSyncTransport.Faults()
+            (faults.dropRequest, faults.dropAnswer, faults.duplicate, faults.late) = (0.1, 0.1, 0.1, 0.05)
+            transport.faults = faults
+            return transport
+        }
+        var devices: [Device] = []
+        for (index, account) in ["a", "a", "b", "b"].enumerated() {
+            let path = folder.appendingPathComponent("device\(index).sqlite").path
+            let store = try Store.sqlite(at: path)
+            try await store.write { db in
+                try db.execute(script: SyncHistory.schema)
+                try db.installSyncReplica(of: tables)
+            }
+            var client = SyncClient(store: store, tables: tables, transport: transport(account, UInt64(index)))
+            client.pageSize = Int.random(in: 2...6, using: &g)
+            devices.append(Device(account: account, path: path, client: client))
+        }
+        // Keys from small pools, one per account: deleted keys come back, and no account takes another's.
+        let folders = ["a": (0..<4).map { _ in UUID(uuid: g.uuid()) }, "b": (0..<3).map { _ in UUID(uuid: g.uuid()) }]
+        let items = ["a": (0..<6).map { _ in UUID(uuid: g.uuid()) }, "b": (0..<4).map { _ in UUID(uuid: g.uuid()) }]
+        var log: [Write] = []
+        let trace = ProcessInfo.processInfo.environment["DEPOT_SYNC_HISTORY_TRACE"] != nil
+        var farJumped = Set<Int>()
+
+        /// Runs a write on a device and logs every row it changed, as the replica stamped it.
+        func write(_ index: Int, step: Int, _ body: @escaping @Sendable (Database) throws -> Void) async throws {
+            let device = devices[index]
+            let changed: [(RowID, RowState)]? = try? await device.client.store.write { db in
+                let before = try SyncHistory.states(db, server: false)
+                try body(db)
+                let after = try SyncHistory.states(db, server: false)
+                return after.filter { id, state in before[id].map { $0.cl != state.cl || $0.stamps != state.stamps } ?? true }.map { ($0.key, $0.value) }
+            }
+            for (row, state) in changed ?? [] {
+                log.append(Write(device: index, lineage: device.lineage, step: step, row: row, state: state))
+                if trace { print("  wrote \(row) life \(state.cl) \(state.stamps.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })") }
+            }
+        }
+
+        @Sendable func visibleFolders(_ db: Database) throws -> [UUID] { try db.fetchAll(UUID.self, "SELECT \"id\" FROM \"syncFolders\" ORDER BY \"id\"") }
+
+        for step in 0..<operations {
+            let index = Int.random(in: 0..<devices.count, using: &g)
+            let device = devices[index], account = device.account
+            findings.operations += 1
+            let operation = Int.random(in: 0..<100, using: &g)
+            if trace { print("step \(step): device \(index) operation \(operation), \(log.count) writes logged") }
+            switch operation {
+            case 0..<10:   // a folder, maybe under a key deleted before
+                let id = g.pick(folders[account] ?? []), title = "F\(step)"
+                try await write(index, step: step) { db in
+                    guard try db.find(SyncFolder.self, id: id) == nil else { return }
+                    try db.insert(SyncFolder(id: id, title: title))
+                }
+            case 10..<25:  // an item in a folder the device sees
+                let id = g.pick(items[account] ?? []), title = "I\(step)", pickFolder = Int.random(in: 0..<100, using: &g)
+                try await write(index, step: step) { db in
+                    let visible = try visibleFolders(db)
+                    guard !visible.isEmpty, try db.find(SyncItem.self, id: id) == nil else { return }
+                    try db.insert(SyncItem(id: id, folderID: visible[pickFolder % visible.count], title: title))
+                }
+            case 25..<45:  // one column of an item or a folder
+                let title = "E\(step)", pick = Int.random(in: 0..<100, using: &g), folder = g.chance(4)
+                try await write(index, step: step) { db in
+                    let table = folder ? "syncFolders" : "syncItems"
+                    let keys = try db.fetchAll(String.self, "SELECT \"id\" FROM \(ident: table) ORDER BY \"id\"")
+                    guard !keys.isEmpty else { return }
+                    try db.execute("UPDATE \(ident: table) SET \"title\" = \(title) WHERE \"id\" = \(keys[pick % keys.count])")
+                }
+            case 45..<55:  // a move to another folder the device sees
+                let (pickItem, pickFolder) = (Int.random(in: 0..<100, using: &g), Int.random(in: 0..<100, using: &g))
+                try await write(index, step: step) { db in
+                    let keys = try db.fetchAll(String.self, "SELECT \"id\" FROM \"syncItems\" ORDER BY \"id\"")
+                    let visible = try visibleFolders(db)
+                    guard !keys.isEmpty, !visible.isEmpty else { return }
+                    try db.execute("UPDATE \"syncItems\" SET \"folderID\" = \(visible[pickFolder % visible.count]) WHERE \"id\" = \(keys[pickItem % keys.count])")
+                }
+            case 55..<57:  // a word, under a key some other key is canonically equivalent to
+                let id = g.pick(words[account] ?? []), meaning = "W\(step)", delete = g.chance(3)
+                try await write(index, step: step) { db in
+                    if try db.find(SyncWord.self, id: id) == nil { try db.insert(SyncWord(id: id, meaning: meaning)) }
+                    else if delete { _ = try db.delete(SyncWord.self, id: id) }
+                    else { try db.execute("UPDATE \"syncWords\" SET \"meaning\" = \(meaning) WHERE \"id\" = \(id)") }
+                }
+            case 57..<60:  // a label
+                let (pickItem, pickFolder) = (Int.random(in: 0..<100, using: &g), Int.random(in: 0..<100, using: &g))
+                try await write(index, step: step) { db in
+                    let keys = try db.fetchAll(UUID.self, "SELECT \"id\" FROM \"syncItems\" ORDER BY \"id\"")
+                    let visible = try visibleFolders(db)
+                    guard !keys.isEmpty, !visible.isEmpty else { return }
+                    try db.execute("INSERT INTO \"syncLabels\" VALUES (\(keys[pickItem % keys.count]), \(visible[pickFolder % visible.count])) ON CONFLICT DO NOTHING")
+                }
+            case 60..<68:  // a delete (a folder's takes its items along)
+                let pick = Int.random(in: 0..<100, using: &g), folder = g.chance(4)
+                try await write(index, step: step) { db in
+                    let table = folder ? "syncFolders" : "syncItems"
+                    let keys = try db.fetchAll(String.self, "SELECT \"id\" FROM \(ident: table) ORDER BY \"id\"")
+                    guard !keys.isEmpty else { return }
+                    try db.execute("DELETE FROM \(ident: table) WHERE \"id\" = \(keys[pick % keys.count])")
+                }
+            case 66..<72:  // the owner shares a folder, or stops sharing it
+                let key = g.pick(folders["a"] ?? []).uuidString.lowercased()
+                if g.chance(2) { try? await server.share("syncFolders", key: key, owner: "a", with: "b") }
+                else if (try? await server.shares(of: "a", in: "syncFolders")[key]?.contains("b")) == true {
+                    try await server.unshare("syncFolders", key: key, owner: "a", with: "b")
+                }
+                findings.shares += 1
+            case 72..<75:  // a copy of the device's file, for a restore later
+                await device.client.store.close()
+                let copy = folder.appendingPathComponent("snapshot\(index).sqlite").path
+                try? FileManager.default.removeItem(atPath: copy)
+                try FileManager.default.copyItem(atPath: device.path, toPath: copy)
+                device.snapshot = (copy, step)
+                device.client = SyncClient(store: try Store.sqlite(at: device.path), tables: tables, transport: device.client.transport)
+            case 75..<78:  // the device restored from its copy: what it wrote since is gone, for good, with its file
+                guard let snapshot = device.snapshot else { continue }
+                await device.client.store.close()
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: device.path + suffix) }
+                try FileManager.default.copyItem(atPath: snapshot.path, toPath: device.path)
+                device.client = SyncClient(store: try Store.sqlite(at: device.path), tables: tables, transport: device.client.transport)
+                // Writes made after the copy and never acknowledged are lost with the file; those before it are pending again.
+                for i in log.indices where log[i].device == index && log[i].lineage == device.lineage && !log[i].acknowledged && log[i].step > snapshot.step {
+                    log[i].dropped = true
+                }
+                for i in log.indices where log[i].device == index && log[i].lineage == device.lineage { log[i].lineage = device.lineage + 1 }
+                device.lineage += 1
+                device.lastSeen = [:]
+                findings.restores += 1
+            case 78..<81:  // the wall clock jumps ahead, now and then a day (past the drift bound); an HLC never goes back
+                let far = g.chance(4)
+                let ahead = far ? Int64.random(in: 86_400_000...172_800_000, using: &g) : Int64.random(in: 1_000...120_000, using: &g)
+                if far { farJumped.insert(index); findings.farJumps += 1 }
+                try await device.client.store.write { db in
+                    let now = Int64(Date().timeIntervalSince1970 * 1000)
+                    try db.execute("UPDATE \"depot_sync_state\" SET \"hlc\" = max(\"hlc\", \((now + ahead) << 16))")
+                }
+                findings.jumps += 1
+            case 81..<86:  // a pull alone, as a live app pulls when told of a change
+                findings.pulls += 1
+                do {
+                    let report = try await device.client.pull()
+                    let dropped = Set(report.dropped.map { RowID(table: $0.table, key: $0.key) })
+                    findings.dropped += dropped.count
+                    for i in log.indices where log[i].device == index && !log[i].acknowledged && dropped.contains(log[i].row) { log[i].dropped = true }
+                } catch is InProcessSyncTransport.Lost {}
+            default:
+                findings.syncs += 1
+                try await sync(index)
+            }
+        }
+
+        /// One sync; on success, the writes before it are acknowledged and its reads are checked.
+        func sync(_ index: Int, quiet: Bool = false) async throws {
+            let device = devices[index]
+            if trace {
+                let pending = try await device.client.store.read { db in try db.pendingSyncChanges(tables, limit: 1000).changes }
+                let state = try await device.client.store.read { db in try db.fetchOne(String.self, "SELECT \"pushed\" || ' ' || \"push_upto\" || ' ' || \"cursor_version\" FROM \"depot_sync_state\"") } ?? ""
+                print("  device \(index) pending (\(state)): \(pending.map { "\($0.table) \($0.key.prefix(8)) \($0.row.causalLength)" })")
+            }
+            let report: SyncReport
+            do {
+                report = try await device.client.sync()
+            } catch is InProcessSyncTransport.Lost {
+                return
+            }
+            let dropped = Set(report.dropped.map { RowID(table: $0.table, key: $0.key) })
+            findings.dropped += dropped.count
+            if trace {
+                print("  synced device \(index): sent \(report.sent), received \(report.received), dropped \(dropped.sorted())")
+                let states = try await server.store.read { db in try SyncHistory.states(db, server: true) }
+                print("  server: \(states.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.cl)" }.joined(separator: ", "))")
+            }
+            for i in log.indices where log[i].device == index && !log[i].acknowledged && !log[i].dropped {
+                if dropped.contains(log[i].row) { log[i].dropped = true } else { log[i].acknowledged = true }
+            }
+            let (local, visible) = try await (device.client.store.read { db in try SyncHistory.states(db, server: false) },
+                                             server.store.read { [account = device.account] db in try SyncHistory.visible(db, account: account) })
+            // A write stamped past the drift bound (its device's clock jumped a day ahead) was refused and
+            // stamped again at what the server takes: its stamp is now the device's own register's.
+            let bound = HybridTimestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000) + 300_000, counter: UInt16.max).rawValue
+            for i in log.indices where log[i].device == index && log[i].acknowledged {
+                for (column, stamp) in log[i].state.stamps where stamp.hlc > bound {
+                    if let held = local[log[i].row]?.stamps[column], held.node == stamp.node, held < stamp { log[i].state.stamps[column] = held }
+                }
+            }
+            // Read-your-writes: each acknowledged write of this file, or a later one.
+            for write in log where write.device == index && write.lineage == device.lineage && write.acknowledged {
+                guard let now = local[write.row] else {
+                    if visible.contains(write.row) { findings.problems.append("seed \(seed): device \(index) lost its own write to \(write.row) (step \(write.step))") }
+                    continue
+                }
+                if let problem = superseded(write.state, by: now) {
+                    findings.problems.append("seed \(seed): device \(index) reads its write to \(write.row) (step \(write.step)) back older: \(problem)")
+                }
+            }
+            // Monotonic reads: no row's life or stamp goes back between syncs.
+            for (row, before) in device.lastSeen {
+                guard let now = local[row], now.cl == before.cl else {
+                    if let now = local[row], now.cl < before.cl { findings.problems.append("seed \(seed): device \(index) saw \(row) go back a life") }
+                    continue
+                }
+                for (column, stamp) in before.stamps where (now.stamps[column].map { $0 < stamp } ?? false) {
+                    findings.problems.append("seed \(seed): device \(index) saw \(row).\(column) go back from \(stamp) to \(now.stamps[column].map(String.init(describing:)) ?? "-")")
+                }
+            }
+            device.lastSeen = local
+        }
+
+        // Quiet: no faults, everyone syncs until nothing moves.
+        for device in devices { (device.client.transport as? InProcessSyncTransport)?.faults = InProcessSyncTransport.Faults() }
+        for _ in 0..<3 { for index in devices.indices { try await sync(index, quiet: true) } }
+        try await check(seed: seed, log: log, devices: devices, server: server, into: &findings)
+        // Bounded clocks: nothing on the server past the drift bound, and no device's clock dragged past it by another's.
+        let bound = HybridTimestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000) + 300_000, counter: UInt16.max).rawValue
+        let farthest = try await server.store.read { db in try db.fetchOne(Int64.self, "SELECT max(\"hlc\") FROM \"depot_sync_server_clocks\"") } ?? 0
+        if farthest > bound { findings.problems.append("seed \(seed): the server holds a stamp past the drift bound (\(farthest))") }
+        for (index, device) in devices.enumerated() where !farJumped.contains(index) {
+            let clock = try await device.client.store.read { db in try db.fetchOne(Int64.self, "SELECT \"hlc\" FROM \"depot_sync_state\"") } ?? 0
+            if clock > bound { findings.problems.append("seed \(seed): device \(index)'s clock was dragged past the drift bound by another's") }
+        }
+        for device in devices { await device.client.store.close() }
+        return findings
+    }
+
+    /// Whether `now` holds `write` or something later: a later life, or per column a stamp at least as late.
+    static func superseded(_ write: RowState, by now: RowState) -> String? {
+        if now.cl > write.cl { return nil }
+        if now.cl < write.cl { return "life \(now.cl) < \(write.cl)" }
+        for (column, stamp) in write.stamps where write.cl % 2 == 1 {
+            guard let held = now.stamps[column] else { return "\(column) missing" }
+            if held < stamp { return "\(column) \(held) < \(stamp)" }
+        }
+        return nil
+    }
+
+    /// The end state against the log.
+    static func check(seed: UInt64, log: [Write], devices: [Device], server: SyncServer, into findings: inout Findings) async throws {
+        let onServer = try await server.store.read { db in try SyncHistory.states(db, server: true) }
+        let serverNode = try await server.store.read { db in try db.fetchOne(String.self, "SELECT \"node\" FROM \"depot_sync_server_state\"") } ?? ""
+        // No lost write.
+        for write in log where write.acknowledged && !write.dropped {
+            guard let held = onServer[write.row] else {
+                findings.problems.append("seed \(seed): lost: device \(write.device)'s write to \(write.row) (step \(write.step)) never reached the server")
+                continue
+            }
+            if let problem = superseded(write.state, by: held) {
+                findings.problems.append("seed \(seed): lost: device \(write.device)'s write to \(write.row) (step \(write.step)): \(problem)")
+            }
+        }
+        // No resurrected row, no invented value.
+        var lives: [RowID: Set<Int64>] = [:], written: [RowID: [String: [Stamp: String?]]] = [:]
+        for write in log {
+            lives[write.row, default: []].insert(write.state.cl)
+            for (column, stamp) in write.state.stamps { written[write.row, default: [:]][column, default: [:]][stamp] = write.state.values[column] }
+        }
+        for (row, state) in onServer where state.cl % 2 == 1 {
+            if lives[row]?.contains(state.cl) != true {
+                findings.problems.append("seed \(seed): resurrected: \(row) is in life \(state.cl), which no device wrote")
+            }
+            guard state.inTable else { continue }
+            for (column, stamp) in state.stamps where stamp.node != serverNode {
+                guard let value = written[row]?[column]?[stamp] else {
+                    findings.problems.append("seed \(seed): invented: \(row).\(column) holds a stamp no device wrote (\(stamp))")
+                    continue
+                }
+                if let value, state.values[column] != value {
+                    findings.problems.append("seed \(seed): \(row).\(column) holds another value than its stamp's write")
+                }
+            }
+        }
+        // Convergence: each device shows what the server shows its account.
+        for (index, device) in devices.enumerated() {
+            let account = device.account
+            let visible = try await server.store.read { db in try SyncHistory.visible(db, account: account) }
+            let local = try await device.client.store.read { db in try SyncHistory.states(db, server: false) }
+            let expected = onServer.filter { visible.contains($0.key) && $0.value.inTable }.mapValues(\.values)
+            let shown = local.filter(\.value.inTable).mapValues(\.values)
+            if expected != shown {
+                let missing = expected.keys.filter { shown[$0] != expected[$0] }.sorted().prefix(3)
+                let extra = shown.keys.filter { expected[$0] == nil }.sorted().prefix(3)
+                findings.problems.append("seed \(seed): device \(index) (\(device.account)) differs from the server: missing or other \(Array(missing)), extra \(Array(extra))")
+            }
+            if try await device.client.pendingCount() != 0 { findings.problems.append("seed \(seed): device \(index) still has changes to push") }
+        }
+    }
+}
+
+extension SeededGenerator {
+    /// Sixteen random bytes, for a UUID that the seed makes again.
+    mutating func uuid() -> uuid_t {
+        let (a, b) = (next(), next())
+        func byte(_ word: UInt64, _ n: Int) -> UInt8 { UInt8(truncatingIfNeeded: word >> UInt64(8 * n)) }
+        return (byte(a, 0), byte(a, 1), byte(a, 2), byte(a, 3), byte(a, 4), byte(a, 5), byte(a, 6) & 0x0F | 0x40, byte(a, 7),
+                byte(b, 0) & 0x3F | 0x80, byte(b, 1), byte(b, 2), byte(b, 3), byte(b, 4), byte(b, 5), byte(b, 6), byte(b, 7))
+    }
+}

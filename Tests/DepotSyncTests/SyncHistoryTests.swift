@@ -1,0 +1,69 @@
+import Depot
+import DepotPostgres
+import DepotSQLite
+import DepotSync
+import Foundation
+import Testing
+import TestSupport
+
+/// Random histories of sync (``SyncHistory``), each with its printed seed:
+/// `DEPOT_SYNC_HISTORY_SEED=<seed>` replays one, `DEPOT_SYNC_HISTORIES=<n>`
+/// runs more (CI runs a few hundred steps' worth on each server engine).
+@Suite struct SyncHistoryTests {
+    static let environment = ProcessInfo.processInfo.environment
+
+    static func seeds(_ count: Int) -> [UInt64] {
+        if let replay = environment["DEPOT_SYNC_HISTORY_SEED"].flatMap(UInt64.init) { return [replay] }
+        let first = environment["DEPOT_SYNC_HISTORY_FIRST"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max / 2)
+        let n = environment["DEPOT_SYNC_HISTORIES"].flatMap(Int.init) ?? count
+        return (0..<UInt64(n)).map { first &+ $0 }
+    }
+
+    static func runHistories(_ seeds: [UInt64], operations: Int, engine: String) async throws {
+        var totals = SyncHistory.Findings()
+        var failed: [String] = []
+        for seed in seeds {
+            let folder = try SyncReplicaTests.folder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let serverStore = engine == "SQLite"
+                ? try Store.sqlite(at: folder.appendingPathComponent("server.sqlite").path) : try await PostgresTestServer.freshStore()
+            try await serverStore.write { db in
+                try db.execute(script: engine == "SQLite" ? SyncHistory.schema : SyncHistoryTests.postgresSchema)
+                try SyncServer.installSyncServer(in: db)
+            }
+            let findings = try await SyncHistory.run(seed: seed, operations: operations, serverStore: serverStore, folder: folder)
+            await serverStore.close()
+            totals.operations += findings.operations; totals.syncs += findings.syncs; totals.restores += findings.restores
+            totals.shares += findings.shares; totals.jumps += findings.jumps; totals.dropped += findings.dropped
+            totals.pulls += findings.pulls; totals.farJumps += findings.farJumps
+            if !findings.problems.isEmpty {
+                failed.append("history \(seed) (replay with DEPOT_SYNC_HISTORY_SEED=\(seed)):\n\(findings)")
+            }
+        }
+        print("SyncHistoryTests (\(engine) server): \(seeds.count) histories from seed \(seeds.first ?? 0), \(totals.operations) operations, "
+              + "\(totals.syncs) syncs, \(totals.pulls) pulls alone, \(totals.restores) restores, \(totals.shares) shares and unshares, "
+              + "\(totals.jumps) clock jumps (\(totals.farJumps) a day ahead), \(totals.dropped) changes dropped by rule; "
+              + "\(failed.count) histories with findings")
+        if !failed.isEmpty {
+            Issue.record(Comment(rawValue: "\(failed.count) of \(seeds.count) histories broke a rule; the first:\n" + failed.prefix(3).joined(separator: "\n")))
+        }
+    }
+
+    static let postgresSchema: SQL = """
+        CREATE TABLE "syncFolders" ("id" uuid PRIMARY KEY, "title" text NOT NULL);
+        CREATE TABLE "syncItems" ("id" uuid PRIMARY KEY, "folderID" uuid NOT NULL REFERENCES "syncFolders" ("id") ON DELETE CASCADE,
+            "title" text NOT NULL);
+        CREATE TABLE "syncLabels" ("itemID" uuid NOT NULL REFERENCES "syncItems" ("id") ON DELETE CASCADE,
+            "folderID" uuid NOT NULL REFERENCES "syncFolders" ("id") ON DELETE CASCADE, PRIMARY KEY ("itemID", "folderID"));
+        CREATE TABLE "syncWords" ("id" text PRIMARY KEY, "meaning" text NOT NULL)
+        """
+
+    @Test func historiesOnAnSQLiteServerConvergeLoseNothingAndResurrectNothing() async throws {
+        try await Self.runHistories(Self.seeds(40), operations: 80, engine: "SQLite")
+    }
+
+    @Test(.enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
+    func historiesOnAPostgreSQLServerConvergeLoseNothingAndResurrectNothing() async throws {
+        try await Self.runHistories(Self.seeds(15), operations: 80, engine: "PostgreSQL")
+    }
+}
