@@ -25,7 +25,76 @@ enum KeyChecks {
         var link: URL
     }
 
+    /// A record whose table has no column named by the default key, `id`.
+    struct Unkeyed: Record, Equatable {
+        static var tableName: String { "unkeyed" }
+        var value: String
+    }
+
+    /// A record keyed by a column of another name, with keys it gives.
+    struct Coded: Record, Equatable {
+        static var tableName: String { "coded" }
+        static var primaryKey: [String] { ["code"] }
+        var code: Int64
+        var label: String
+    }
+
+    /// A record keyed by two integer columns.
+    struct Paired: Record, Equatable {
+        static var tableName: String { "paired" }
+        static var primaryKey: [String] { ["left", "right"] }
+        var left: Int64
+        var right: Int64
+        var label: String
+    }
+
+    /// A record that declares no key at all.
+    struct Keyless: Record, Equatable {
+        static var tableName: String { "keyless" }
+        static var primaryKey: [String] { [] }
+        var note: String
+        var count: Int64
+    }
+
     static let all: [ConformanceCheck] = [
+        // Ported from peers' suites (sqlx, GRDB, sql-kit): records on tables that are not keyed by `id`.
+        ConformanceCheck("records: a record whose table has no column named by its default key is inserted and read back") { context in
+            let store = try await context.makeStore()
+            let rows = try await store.write { db in
+                try createTable(db, "unkeyed", [("value", .text, "NOT NULL")])
+                try db.insert(Unkeyed(value: "foo"))
+                try db.insert(contentsOf: [Unkeyed(value: "bar"), Unkeyed(value: "foo")])
+                _ = try db.insertWithoutReturning(Unkeyed(value: "baz"))
+                return try db.fetchAll(Unkeyed.self, "SELECT * FROM \(ident: "unkeyed") ORDER BY \(ident: "value")")
+            }
+            try expectEqual(rows.map(\.value), ["bar", "baz", "foo", "foo"], "the rows of a table without an id column")
+        },
+        ConformanceCheck("records: a key of another name, of two columns, or none at all: insert, find, update and delete") { context in
+            let store = try await context.makeStore()
+            let (coded, paired, keyless) = try await store.write { db in
+                try createTable(db, "coded", [("code", .integer, "PRIMARY KEY"), ("label", .text, "NOT NULL")])
+                try db.execute("""
+                    CREATE TABLE \(ident: "paired") (\(ident: "left") \(type: .integer) NOT NULL, \(ident: "right") \(type: .integer) NOT NULL,
+                        \(ident: "label") \(type: .text) NOT NULL, PRIMARY KEY (\(ident: "left"), \(ident: "right")))
+                    """)
+                try createTable(db, "keyless", [("note", .text, "NOT NULL"), ("count", .integer, "NOT NULL")])
+                try db.insert(Coded(code: 7, label: "seven"))
+                try db.insert(Coded(code: 3, label: "three"))
+                try db.update(Coded(code: 7, label: "SEVEN"))
+                try db.insert(Paired(left: 1, right: 2, label: "one-two"))
+                try db.insert(Paired(left: 2, right: 1, label: "two-one"))
+                _ = try db.delete(Paired(left: 1, right: 2, label: "one-two"))
+                try db.insert(Keyless(note: "a", count: 1))
+                try db.insert(Keyless(note: "a", count: 1))
+                let coded = try db.find(Coded.self, id: Int64(7))
+                let paired = try db.fetchAll(Paired.self, "SELECT * FROM \(ident: "paired") ORDER BY \(ident: "left")")
+                let keyless = try db.fetchAll(Keyless.self, "SELECT * FROM \(ident: "keyless")")
+                return (coded, paired, keyless)
+            }
+            try expectEqual(coded, Coded(code: 7, label: "SEVEN"), "a record found and updated by a key named code")
+            try expectEqual(paired, [Paired(left: 2, right: 1, label: "two-one")], "records keyed by two columns after a delete")
+            try expectEqual(keyless, [Keyless(note: "a", count: 1), Keyless(note: "a", count: 1)], "a record without a key, inserted twice")
+        },
         ConformanceCheck("records: a generated key is never given twice, even after every row is deleted") { context in
             let store = try await context.makeStore()
             let (before, after) = try await store.write { db -> ([Int64], [Int64]) in

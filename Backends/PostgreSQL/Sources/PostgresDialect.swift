@@ -58,8 +58,16 @@ public struct PostgresDialect: SQLDialect {
     }
 
     /// Whether the column has an identity or serial sequence.
+    /// Whether the column is an identity column or takes a sequence's next
+    /// value by default, read from the catalog: `pg_get_serial_sequence`
+    /// fails on a column the table does not have (a record whose default key,
+    /// `id`, is no column of its table), where this answers false.
     public func hasKeyGenerator(table: String, column: String) -> SQL? {
-        "SELECT pg_get_serial_sequence(\(quote(identifier: table)), \(column)) IS NOT NULL"
+        """
+        SELECT EXISTS (SELECT 1 FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+          WHERE a.attrelid = to_regclass(\(quote(identifier: table))) AND a.attname = \(column) AND a.attnum > 0 AND NOT a.attisdropped
+            AND (a.attidentity <> '' OR pg_get_expr(d.adbin, d.adrelid) LIKE 'nextval(%'))
+        """
     }
 
     /// A read's BEGIN at the default isolation.

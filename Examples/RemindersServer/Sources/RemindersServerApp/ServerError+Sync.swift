@@ -18,7 +18,9 @@ extension ServerError {
         if let refused = error as? SyncPushRefused {
             // 409 for a copied device (the client goes on under a new identity), 422 for what no replica sends
             // or a clock too far ahead; `reason` and `latestAccepted` let the client act (HTTPSyncTransport reads them).
-            return ServerError(status: refused.reason == .deviceCopied ? .conflict : .unprocessableContent, message: refused.message,
+            let fits = refused.reason == .malformedKey || refused.reason == .malformedStamp
+            return ServerError(status: refused.reason == .deviceCopied ? .conflict : .unprocessableContent,
+                               message: fits ? "the push does not fit the server's tables: \(refused.message)" : refused.message,
                                cause: "push refused: \(refused.reason.rawValue)",
                                fields: ["reason": refused.reason.rawValue, "latestAccepted": String(refused.latestAccepted.rawValue)])
         }

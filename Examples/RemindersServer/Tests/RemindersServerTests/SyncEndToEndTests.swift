@@ -101,6 +101,54 @@ import Testing
         }
     }
 
+    /// A laptop restored from a backup, through the real command and a real
+    /// server: the restored copy is told once, goes on as a new device, and
+    /// every change of both copies reaches every device. A reminder added
+    /// offline to a list just unshared is not kept, and the command says so.
+    @Test func aDeviceRestoredFromABackupLosesNothingAndADroppedChangeIsTold() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.command.path), "build the main package first: \(Self.command.path)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sync-restore-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let laptop = Device(database: folder.appendingPathComponent("laptop.sqlite").path)
+        let phone = Device(database: folder.appendingPathComponent("phone.sqlite").path)
+        let bobs = Device(database: folder.appendingPathComponent("bob.sqlite").path, password: "bobs-own-password")
+        let backup = folder.appendingPathComponent("backup.sqlite").path
+        try await withSyncServerOnPostgres { server, _ in
+            try laptop.run(["lists", "add", "Groceries"])
+            try laptop.run(["add", "Milk", "--list", "Groceries"])
+            try laptop.run(["sync", "sign-up", "alice", "--server", server.absoluteString])
+            try laptop.run(["sync"])
+            // The backup: the file as it is between two commands (each closes the database, folding its -wal in).
+            try FileManager.default.copyItem(atPath: laptop.database, toPath: backup)
+            try laptop.run(["add", "After the backup", "--list", "Groceries"])
+            try laptop.run(["sync"])
+            // Restored: the laptop's file is the backup again; it adds a reminder and syncs.
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: laptop.database + suffix) }
+            try FileManager.default.copyItem(atPath: backup, toPath: laptop.database)
+            try laptop.run(["add", "On the restored laptop", "--list", "Groceries"])
+            let restored = try laptop.run(["sync"])
+            #expect(restored.contains("restored from a backup or copied"), "\(restored)")
+            #expect(!(try laptop.run(["sync"])).contains("restored"), "told once")
+            try phone.run(["sync", "sign-in", "alice", "--server", server.absoluteString])
+            try phone.run(["sync"])
+            let all = ["Milk": false, "After the backup": false, "On the restored laptop": false]
+            #expect(try phone.reminders(in: "Groceries") == all, "every change of both copies")
+            #expect(try laptop.reminders(in: "Groceries") == all)
+
+            // Bob adds a reminder offline to a list alice stops sharing: told at his sync, not silently gone.
+            try bobs.run(["sync", "sign-up", "bob", "--server", server.absoluteString])
+            try laptop.run(["sync", "share", "Groceries", "--with", "bob"])
+            try bobs.run(["sync"])
+            try bobs.run(["add", "Bread", "--list", "Groceries"])
+            try laptop.run(["sync", "unshare", "Groceries", "--with", "bob"])
+            let dropped = try bobs.run(["sync"])
+            #expect(dropped.contains("sent 0 changes"), "\(dropped)")
+            #expect(dropped.contains("Not kept: a reminder changed here in a list that is no longer shared with you"), "\(dropped)")
+            #expect(try bobs.lists() == [])
+        }
+    }
+
     @Test func twoDevicesAndASecondAccountSyncThroughTheServer() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: Self.command.path), "build the main package first: \(Self.command.path)")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sync-e2e-\(UUID().uuidString)")

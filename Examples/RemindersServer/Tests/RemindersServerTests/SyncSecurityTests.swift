@@ -119,6 +119,50 @@ import Testing
         }
     }
 
+    /// Stamps past the server's drift bound (a day ahead, the last value a
+    /// stamp holds) and keys that are not of their table's type are refused
+    /// with a 422 that says why, and change nothing; a copied device's push
+    /// under a used number is a 409 the client acts on.
+    @Test func aStampPastTheDriftBoundOrAKeyOfAnotherTypeIs422AndACopiedDevice409() async throws {
+        try await withSyncServer { client, store in
+            let alice = try await client.signUp("alice")
+            let (replica, _, _) = try await Self.alicesList(client, alice)
+            defer { replica.remove() }
+            let node = try await replica.node()
+            let before = try await serverState(store)
+            let list = UUID()
+            let values: [String: Value] = ["id": .uuid(list), "title": .text("Work"), "color": .integer(0), "position": .integer(1),
+                                           "sort": .text("dueDate"), "sortAscending": .bool(true), "showCompleted": .bool(false)]
+            func stamped(_ raw: Int64, key: String? = nil, _ values: [String: Value] = values) -> SyncChange {
+                var row = SyncRow()
+                row.write(values, stamp: SyncStamp(time: HybridTimestamp(rawValue: raw), node: node))
+                return SyncChange(table: RemindersList.tableName, key: key ?? list.uuidString.lowercased(), row: row)
+            }
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let cases: [(String, SyncChange, String, String)] = [
+                ("a day ahead", stamped((now + 86_400_000) << 16), "stamp-ahead", "ahead of the server's clock"),
+                ("the last stamp", stamped(Int64.max), "stamp-ahead", "ahead of the server's clock"),
+                ("before 1970", stamped(-1), "malformed-stamp", "before 1970"),
+                ("an injected key", stamped(now << 16, key: "' OR '1'='1"), "malformed-key", "not of its table's key type"),
+                ("a delete under an injected key", SyncChange(table: RemindersList.tableName, key: "' OR '1'='1", row: SyncRow(causalLength: 2)),
+                 "malformed-key", "not of its table's key type"),
+            ]
+            for (name, change, reason, message) in cases {
+                let answer = try await client.push(SyncPush(client: node, number: 2, changes: [change]), as: alice)
+                #expect(answer.status == .unprocessableContent, "\(name): \(answer.status) \(answer.text)")
+                #expect(answer.error?.contains(message) == true, "\(name): \(answer.text)")
+                #expect(answer.text.contains(#""reason":"\#(reason)""#), "\(name): \(answer.text)")
+                #expect(!answer.text.contains("OR '1'") && !answer.text.contains("Work"), "no key, no value: \(answer.text)")
+            }
+            #expect(try await serverState(store) == before, "nothing of a refused push was applied")
+            // Push 1 again with other content: a copy of the device (a restored backup), 409.
+            let copied = try await client.push(SyncPush(client: node, number: 1, changes: [stamped(now << 16)]), as: alice)
+            #expect(copied.status == .conflict, "\(copied.text)")
+            #expect(copied.text.contains(#""reason":"device-copied""#), "\(copied.text)")
+            #expect(try await serverState(store) == before)
+        }
+    }
+
     @Test func alicesPushReplayedWithBobsTokenIs403() async throws {
         try await withSyncServer { client, store in
             let alice = try await client.signUp("alice"), bob = try await client.signUp("bob")
