@@ -31,11 +31,11 @@ import Testing
             let own = handWritten(RemindersList.tableName, key: bobsList.uuidString.lowercased(), [
                 "id": .uuid(bobsList), "title": .text("Bob's"), "color": .integer(0), "position": .integer(0),
                 "sort": .text("dueDate"), "sortAscending": .bool(true), "showCompleted": .bool(false)], by: bobNode)
-            let deleted = SyncRow(causalLength: 2)
+            let deleted = SyncRow(causalLength: 2), spy = UUID()
             let attacks: [(String, [SyncChange])] = [
                 ("a rename of alice's list", [handWritten(RemindersList.tableName, key: listKey, ["id": .uuid(list.id), "title": .text("Mine")], by: bobNode)]),
-                ("a reminder added to alice's list", [handWritten(Reminder.tableName, key: UUID().uuidString.lowercased(), [
-                    "remindersListID": .uuid(list.id), "title": .text("Spy")], by: bobNode)]),
+                ("a reminder added to alice's list", [handWritten(Reminder.tableName, key: spy.uuidString.lowercased(), [
+                    "id": .uuid(spy), "remindersListID": .uuid(list.id), "title": .text("Spy")], by: bobNode)]),
                 ("a delete of alice's reminder", [SyncChange(table: Reminder.tableName, key: reminderKey, row: deleted)]),
                 ("alice's reminder moved to bob's own list, with that list", [own, handWritten(Reminder.tableName, key: reminderKey, [
                     "id": .uuid(reminder), "remindersListID": .uuid(bobsList)], by: bobNode)]),
