@@ -4,16 +4,16 @@ import Foundation
 /// (that is ``SyncAccessDenied``): nothing of it is applied, and the answer
 /// says what the device does next.
 ///
-/// - ``Reason-swift.enum/stampAhead``: a stamp is further ahead of the
+/// - ``Reason/stampAhead``: a stamp is further ahead of the
 ///   server's clock than ``SyncServer/maximumDrift``. A ``SyncClient``
 ///   stamps its pending changes again from ``latestAccepted`` and pushes once
 ///   more, so a device whose clock runs ahead still syncs, without dragging
 ///   everyone's clocks along.
-/// - ``Reason-swift.enum/deviceCopied``: the push's number was used before
+/// - ``Reason/deviceCopied``: the push's number was used before
 ///   for another push: this device's database was restored from a backup or
 ///   copied to another machine. A ``SyncClient`` goes on under a new device
 ///   identity and pushes its pending changes again; nothing is lost.
-/// - ``Reason-swift.enum/malformedStamp`` and ``Reason-swift.enum/malformedKey``:
+/// - ``Reason/malformedStamp`` and ``Reason/malformedKey``:
 ///   the push is not one a replica makes (a negative stamp; a key that is not
 ///   of its table's key type and form, or that its values do not have).
 ///

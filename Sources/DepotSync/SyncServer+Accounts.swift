@@ -175,9 +175,13 @@ extension SyncServer {
 
     /// Whether `account` was made to forget this row or its root: a change
     /// it pushes there is one its device made before it heard, dropped, not an attack.
-    static func wasEvicted(_ db: Database, account: String, table: String, key: String, scopes: [SyncScope]) throws -> Bool {
+    static func wasEvicted(_ db: Database, account: String, table: String, key: String, scopes: [SyncScope],
+                           parents: [(table: String, key: String)] = []) throws -> Bool {
         var places: [SQL] = ["(\"tbl\" = \(table) AND \"row_key\" = \(key))"]
         for scope in scopes { places.append("(\"tbl\" = \(scope.rootTable) AND \"row_key\" = \(scope.rootKey))") }
+        // A row made under a parent the account was made to forget (a label on a reminder moved
+        // out of a list shared with it, made before the device heard): the parent's eviction counts.
+        for parent in parents where !parent.key.isEmpty { places.append("(\"tbl\" = \(parent.table) AND \"row_key\" = \(parent.key))") }
         return try db.fetchOne(Int.self, """
             SELECT count(*) FROM (SELECT 1 FROM \(ident: SyncAccountTables.evictions) WHERE "account" = \(account)
             AND (\(SQL.join(places, separator: " OR "))) LIMIT 1) AS "any"
@@ -295,7 +299,11 @@ extension SyncServer {
                     to = SyncScope(account: from?.account ?? account, rootTable: table.name, rootKey: key, parent: "")
                 }
                 guard (from.map(sees) ?? true) && sees(to) else {
-                    guard try SyncServer.wasEvicted(db, account: account, table: table.name, key: key, scopes: [from, to].compactMap { $0 }) else {
+                    let parentRows = scopeParent.map { parent in
+                        [parentKey(row), from?.parent].compactMap { $0 }.map { (table: parent.table, key: $0) }
+                    } ?? []
+                    guard try SyncServer.wasEvicted(db, account: account, table: table.name, key: key, scopes: [from, to].compactMap { $0 },
+                                                    parents: parentRows) else {
                         throw SyncAccessDenied(description: "the push writes a \(table.name) row the account may not write")
                     }
                     refused.insert(ExactText(key))

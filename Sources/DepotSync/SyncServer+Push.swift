@@ -13,7 +13,7 @@ extension SyncServer {
     /// Exactly once: a push is a duplicate only when it is the same push (its
     /// number and the hash of its content); a push under a number the device
     /// used before for other content comes from a copy of the device (a
-    /// restored backup) and is refused with ``SyncPushRefused/Reason-swift.enum/deviceCopied``,
+    /// restored backup) and is refused with ``SyncPushRefused/Reason/deviceCopied``,
     /// which a ``SyncClient`` answers by going on under a new identity.
     ///
     /// - Parameters:

@@ -31,7 +31,7 @@ public struct SyncServer: Sendable {
     static let pushes = "depot_sync_server_pushes", notices = "depot_sync_server_notices"
 
     /// How far ahead of the server's clock a pushed stamp may be: a push
-    /// with a later one is refused whole (``SyncPushRefused/Reason-swift.enum/stampAhead``),
+    /// with a later one is refused whole (``SyncPushRefused/Reason/stampAhead``),
     /// so no device's clock, however wrong, drags the others' along and wins
     /// every conflict. Five minutes by default.
     public var maximumDrift: Duration = .seconds(300)

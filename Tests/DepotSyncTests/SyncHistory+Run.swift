@@ -182,7 +182,10 @@ extension SyncHistory {
                     let dropped = Set(report.dropped.map { RowID(table: $0.table, key: $0.key) })
                     findings.dropped += dropped.count
                     for i in log.indices where log[i].device == index && !log[i].acknowledged && dropped.contains(log[i].row) { log[i].dropped = true }
-                } catch is InProcessSyncTransport.Lost {}
+                } catch is InProcessSyncTransport.Lost {
+                } catch {
+                    findings.problems.append("seed \(seed): device \(index)'s pull failed: \(error)")
+                }
             default:
                 findings.syncs += 1
                 try await sync(index)
@@ -197,12 +200,25 @@ extension SyncHistory {
                 let state = try await device.client.store.read { db in try db.fetchOne(String.self, "SELECT \"pushed\" || ' ' || \"push_upto\" || ' ' || \"cursor_version\" FROM \"depot_sync_state\"") } ?? ""
                 print("  device \(index) pending (\(state)): \(pending.map { "\($0.table) \($0.key.prefix(8)) \($0.row.causalLength)" })")
             }
-            let report: SyncReport
+            var attempt: SyncReport?
             do {
-                report = try await device.client.sync()
+                attempt = try await device.client.sync()
             } catch is InProcessSyncTransport.Lost {
-                return
+            } catch {
+                // A sync that fails for any other reason wedges the device: a finding, not an abort.
+                findings.problems.append("seed \(seed): device \(index)'s sync failed: \(error)")
             }
+            // A write stamped past the drift bound (its device's clock jumped a day ahead) was refused and
+            // stamped again at what the server takes, by this attempt even if it failed later: its stamp is
+            // now the device's own register's.
+            let restamped = try await device.client.store.read { db in try SyncHistory.states(db, server: false) }
+            let farthest = HybridTimestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000) + 300_000, counter: UInt16.max).rawValue
+            for i in log.indices where log[i].device == index && log[i].lineage == device.lineage {
+                for (column, stamp) in log[i].state.stamps where stamp.hlc > farthest {
+                    if let held = restamped[log[i].row]?.stamps[column], held.node == stamp.node, held < stamp { log[i].state.stamps[column] = held }
+                }
+            }
+            guard let report = attempt else { return }
             let dropped = Set(report.dropped.map { RowID(table: $0.table, key: $0.key) })
             findings.dropped += dropped.count
             if trace {
@@ -215,14 +231,6 @@ extension SyncHistory {
             }
             let (local, visible) = try await (device.client.store.read { db in try SyncHistory.states(db, server: false) },
                                              server.store.read { [account = device.account] db in try SyncHistory.visible(db, account: account) })
-            // A write stamped past the drift bound (its device's clock jumped a day ahead) was refused and
-            // stamped again at what the server takes: its stamp is now the device's own register's.
-            let bound = HybridTimestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000) + 300_000, counter: UInt16.max).rawValue
-            for i in log.indices where log[i].device == index && log[i].acknowledged {
-                for (column, stamp) in log[i].state.stamps where stamp.hlc > bound {
-                    if let held = local[log[i].row]?.stamps[column], held.node == stamp.node, held < stamp { log[i].state.stamps[column] = held }
-                }
-            }
             // Read-your-writes: each acknowledged write of this file, or a later one.
             for write in log where write.device == index && write.lineage == device.lineage && write.acknowledged {
                 guard let now = local[write.row] else {
@@ -313,7 +321,17 @@ extension SyncHistory {
             let account = device.account
             let visible = try await server.store.read { db in try SyncHistory.visible(db, account: account) }
             let local = try await device.client.store.read { db in try SyncHistory.states(db, server: false) }
-            let expected = onServer.filter { visible.contains($0.key) && $0.value.inTable }.mapValues(\.values)
+            // What the account sees, in its tables: a row whose parent it does not see (a label on a shared
+            // item that names the sharee's own folder) is kept aside on its devices, as the rules say.
+            var expected: [RowID: [String: String]] = [:]
+            for table in tables {
+                for (row, state) in onServer where row.table == table.name && visible.contains(row) && state.inTable {
+                    let parentsShown = table.parents.allSatisfy { parent in
+                        state.values[parent.column].map { expected[RowID(table: parent.table, key: $0)] != nil } ?? true
+                    }
+                    if parentsShown { expected[row] = state.values }
+                }
+            }
             let shown = local.filter(\.value.inTable).mapValues(\.values)
             if expected != shown {
                 let missing = expected.keys.filter { shown[$0] != expected[$0] }.sorted().prefix(3)

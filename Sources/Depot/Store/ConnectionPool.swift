@@ -51,6 +51,9 @@ final class ConnectionPool: @unchecked Sendable {
         case closed
     }
 
+    /// How many callers wait in line now (for tests).
+    var waiterCount: Int { lock.withLock { waiters.count } }
+
     /// Sets the meters to the pool's counts.
     private func publish() {
         guard let metrics else { return }
@@ -107,6 +110,10 @@ final class ConnectionPool: @unchecked Sendable {
                 return try await openWaitingForServer(timeout: timeout)
             } catch {
                 lock.withLock { openCount -= 1 }
+                // Callers that came while this one was opening wait in line for a slot
+                // that is free again: the first of them gets to open one, rather than
+                // waiting out its whole checkout timeout for a connection no one holds.
+                Task { await self.offerFreedSlot() }
                 throw error
             }
         case .wait:
@@ -203,19 +210,8 @@ final class ConnectionPool: @unchecked Sendable {
                 logger.info("connection retired by its driver; replaced when next needed", metadata: ["db.pool": .string(label)])
             }
             await connection.run { $0.close() }
-            let waiter = lock.withLock { () -> CheckedContinuation<PooledConnection, any Error>? in
-                openCount -= 1
-                guard !waiters.isEmpty, !isClosed else { return nil }
-                openCount += 1
-                return waiters.removeFirst().continuation
-            }
-            guard let waiter else { return }
-            do {
-                waiter.resume(returning: try await openConnection())
-            } catch {
-                lock.withLock { openCount -= 1 }
-                waiter.resume(throwing: error)
-            }
+            lock.withLock { openCount -= 1 }
+            await offerFreedSlot()
             return
         }
         let waiter = lock.withLock { () -> CheckedContinuation<PooledConnection, any Error>? in
@@ -224,6 +220,27 @@ final class ConnectionPool: @unchecked Sendable {
             return nil
         }
         waiter?.resume(returning: connection)
+    }
+
+    /// A slot came free without a connection to hand over (one broke, or
+    /// opening one failed): the first waiter gets a connection opened for it.
+    /// When that fails too, it gets the error, and the next waiter the slot.
+    private func offerFreedSlot() async {
+        while true {
+            let waiter = lock.withLock { () -> CheckedContinuation<PooledConnection, any Error>? in
+                guard !waiters.isEmpty, !isClosed, openCount < maxConnections else { return nil }
+                openCount += 1
+                return waiters.removeFirst().continuation
+            }
+            guard let waiter else { return }
+            do {
+                waiter.resume(returning: try await openConnection())
+                return
+            } catch {
+                lock.withLock { openCount -= 1 }
+                waiter.resume(throwing: error)
+            }
+        }
     }
 
     /// Closes idle connections now and busy ones as they come back.
