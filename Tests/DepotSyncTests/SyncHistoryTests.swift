@@ -59,11 +59,11 @@ import TestSupport
         """
 
     @Test func historiesOnAnSQLiteServerConvergeLoseNothingAndResurrectNothing() async throws {
-        try await Self.runHistories(Self.seeds(40), operations: 80, engine: "SQLite")
+        try await Self.runHistories(Self.seeds(150), operations: 80, engine: "SQLite")
     }
 
     @Test(.enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
     func historiesOnAPostgreSQLServerConvergeLoseNothingAndResurrectNothing() async throws {
-        try await Self.runHistories(Self.seeds(15), operations: 80, engine: "PostgreSQL")
+        try await Self.runHistories(Self.seeds(50), operations: 80, engine: "PostgreSQL")
     }
 }
