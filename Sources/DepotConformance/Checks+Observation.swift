@@ -59,9 +59,13 @@ enum ObservationChecks {
 
     /// Iterates until a value satisfies `done`, checking each value on the way;
     /// fails after `limit` (a bound on liveness, not a speed claim).
+    ///
+    /// `limit` is measured from when `after` ends (at once when it is nil): a
+    /// check that writes a burst first gives the observation its whole limit
+    /// after the last commit, however long a busy machine took to write them.
     static func values<S: AsyncSequence & Sendable>(
         of sequence: S, until done: @escaping @Sendable (S.Element) -> Bool, limit: Duration = .seconds(20),
-        _ what: String
+        after: AsyncStream<Void>? = nil, _ what: String
     ) async throws -> [S.Element] where S.Element: Sendable {
         try await withThrowingTaskGroup(of: [S.Element]?.self) { group in
             group.addTask {
@@ -73,12 +77,15 @@ enum ObservationChecks {
                 return seen
             }
             group.addTask {
+                if let after { for await _ in after {} }
                 try await Task.sleep(for: limit)
                 return nil
             }
             let first = try await group.next() ?? nil
             group.cancelAll()
-            guard let seen = first else { throw ConformanceFailure("\(what): no such value within \(limit)") }
+            guard let seen = first else {
+                throw ConformanceFailure("\(what): no such value within \(limit)\(after == nil ? "" : " of the last write")")
+            }
             return seen
         }
     }
@@ -160,11 +167,13 @@ enum ObservationChecks {
         ConformanceCheck("observation: a burst of commits ends with the final state, in order, maybe coalesced") { context in
             let store = try await counters(context)
             let observed = observeCounter(store)
+            let (written, burstEnded) = AsyncStream<Void>.makeStream()
             let seen = try await withThrowingTaskGroup(of: [Int].self) { group in
-                group.addTask { try await values(of: observed, until: { $0 == 50 }, "the burst's last value") }
+                group.addTask { try await values(of: observed, until: { $0 == 50 }, after: written, "the burst's last value") }
                 // Let the observation start, then write 50 commits as fast as possible.
                 while store.liveObservationCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
                 for value in 1...50 { try await setCounter(store, value) }
+                burstEnded.finish()
                 return try await group.next() ?? []
             }
             try expect(seen == seen.sorted(), "values never go back: \(seen)")

@@ -82,7 +82,10 @@ public struct SyncClient: Sendable {
             // The push's number, range and body are fixed (and stored) before it is sent,
             // so a retry sends the same push, byte for byte.
             let fixed: (push: SyncPush, body: Data)? = try await store.write { db in
-                try db.execute(SyncTables.createPushing)
+                // A replica installed by an earlier version lacks the table (a statement that changes the schema only then).
+                if try db.fetchOne(Int.self, "SELECT count(*) FROM sqlite_schema WHERE \"type\" = 'table' AND \"name\" = \(SyncTables.pushing)") == 0 {
+                    try db.execute(SyncTables.createPushing)
+                }
                 let state = try Self.state(db)
                 guard let node = UUID(uuidString: state.node) else { throw DatabaseError(.misuse, "a sync replica without a node id") }
                 struct Pushing: Decodable { var number: Int64; var body: Data }

@@ -22,6 +22,9 @@ extension QueryFuzzTests {
         /// NULL whatever the row (a CASE whose conditions are all false): an
         /// operator beside it is NULL without computing its other operand.
         var isKnownNull = false
+
+        /// Whether no row can make it fail: a bare column.
+        var cannotFail: Bool { text == "a" || text == "b" }
     }
 
     struct TextExpression {
@@ -80,6 +83,11 @@ extension QueryFuzzTests {
             let x = intExpression(&g, depth: depth + 1)
             if g.chance(2) {
                 let y = intExpression(&g, depth: depth + 1)
+                // An operator beside a constant NULL whose other side can fail is the engines' one
+                // known difference (PostgreSQL folds it to NULL, SQLite computes the other side and
+                // reports its overflow): not generated until the builder renders one rule for it
+                // (issue 40); a NULL beside a side that cannot fail still is.
+                if x.isKnownNull != y.isKnownNull, !(x.isKnownNull ? y : x).cannotFail { return x.isKnownNull ? y : x }
                 let isKnownNull = x.isKnownNull || y.isKnownNull
                 return IntExpression(build: { apply(x.build($0), op, y.build($0)) },
                                      evaluate: { isKnownNull ? .value(nil) : combine(x.evaluate($0), op, y.evaluate($0)) },

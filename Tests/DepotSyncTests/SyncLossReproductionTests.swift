@@ -19,25 +19,10 @@ struct SyncWord: Record, Equatable {
 @Suite struct SyncLossReproductionTests {
     typealias Tables = SyncParentsTests
 
-    /// A server on an SQLite file and one device per account named, each on its own file.
+    /// A server on an SQLite file and one device per account named, each on its own file (`device<n>.sqlite`).
     static func system(_ folder: URL, accounts: [String]) async throws -> (server: SyncServer, devices: [SyncClient]) {
-        let serverStore = try Store.sqlite(at: folder.appendingPathComponent("server.sqlite").path)
-        try await serverStore.write { db in
-            try db.execute(script: Tables.schema)
-            try SyncServer.installSyncServer(in: db)
-        }
-        let server = SyncServer(store: serverStore, tables: Tables.tables)
-        var devices: [SyncClient] = []
-        for (index, account) in accounts.enumerated() {
-            let store = try Store.sqlite(at: folder.appendingPathComponent("device\(index).sqlite").path)
-            try await store.write { db in
-                try db.execute(script: Tables.schema)
-                try db.installSyncReplica(of: Tables.tables)
-            }
-            devices.append(SyncClient(store: store, tables: Tables.tables,
-                                      transport: InProcessSyncTransport(server: server, account: account, seed: UInt64(index))))
-        }
-        return (server, devices)
+        let (server, devices) = try await SyncAccountsTests.system(folder, accounts: accounts)
+        return (server, devices.map(\.client))
     }
 
     static func titles(_ store: Store, _ table: String = "syncItems") async throws -> [String] {

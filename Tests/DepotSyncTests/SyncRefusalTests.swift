@@ -195,9 +195,9 @@ import TestSupport
 @Suite struct SyncReportTests {
     typealias System = SyncLossReproductionTests
 
-    @Test func aChangeToAListNoLongerSharedIsReportedAsDropped() async throws {
-        let folder = try SyncReplicaTests.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+    /// An owner shares a folder; the sharee adds an item to it offline, and
+    /// the owner stops sharing it before the sharee syncs.
+    static func itemAddedToAListUnshared(_ folder: URL) async throws -> (server: SyncServer, devices: [SyncClient], added: SyncItem) {
         let (server, devices) = try await System.system(folder, accounts: ["owner", "sharee"])
         let (owner, sharee) = (devices[0], devices[1])
         let groceries = SyncFolder(id: UUID(), title: "Groceries")
@@ -208,6 +208,14 @@ import TestSupport
         let added = SyncItem(id: UUID(), folderID: groceries.id, title: "Added offline")
         try await sharee.store.write { db in try db.insert(added) }
         try await server.unshare("syncFolders", key: groceries.id.uuidString.lowercased(), owner: "owner", with: "sharee")
+        return (server, devices, added)
+    }
+
+    @Test func aChangeToAListNoLongerSharedIsReportedAsDropped() async throws {
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (server, devices, added) = try await Self.itemAddedToAListUnshared(folder)
+        let sharee = devices[1]
         let report = try await sharee.sync()
         #expect(report.dropped == [SyncRowID(table: "syncItems", key: added.id.uuidString.lowercased())])
         #expect(report.sent == 0)
@@ -222,16 +230,8 @@ import TestSupport
     @Test func aDropIsToldWhenTheAnswerThatToldItWasLost() async throws {
         let folder = try SyncReplicaTests.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let (server, devices) = try await System.system(folder, accounts: ["owner", "sharee"])
-        let (owner, sharee) = (devices[0], devices[1])
-        let groceries = SyncFolder(id: UUID(), title: "Groceries")
-        try await owner.store.write { db in try db.insert(groceries) }
-        try await owner.sync()
-        try await server.share("syncFolders", key: groceries.id.uuidString.lowercased(), owner: "owner", with: "sharee")
-        try await sharee.sync()
-        let added = SyncItem(id: UUID(), folderID: groceries.id, title: "Added offline")
-        try await sharee.store.write { db in try db.insert(added) }
-        try await server.unshare("syncFolders", key: groceries.id.uuidString.lowercased(), owner: "owner", with: "sharee")
+        let (server, devices, added) = try await Self.itemAddedToAListUnshared(folder)
+        let sharee = devices[1]
         let transport = try #require(sharee.transport as? InProcessSyncTransport)
         var faults = InProcessSyncTransport.Faults()
         faults.dropAnswer = 1
