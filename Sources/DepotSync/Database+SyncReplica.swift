@@ -48,7 +48,7 @@ extension Database {
             CREATE TABLE \(ident: SyncTables.inbox) ("seq" INTEGER PRIMARY KEY, "page" BLOB NOT NULL);
             CREATE TABLE \(ident: SyncTables.columns) ("tbl" TEXT NOT NULL, "col" TEXT NOT NULL, PRIMARY KEY ("tbl", "col"))
             """)
-        try execute(SyncTables.createPushing)
+        try SyncTables.makeClientTables(self)
         try execute("INSERT INTO \(ident: SyncTables.state) (\"id\", \"node\", \"hlc\", \"applying\") VALUES (1, \(node.uuidString.lowercased()), 0, 0)")
         try updateSyncReplica(of: tables)
     }

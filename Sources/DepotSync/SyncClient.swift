@@ -55,16 +55,22 @@ public struct SyncClient: Sendable {
     ///
     /// - Returns: what was sent and received, the changes the server dropped
     ///   (to a root no longer shared with the account) and this device's
-    ///   values that another device's later edit replaced unseen.
+    ///   values that another device's later edit replaced unseen. What a
+    ///   sync decided and could not tell, because it failed after (a lost
+    ///   answer to its pull), is kept in the replica and told by the next
+    ///   sync that completes; so is what ``push()`` and ``pull()`` called
+    ///   alone decided, which they return too.
     @discardableResult
     public func sync() async throws -> SyncReport {
         let tables = self.tables
         try await store.read { db in try db.checkSyncReplica(of: tables) }
         var report = try await push()
-        let pulled = try await pull()
-        report.received = pulled.received
-        for override in pulled.overridden where !report.overridden.contains(override) { report.overridden.append(override) }
-        for row in pulled.dropped where !report.dropped.contains(row) { report.dropped.append(row) }
+        report.received = try await pull().received
+        // Told once the whole sync completed: what this one, and any earlier one that failed after it, decided.
+        (report.dropped, report.overridden, report.identityRenewed) = try await store.write { db in
+            try SyncTables.makeClientTables(db)
+            return try db.takeUntold()
+        }
         return report
     }
 
@@ -82,10 +88,7 @@ public struct SyncClient: Sendable {
             // The push's number, range and body are fixed (and stored) before it is sent,
             // so a retry sends the same push, byte for byte.
             let fixed: (push: SyncPush, body: Data)? = try await store.write { db in
-                // A replica installed by an earlier version lacks the table (a statement that changes the schema only then).
-                if try db.fetchOne(Int.self, "SELECT count(*) FROM sqlite_schema WHERE \"type\" = 'table' AND \"name\" = \(SyncTables.pushing)") == 0 {
-                    try db.execute(SyncTables.createPushing)
-                }
+                try SyncTables.makeClientTables(db)
                 let state = try Self.state(db)
                 guard let node = UUID(uuidString: state.node) else { throw DatabaseError(.misuse, "a sync replica without a node id") }
                 struct Pushing: Decodable { var number: Int64; var body: Data }
@@ -119,6 +122,7 @@ public struct SyncClient: Sendable {
                 try await store.write { db in
                     guard try Self.state(db).node == push.client.uuidString.lowercased() else { return }
                     try db.rotateSyncIdentity(to: node)
+                    try db.recordUntold(identityRenewed: true)
                 }
                 report.identityRenewed = true
                 continue
@@ -129,6 +133,7 @@ public struct SyncClient: Sendable {
                 guard state.node == push.client.uuidString.lowercased(), state.pushed + 1 == push.number, state.push_upto > 0 else { return false }
                 try db.acknowledgeSyncChanges(upTo: state.push_upto)
                 try db.discardDroppedSyncRows(answer.droppedRows, pushedUpTo: state.push_upto, among: tables)
+                try db.recordUntold(dropped: answer.droppedRows, overridden: answer.overridden)
                 try db.execute("UPDATE \(ident: SyncTables.state) SET \"pushed\" = \(push.number), \"push_upto\" = 0 WHERE \"id\" = 1")
                 try db.execute("DELETE FROM \(ident: SyncTables.pushing)")
                 return true
@@ -193,6 +198,8 @@ public struct SyncClient: Sendable {
                     """)
             }
             try db.execute("DELETE FROM \(ident: SyncTables.inbox)")
+            try SyncTables.makeClientTables(db)
+            try db.recordUntold(dropped: forgotten, overridden: overridden)
             return (received, overridden, forgotten)
         }
         return report

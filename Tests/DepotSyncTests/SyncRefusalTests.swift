@@ -33,7 +33,7 @@ import TestSupport
         let node = UUID()
         let item = SyncItem(id: UUID(), folderID: home.id, title: "Late")
         let cases: [(String, Int64, SyncPushRefused.Reason)] = [
-            ("six minutes ahead", Self.now() + 6 * 60_000, .stampAhead),
+            ("ten minutes ahead", Self.now() + 10 * 60_000, .stampAhead),
             ("a year ahead", Self.now() + 365 * 86_400_000, .stampAhead),
         ]
         for (what, milliseconds, reason) in cases {
@@ -221,6 +221,22 @@ import TestSupport
         #expect(report.sent == 0)
         #expect(try await System.titles(sharee.store) == [])
         #expect(try await sharee.sync().dropped.isEmpty, "told once")
+        for device in devices { await device.store.close() }
+        await server.store.close()
+    }
+
+    /// A push that dropped a change answered, then the sync failed (its pull
+    /// lost, or the app pushed alone): the next sync that completes tells it.
+    @Test func aDropDecidedByASyncThatFailedAfterIsToldByTheNextOne() async throws {
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (server, devices, added) = try await Self.itemAddedToAListUnshared(folder)
+        let sharee = devices[1]
+        let pushed = try await sharee.push()
+        #expect(pushed.dropped == [SyncRowID(table: "syncItems", key: added.id.uuidString.lowercased())])
+        let report = try await sharee.sync()
+        #expect(report.dropped == [SyncRowID(table: "syncItems", key: added.id.uuidString.lowercased())], "told by the sync that completed")
+        #expect(try await sharee.sync().dropped.isEmpty, "and only once")
         for device in devices { await device.store.close() }
         await server.store.close()
     }
