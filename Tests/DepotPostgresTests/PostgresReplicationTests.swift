@@ -76,11 +76,12 @@ struct PostgresReplicaTests {
             try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "notes")")
         }
 
+        // Taken before the write: it commits after this, so the standby applies it 1.5 s after this at the soonest.
+        let written = ContinuousClock.now
         let (_, position) = try await store.writeReturningPosition { db in
             try db.execute("INSERT INTO \(ident: "notes") VALUES (\(1))")
         }
         #expect(position > created.position)
-        let written = ContinuousClock.now
         // The standby has not applied it yet: a read that does not wait misses it.
         let (stale, staleOnStandby) = try await store.read { db in
             (try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "notes")"), try inRecovery(db))
@@ -100,16 +101,17 @@ struct PostgresReplicaTests {
         print("read-your-writes on a standby 1.5 s behind: the write was visible there after \(waited)")
 
         // A wait shorter than the lag is a timeout error naming both positions. Measured from the write:
-        // an attempt whose wait began a second or more after its write (a busy machine) proves nothing
-        // either way, and is made again with another write; one that began in time must time out.
+        // the write committed after `issued`, so the standby applies it 1.5 s after that at the soonest.
+        // An attempt whose wait began too late to end before then (a busy machine) proves nothing and is
+        // made again with another write; one that did not time out must have ended past that point.
         var timedOut: DatabaseError?
         for value in 2..<32 where timedOut == nil {
+            let issued = ContinuousClock.now
             let (_, next) = try await store.writeReturningPosition { db in try db.execute("INSERT INTO \(ident: "notes") VALUES (\(value))") }
-            let committed = ContinuousClock.now
             do {
                 try await store.read(from: .replica(caughtUpWith: next, timeout: .milliseconds(200))) { _ in }
-                let late = ContinuousClock.now - committed
-                #expect(late >= .seconds(1), "a standby 1.5 s behind had applied the write \(late) after it")
+                let late = ContinuousClock.now - issued
+                #expect(late >= .milliseconds(1300), "a standby 1.5 s behind had applied the write \(late) after it was sent")
             } catch let error as DatabaseError where error.kind == .timeout {
                 #expect(error.message.contains("had not applied the log up to \(next) within 0.2 seconds"), "\(error)")
                 timedOut = error
