@@ -47,7 +47,7 @@ public struct SyncClient: Sendable {
     }
 
     /// How far ahead of this device's clock a pulled stamp may move its
-    /// clock (see ``Database/applySyncChanges(_:_:maximumDrift:)``).
+    /// clock (see `Database.applySyncChanges(_:_:maximumDrift:)`).
     public var maximumDrift: Duration = .seconds(300)
 
     /// Pushes every pending change, then pulls until caught up, and tells
