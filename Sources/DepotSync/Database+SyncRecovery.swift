@@ -37,16 +37,18 @@ extension Database {
         }
     }
 
-    /// Stamps this node's pending changes again at `latest` where they are
+    /// Stamps this replica's pending changes again at `latest` where they are
     /// later (the server refused them as too far ahead: this device's clock
-    /// runs ahead), and holds the clock there. The changes never left the
-    /// device, so no one else holds the later stamps. Returns how many
-    /// stamps it moved.
+    /// runs ahead), under its node id now, and holds the clock there. A stamp
+    /// that far ahead can only be this replica's own (the server takes none,
+    /// so no pull brings one), made under this node id or one it had before
+    /// it went on under a new identity; the changes never left the device, so
+    /// no one else holds the later stamps. Returns how many stamps it moved.
     func restampPendingSyncChanges(atMost latest: HybridTimestamp) throws -> Int {
         let node = try syncNode().uuidString.lowercased()
         let moved = try execute("""
-            UPDATE \(ident: SyncStateTables.replica.clocks) SET "hlc" = \(latest.rawValue)
-            WHERE "node" = \(node) AND "hlc" > \(latest.rawValue)
+            UPDATE \(ident: SyncStateTables.replica.clocks) SET "hlc" = \(latest.rawValue), "node" = \(node)
+            WHERE "hlc" > \(latest.rawValue)
               AND EXISTS (SELECT 1 FROM \(ident: SyncTables.outbox) o
                           WHERE o."tbl" = \(ident: SyncStateTables.replica.clocks)."tbl" AND o."row_key" = \(ident: SyncStateTables.replica.clocks)."row_key")
             """)
