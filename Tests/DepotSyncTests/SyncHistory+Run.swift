@@ -151,6 +151,7 @@ extension SyncHistory {
                 try? FileManager.default.removeItem(atPath: copy)
                 try FileManager.default.copyItem(atPath: device.path, toPath: copy)
                 device.snapshot = (copy, step)
+                if trace { print("  copied device \(index)'s file") }
                 device.client = SyncClient(store: try Store.sqlite(at: device.path), tables: tables, transport: device.client.transport)
             case 75..<78:  // the device restored from its copy: what it wrote since is gone, for good, with its file
                 guard let snapshot = device.snapshot else { continue }
@@ -166,6 +167,7 @@ extension SyncHistory {
                 device.lineage += 1
                 device.lastSeen = [:]
                 findings.restores += 1
+                if trace { print("  restored device \(index) from its copy of step \(snapshot.step)") }
             case 78..<81:  // the wall clock jumps ahead, now and then a day (past the drift bound); an HLC never goes back
                 let far = g.chance(4)
                 let ahead = far ? Int64.random(in: 86_400_000...172_800_000, using: &g) : Int64.random(in: 1_000...120_000, using: &g)
@@ -175,6 +177,7 @@ extension SyncHistory {
                     try db.execute("UPDATE \"depot_sync_state\" SET \"hlc\" = max(\"hlc\", \((now + ahead) << 16))")
                 }
                 findings.jumps += 1
+                if trace { print("  device \(index)'s clock jumped \(ahead) ms ahead") }
             case 81..<86:  // a pull alone, as a live app pulls when told of a change
                 findings.pulls += 1
                 do {
@@ -213,7 +216,8 @@ extension SyncHistory {
             // now the device's own register's.
             let restamped = try await device.client.store.read { db in try SyncHistory.states(db, server: false) }
             let farthest = HybridTimestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000) + 300_000, counter: UInt16.max).rawValue
-            for i in log.indices where log[i].device == index && log[i].lineage == device.lineage {
+            // A write lost with its file (a restore from before it) is not what the replica stamped again.
+            for i in log.indices where log[i].device == index && log[i].lineage == device.lineage && !log[i].dropped {
                 for (column, stamp) in log[i].state.stamps where stamp.hlc > farthest {
                     // Stamped again at the server's bound (the last stamp of a millisecond), under the node id
                     // the replica has now: after a restore it may be another than the one that wrote.
@@ -325,7 +329,7 @@ extension SyncHistory {
                     continue
                 }
                 if !values.contains(value) {
-                    findings.problems.append("seed \(seed): \(row).\(column) holds another value than its stamp's write")
+                    findings.problems.append("seed \(seed): \(row).\(column) holds another value than its stamp's write (\(value.debugDescription) at \(stamp); written there: \(values.sorted()))")
                 }
             }
         }
