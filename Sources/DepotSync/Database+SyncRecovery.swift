@@ -12,10 +12,23 @@ extension Database {
     /// it made there is gone. The rows in them are kept aside until their
     /// parent is back. A row written again since the push was taken keeps
     /// its state and goes in the next push.
-    func discardDroppedSyncRows(_ rows: [SyncRowID], pushedUpTo position: Int64, among tables: [SyncedTable]) throws {
+    ///
+    /// The server gives each dropped row the push's `version`, so a pull
+    /// brings it back; when this replica has pulled past that version (the
+    /// answer came late: a retry of a push whose answer was lost, after a
+    /// pull), its cursor goes back before it, or the row would stay away
+    /// until it next changed. What a pull brings again merges to the same.
+    func discardDroppedSyncRows(_ rows: [SyncRowID], pushedUpTo position: Int64, version: Int64, among tables: [SyncedTable]) throws {
         guard !rows.isEmpty else { return }
         try savepoint { db in
             try db.execute("UPDATE \(ident: SyncTables.state) SET \"applying\" = 1 WHERE \"id\" = 1")
+            let cursor = try db.fetchOne(Int64.self, "SELECT \"cursor_version\" FROM \(ident: SyncTables.state) WHERE \"id\" = 1") ?? 0
+            if cursor >= version, version > 0 {
+                try db.execute("""
+                    UPDATE \(ident: SyncTables.state) SET "cursor_version" = \(version - 1), "cursor_tbl" = '', "cursor_key" = '' WHERE "id" = 1
+                    """)
+                try db.execute("DELETE FROM \(ident: SyncTables.inbox)")
+            }
             for table in tables {
                 var keys: [String] = []
                 for key in rows.filter({ $0.table == table.name }).map(\.key).exactlyDistinct() {

@@ -132,7 +132,7 @@ public struct SyncClient: Sendable {
                 let state = try Self.state(db)
                 guard state.node == push.client.uuidString.lowercased(), state.pushed + 1 == push.number, state.push_upto > 0 else { return false }
                 try db.acknowledgeSyncChanges(upTo: state.push_upto)
-                try db.discardDroppedSyncRows(answer.droppedRows, pushedUpTo: state.push_upto, among: tables)
+                try db.discardDroppedSyncRows(answer.droppedRows, pushedUpTo: state.push_upto, version: answer.version, among: tables)
                 try db.recordUntold(dropped: answer.droppedRows, overridden: answer.overridden)
                 try db.execute("UPDATE \(ident: SyncTables.state) SET \"pushed\" = \(push.number), \"push_upto\" = 0 WHERE \"id\" = 1")
                 try db.execute("DELETE FROM \(ident: SyncTables.pushing)")

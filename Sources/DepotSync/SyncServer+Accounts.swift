@@ -269,7 +269,15 @@ extension SyncServer {
         func sees(_ scope: SyncScope) -> Bool { ExactText(scope.account) == ExactText(account) || shared.contains(scope.root) }
 
         /// The rows that moved (or are new), and the keys of the changes dropped.
-        mutating func check(_ db: Database, _ rows: [(key: String, row: SyncRow)], of table: SyncedTable) throws
+        ///
+        /// A change to a row the account may not write is refused (the push
+        /// is an attack) unless a device of the account could have made it
+        /// honestly: the account was made to forget the row or its root, or
+        /// the row is deleted on the server (`deadOnServer`: another account
+        /// made and deleted a row under the same key, as two accounts labelling
+        /// one shared item alike do). Those are dropped and told.
+        mutating func check(_ db: Database, _ rows: [(key: String, row: SyncRow)], of table: SyncedTable,
+                            deadOnServer: Set<ExactText> = []) throws
             -> (moves: [(key: String, from: SyncScope?, to: SyncScope)], dropped: Set<ExactText>) {
             let existing = try SyncServer.scopes(db, table.name, keys: rows.map(\.key))
             let scopeParent = table.parents.first
@@ -302,8 +310,9 @@ extension SyncServer {
                     let parentRows = scopeParent.map { parent in
                         [parentKey(row), from?.parent].compactMap { $0 }.map { (table: parent.table, key: $0) }
                     } ?? []
-                    guard try SyncServer.wasEvicted(db, account: account, table: table.name, key: key, scopes: [from, to].compactMap { $0 },
-                                                    parents: parentRows) else {
+                    guard try deadOnServer.contains(ExactText(key))
+                            || SyncServer.wasEvicted(db, account: account, table: table.name, key: key, scopes: [from, to].compactMap { $0 },
+                                                     parents: parentRows) else {
                         throw SyncAccessDenied(description: "the push writes a \(table.name) row the account may not write")
                     }
                     refused.insert(ExactText(key))

@@ -152,7 +152,8 @@ extension SyncServer {
                 for (_, row) in merged where row.exists && table.columns.allSatisfy({ row.registers[$0] != nil }) {
                     try table.check(db, row.registers.mapValues(\.value))
                 }
-                let scoped = try access.check(db, merged, of: table)
+                let dead = Set(stored.filter { !$0.value.exists }.keys)
+                let scoped = try access.check(db, merged, of: table, deadOnServer: dead)
                 moves += scoped.moves.map { (table, $0.key, $0.from, $0.to) }
                 let dropped = merged.filter { scoped.dropped.contains(ExactText($0.key)) }.map(\.key)
                 droppedRows += dropped.map { SyncRowID(table: table.name, key: $0) }

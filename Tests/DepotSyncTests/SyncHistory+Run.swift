@@ -79,6 +79,41 @@ extension SyncHistory {
 
         @Sendable func visibleFolders(_ db: Database) throws -> [UUID] { try db.fetchAll(UUID.self, "SELECT \"id\" FROM \"syncFolders\" ORDER BY \"id\"") }
 
+        /// A folder of `owned` that one of the sharee's devices has moved one of its `own` items into, the
+        /// move not yet on the server (there the item is elsewhere), if any.
+        func folderMovedIntoBySharee(_ own: [UUID], of owned: [UUID]) async throws -> String? {
+            struct Place: Decodable { var id: UUID; var folderID: UUID }
+            let sql: SQL = "SELECT \"id\", \"folderID\" FROM \"syncItems\" WHERE \"id\" IN \(list: own) ORDER BY \"id\""
+            let onServer = try await server.store.read { db in try db.fetchAll(Place.self, sql) }
+            for device in devices where device.account == "b" {
+                for place in try await device.client.store.read({ db in try db.fetchAll(Place.self, sql) }) where owned.contains(place.folderID) {
+                    if let there = onServer.first(where: { $0.id == place.id }), there.folderID != place.folderID {
+                        return place.folderID.uuidString.lowercased()
+                    }
+                }
+            }
+            return nil
+        }
+
+        // A world to start from: each account's first device made a folder with an item in it and
+        // synced, the owner shared its folder, and the sharee's devices saw it: the rare paths a
+        // share opens (moves into a shared folder, unshares under pending moves) begin at once.
+        let (ownerFolder, shareeFolder) = (folders["a"]?.first ?? UUID(), folders["b"]?.first ?? UUID())
+        let (ownerItem, shareeItem) = (items["a"]?.first ?? UUID(), items["b"]?.first ?? UUID())
+        try await write(0, step: -1) { db in
+            try db.insert(SyncFolder(id: ownerFolder, title: "F-a"))
+            try db.insert(SyncItem(id: ownerItem, folderID: ownerFolder, title: "I-a"))
+        }
+        try await write(2, step: -1) { db in
+            try db.insert(SyncFolder(id: shareeFolder, title: "F-b"))
+            try db.insert(SyncItem(id: shareeItem, folderID: shareeFolder, title: "I-b"))
+        }
+        try await sync(0)
+        try await sync(2)
+        try? await server.share("syncFolders", key: ownerFolder.uuidString.lowercased(), owner: "a", with: "b")
+        try await sync(2)
+        try await sync(3)
+
         for step in 0..<operations {
             let index = Int.random(in: 0..<devices.count, using: &g)
             let device = devices[index], account = device.account
@@ -109,9 +144,15 @@ extension SyncHistory {
                 }
             case 45..<55:  // a move to another folder the device sees
                 let (pickItem, pickFolder) = (Int.random(in: 0..<100, using: &g), Int.random(in: 0..<100, using: &g))
+                // Half of a sharee's moves take one of its own items into a folder shared with it.
+                let (own, others) = account == "b" && g.chance(2) ? (items["b"] ?? [], folders["a"] ?? []) : ([], [])
                 try await write(index, step: step) { db in
-                    let keys = try db.fetchAll(String.self, "SELECT \"id\" FROM \"syncItems\" ORDER BY \"id\"")
-                    let visible = try visibleFolders(db)
+                    var keys = try db.fetchAll(String.self, "SELECT \"id\" FROM \"syncItems\" ORDER BY \"id\"")
+                    var visible = try visibleFolders(db)
+                    if !own.isEmpty, case let mine = keys.filter({ key in own.contains { $0.uuidString.lowercased() == key } }),
+                       case let shared = visible.filter(others.contains), !mine.isEmpty, !shared.isEmpty {
+                        (keys, visible) = (mine, shared)
+                    }
                     guard !keys.isEmpty, !visible.isEmpty else { return }
                     try db.execute("UPDATE \"syncItems\" SET \"folderID\" = \(visible[pickFolder % visible.count]) WHERE \"id\" = \(keys[pickItem % keys.count])")
                 }
@@ -138,11 +179,28 @@ extension SyncHistory {
                     guard !keys.isEmpty else { return }
                     try db.execute("DELETE FROM \(ident: table) WHERE \"id\" = \(keys[pick % keys.count])")
                 }
-            case 66..<72:  // the owner shares a folder, or stops sharing it
-                let key = g.pick(folders["a"] ?? []).uuidString.lowercased()
-                if g.chance(2) { try? await server.share("syncFolders", key: key, owner: "a", with: "b") }
-                else if (try? await server.shares(of: "a", in: "syncFolders")[key]?.contains("b")) == true {
+            case 66..<72:  // the owner shares a folder it has on the server, or stops sharing one
+                let shared = try await server.shares(of: "a", in: "syncFolders").filter { $0.value.contains("b") }.keys.sorted()
+                if g.chance(2) {
+                    let own = folders["a"] ?? []
+                    let onServer = try await server.store.read { db in
+                        try db.fetchAll(UUID.self, "SELECT \"id\" FROM \"syncFolders\" WHERE \"id\" IN \(list: own) ORDER BY \"id\"")
+                    }.map { $0.uuidString.lowercased() }.filter { !shared.contains($0) }
+                    guard !onServer.isEmpty else { break }
+                    let key = g.pick(onServer)
+                    try await server.share("syncFolders", key: key, owner: "a", with: "b")
+                    if trace { print("  shared syncFolders \(key.prefix(13))") }
+                } else {
+                    guard !shared.isEmpty else { break }
+                    var key = g.pick(shared)
+                    // Most often the folder a sharee's device has just moved one of its own items into: the
+                    // server drops the move, and the eviction that follows must not take the item along.
+                    if !g.chance(4), let target = try await folderMovedIntoBySharee(items["b"] ?? [], of: (folders["a"] ?? []).filter { shared.contains($0.uuidString.lowercased()) }) {
+                        key = target
+                        if trace { print("  a sharee's device moved an item into syncFolders \(key.prefix(13))") }
+                    }
                     try await server.unshare("syncFolders", key: key, owner: "a", with: "b")
+                    if trace { print("  unshared syncFolders \(key.prefix(13))") }
                 }
                 findings.shares += 1
             case 72..<75:  // a copy of the device's file, for a restore later
