@@ -147,8 +147,20 @@ final class ConformanceContext: @unchecked Sendable {
         self.factory = makeStore
     }
 
+    /// How long a check's access waits for a connection when the check sets
+    /// no checkout timeout of its own: the checkout timeout guards against an
+    /// access waiting on one it holds, and a check never does, so it is long
+    /// enough that a busy machine (a shared CI runner, a CPU hog on every
+    /// core) is not taken for one. The default, 30 s, was: 32 reads queued on
+    /// one connection took longer than that beside two hogs and a build.
+    static let checkoutTimeout: Duration = .seconds(600)
+
     /// A fresh, empty store.
     func makeStore(_ configuration: Store.Configuration = Store.Configuration()) async throws -> Store {
+        var configuration = configuration
+        if configuration.checkoutTimeout == Store.Configuration().checkoutTimeout {
+            configuration.checkoutTimeout = Self.checkoutTimeout
+        }
         let store = try await factory(configuration)
         lock.withLock { stores.append(store) }
         return store

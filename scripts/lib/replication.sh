@@ -114,8 +114,13 @@ EOF
     DEPOT_PGBOUNCER_URL=$(postgres_url "$bouncer_port" "pgbouncer=true&listener=127.0.0.1:$primary_port")
     wait_for_sql "$(postgres_url "$bouncer_port")" "SELECT true"
     echo "==> PgBouncer $(pgbouncer --version | head -n 1 | awk '{print $2}') in transaction mode on 127.0.0.1:$bouncer_port"
+    start_failover_pair
+}
 
-    # A primary of its own and a synchronous standby, for the failover test.
+# start_failover_pair: a primary of its own and a synchronous standby, for the
+# failover test (which kills the primary and promotes the standby: a second run
+# of the suite, as `scripts/test --stress` makes, needs a new pair).
+start_failover_pair() {
     local failover failover_port failover_standby
     failover=$(new_server_dir)
     failover_port=$(free_loopback_port)
