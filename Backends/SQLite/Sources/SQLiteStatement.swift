@@ -28,15 +28,21 @@ final class SQLiteStatement: DriverStatement {
 
     init(connection: SQLiteConnection, sql: String) throws {
         var handle: OpaquePointer?
-        var tail: UnsafePointer<CChar>?
         connection.tables.beginStatement()
-        let code = sql.withCString { sqlite3_prepare_v3(connection.handle, $0, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, &tail) }
+        // The text after the first command is read inside the closure: the C string (and `tail`,
+        // which points into it) lives only there; a short string's is a copy on the stack.
+        let (code, rest) = sql.withCString { text -> (Int32, String?) in
+            var tail: UnsafePointer<CChar>?
+            let code = sqlite3_prepare_v3(connection.handle, text, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, &tail)
+            guard let tail, tail.pointee != 0 else { return (code, nil) }
+            return (code, String(cString: tail))
+        }
         self.writes = connection.tables.endStatement(sql: sql)
         guard code == SQLITE_OK else { throw SQLiteError.make(code, connection.handle, sql: sql) }
         guard let handle else {
             throw DatabaseError(.misuse, "the SQL holds no statement", sql: sql)
         }
-        if let tail, tail.pointee != 0, !String(cString: tail).allSatisfy({ $0.isWhitespace || $0 == ";" }) {
+        if let rest, !rest.allSatisfy({ $0.isWhitespace || $0 == ";" }) {
             sqlite3_finalize(handle)
             throw DatabaseError(.misuse, "a statement can hold one SQL command only; run several with execute(script:)", sql: sql)
         }

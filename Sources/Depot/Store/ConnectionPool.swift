@@ -18,6 +18,8 @@ final class ConnectionPool: @unchecked Sendable {
     private let open: @Sendable (ConnectionRole) throws -> any DriverConnection
     private let label: String
     private let lock = NSLock()
+    /// A connection handed to a waiter, as the thread sanitizer sees it.
+    private let fence = SanitizerFence()
     // Guarded by `lock`: the dynamic exclusivity checks are left out.
     @exclusivity(unchecked) private var idle: [PooledConnection] = []
     @exclusivity(unchecked) private var openCount = 0
@@ -150,7 +152,7 @@ final class ConnectionPool: @unchecked Sendable {
             self?.expire(id, after: timeout)
         }
         defer { timeoutTask.cancel() }
-        return try await withTaskCancellationHandler {
+        let connection = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PooledConnection, any Error>) in
                 let outcome = lock.withLock { () -> Result<PooledConnection, any Error>? in
                     // A connection may have come back, or the pool closed, since the first look.
@@ -166,6 +168,8 @@ final class ConnectionPool: @unchecked Sendable {
         } onCancel: {
             self.resumeWaiter(id, throwing: CancellationError())
         }
+        fence.observe()
+        return connection
     }
 
     private func openConnection() async throws -> PooledConnection {
@@ -219,6 +223,7 @@ final class ConnectionPool: @unchecked Sendable {
             idle.append(connection)
             return nil
         }
+        fence.publish()
         waiter?.resume(returning: connection)
     }
 
@@ -234,7 +239,9 @@ final class ConnectionPool: @unchecked Sendable {
             }
             guard let waiter else { return }
             do {
-                waiter.resume(returning: try await openConnection())
+                let opened = try await openConnection()
+                fence.publish()
+                waiter.resume(returning: opened)
                 return
             } catch {
                 lock.withLock { openCount -= 1 }

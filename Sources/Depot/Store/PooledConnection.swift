@@ -41,6 +41,8 @@ final class PooledConnection: @unchecked Sendable {
 
     /// What stops the access running on this connection; reset for each.
     let cancellation: CancellationFlag
+    /// The hand-off from `queue` to the awaiting task, as the thread sanitizer sees it.
+    private let fence = SanitizerFence()
 
     /// The driver connection's observation parts, looked up once.
     let readTracking: (any ReadTrackingConnection)?
@@ -61,22 +63,32 @@ final class PooledConnection: @unchecked Sendable {
     /// so the unchecked kind is used: the checked one allocates a canary per access.
     func run<T>(_ body: @escaping (PooledConnection) -> T) async -> T {
         let body = Sendable1(body)
-        return await withUnsafeContinuation { (continuation: UnsafeContinuation<Sendable1<T>, Never>) in
+        let fence = self.fence
+        let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<Sendable1<T>, Never>) in
             queue.async {
-                continuation.resume(returning: Sendable1(body.value(self)))
+                let value = Sendable1(body.value(self))
+                fence.publish()
+                continuation.resume(returning: value)
             }
         }.value
+        fence.observe()
+        return result
     }
 
     /// Runs an access's transaction on the connection's queue, as ``run(_:)``
     /// does, with one block for the hop: the `Database` made for the access
     /// is already the object to hand over.
     func perform(_ db: Sendable1<Database>) async -> Database.Outcome {
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<Database.Outcome, Never>) in
+        let fence = self.fence
+        let outcome = await withUnsafeContinuation { (continuation: UnsafeContinuation<Database.Outcome, Never>) in
             queue.async {
-                continuation.resume(returning: db.value.runAccess())
+                let outcome = db.value.runAccess()
+                fence.publish()
+                continuation.resume(returning: outcome)
             }
         }
+        fence.observe()
+        return outcome
     }
 
     /// Interrupts whatever statement runs now. Any thread.
