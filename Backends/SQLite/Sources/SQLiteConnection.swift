@@ -122,7 +122,25 @@ final class SQLiteConnection: DriverConnection {
     }
 
     func commitTransaction() throws { try runControl(.commit) }
-    func rollbackTransaction() throws { try runControl(.rollback) }
+    /// `ROLLBACK`. An interrupt that came while a statement of the access was
+    /// still open (stepped, not reset: a read the access left unfinished)
+    /// stays pending until every statement is done, and would fail the
+    /// rollback with `SQLITE_INTERRUPT`; the store would then replace the
+    /// connection, and an in-memory store's replaced connection is an empty
+    /// database. So the open statements are reset (the access is over) and
+    /// the rollback runs again.
+    func rollbackTransaction() throws {
+        do {
+            try runControl(.rollback)
+        } catch is DatabaseError where sqlite3_errcode(handle) == SQLITE_INTERRUPT && sqlite3_get_autocommit(handle) == 0 {
+            var statement = sqlite3_next_stmt(handle, nil)
+            while let open = statement {
+                if sqlite3_stmt_busy(open) != 0 { sqlite3_reset(open) }
+                statement = sqlite3_next_stmt(handle, open)
+            }
+            try runControl(.rollback)
+        }
+    }
     func createSavepoint(named name: String) throws { try runControl("SAVEPOINT " + name) }
     func releaseSavepoint(named name: String) throws { try runControl("RELEASE SAVEPOINT " + name) }
     func rollbackToSavepoint(named name: String) throws { try runControl("ROLLBACK TO SAVEPOINT " + name) }
