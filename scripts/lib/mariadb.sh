@@ -29,7 +29,7 @@ chain_exit_trap_for_mariadb() {
     case "$existing" in
         *stop_throwaway_mariadb*) return 0 ;;
         "") trap stop_throwaway_mariadb EXIT ;;
-        *) trap "depot_exit_status=\$?; stop_throwaway_mariadb \$depot_exit_status; (exit \$depot_exit_status); $existing" EXIT ;;
+        *) trap "depot_exit_status=\$?; stop_throwaway_mariadb \$depot_exit_status; set +e; (exit \$depot_exit_status); $existing" EXIT ;;
     esac
 }
 

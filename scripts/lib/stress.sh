@@ -17,7 +17,7 @@ start_cpu_hogs() {
         eval "set -- $(trap -p EXIT)"
         existing=$3
     fi
-    trap "depot_exit_status=\$?; stop_cpu_hogs; (exit \$depot_exit_status); $existing" EXIT
+    trap "depot_exit_status=\$?; stop_cpu_hogs; set +e; (exit \$depot_exit_status); $existing" EXIT
 }
 
 stop_cpu_hogs() {
