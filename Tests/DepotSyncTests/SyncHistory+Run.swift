@@ -61,6 +61,7 @@ extension SyncHistory {
         var log: [Write] = []
         let trace = ProcessInfo.processInfo.environment["DEPOT_SYNC_HISTORY_TRACE"] != nil
         var farJumped = Set<Int>()
+        var currentStep = -1
 
         /// Runs a write on a device and logs every row it changed, as the replica stamped it.
         func write(_ index: Int, step: Int, _ body: @escaping @Sendable (Database) throws -> Void) async throws {
@@ -115,6 +116,7 @@ extension SyncHistory {
         try await sync(3)
 
         for step in 0..<operations {
+            currentStep = step
             let index = Int.random(in: 0..<devices.count, using: &g)
             let device = devices[index], account = device.account
             findings.operations += 1
@@ -285,6 +287,10 @@ extension SyncHistory {
                 }
             }
             guard let report = attempt else { return }
+            // A completed sync leaves the device showing what the server shows its account, then.
+            if let difference = try await difference(device, from: server) {
+                findings.problems.append("seed \(seed): after a completed sync (step \(currentStep)), device \(index) (\(device.account)) differs from the server: \(difference)")
+            }
             let dropped = Set(report.dropped.map { RowID(table: $0.table, key: $0.key) })
             findings.dropped += dropped.count
             if trace {
@@ -393,28 +399,36 @@ extension SyncHistory {
         }
         // Convergence: each device shows what the server shows its account.
         for (index, device) in devices.enumerated() {
-            let account = device.account
-            let visible = try await server.store.read { db in try SyncHistory.visible(db, account: account) }
-            let local = try await device.client.store.read { db in try SyncHistory.states(db, server: false) }
-            // What the account sees, in its tables: a row whose parent it does not see (a label on a shared
-            // item that names the sharee's own folder) is kept aside on its devices, as the rules say.
-            var expected: [RowID: [String: String]] = [:]
-            for table in tables {
-                for (row, state) in onServer where row.table == table.name && visible.contains(row) && state.inTable {
-                    let parentsShown = table.parents.allSatisfy { parent in
-                        state.values[parent.column].map { expected[RowID(table: parent.table, key: $0)] != nil } ?? true
-                    }
-                    if parentsShown { expected[row] = state.values }
-                }
-            }
-            let shown = local.filter(\.value.inTable).mapValues(\.values)
-            if expected != shown {
-                let missing = expected.keys.filter { shown[$0] != expected[$0] }.sorted().prefix(3)
-                let extra = shown.keys.filter { expected[$0] == nil }.sorted().prefix(3)
-                findings.problems.append("seed \(seed): device \(index) (\(device.account)) differs from the server: missing or other \(Array(missing)), extra \(Array(extra))")
+            if let difference = try await difference(device, from: server) {
+                findings.problems.append("seed \(seed): device \(index) (\(device.account)) differs from the server: \(difference)")
             }
             if try await device.client.pendingCount() != 0 { findings.problems.append("seed \(seed): device \(index) still has changes to push") }
         }
+    }
+
+    /// How a device's tables differ from what the server shows its account, if they do.
+    static func difference(_ device: Device, from server: SyncServer) async throws -> String? {
+        let account = device.account
+        let (onServer, visible) = try await server.store.read { db in
+            try (SyncHistory.states(db, server: true), SyncHistory.visible(db, account: account))
+        }
+        let local = try await device.client.store.read { db in try SyncHistory.states(db, server: false) }
+        // What the account sees, in its tables: a row whose parent it does not see (a label on a shared
+        // item that names the sharee's own folder) is kept aside on its devices, as the rules say.
+        var expected: [RowID: [String: String]] = [:]
+        for table in tables {
+            for (row, state) in onServer where row.table == table.name && visible.contains(row) && state.inTable {
+                let parentsShown = table.parents.allSatisfy { parent in
+                    state.values[parent.column].map { expected[RowID(table: parent.table, key: $0)] != nil } ?? true
+                }
+                if parentsShown { expected[row] = state.values }
+            }
+        }
+        let shown = local.filter(\.value.inTable).mapValues(\.values)
+        guard expected != shown else { return nil }
+        let missing = expected.keys.filter { shown[$0] != expected[$0] }.sorted().prefix(3)
+        let extra = shown.keys.filter { expected[$0] == nil }.sorted().prefix(3)
+        return "missing or other \(Array(missing)), extra \(Array(extra))"
     }
 }
 
