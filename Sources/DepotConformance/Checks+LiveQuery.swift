@@ -5,7 +5,7 @@ import Foundation
 enum LiveQueryChecks {
     /// Waits on the main actor until `condition` holds; fails after `limit` (a bound on liveness).
     @MainActor
-    static func until(_ what: String, limit: Duration = .seconds(20), _ condition: @MainActor () -> Bool) async throws {
+    static func until(_ what: String, limit: Duration = .seconds(120), _ condition: @MainActor () -> Bool) async throws {
         let deadline = ContinuousClock.now + limit
         while !condition() {
             guard ContinuousClock.now < deadline else { throw ConformanceFailure("\(what): not within \(limit)") }

@@ -64,7 +64,7 @@ enum ObservationChecks {
     /// check that writes a burst first gives the observation its whole limit
     /// after the last commit, however long a busy machine took to write them.
     static func values<S: AsyncSequence & Sendable>(
-        of sequence: S, until done: @escaping @Sendable (S.Element) -> Bool, limit: Duration = .seconds(20),
+        of sequence: S, until done: @escaping @Sendable (S.Element) -> Bool, limit: Duration = .seconds(120),
         after: AsyncStream<Void>? = nil, _ what: String
     ) async throws -> [S.Element] where S.Element: Sendable {
         try await withThrowingTaskGroup(of: [S.Element]?.self) { group in
@@ -91,7 +91,7 @@ enum ObservationChecks {
     }
 
     /// The iterator's next value; fails after `limit` (a bound on liveness, not a speed claim).
-    static func next<T: Sendable>(_ iterator: Observation<T>.Iterator, _ what: String, limit: Duration = .seconds(20)) async throws -> T? {
+    static func next<T: Sendable>(_ iterator: Observation<T>.Iterator, _ what: String, limit: Duration = .seconds(120)) async throws -> T? {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 var copy = iterator

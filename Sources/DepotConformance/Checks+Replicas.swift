@@ -18,7 +18,7 @@ enum ReplicaChecks {
         ConformanceCheck("replicas: a read caught up with a write's position sees the write; positions never go back") { context in
             let store = try await notes(context)
             let first = try await store.writeReturningPosition { db in try db.execute("INSERT INTO \(ident: "notes") VALUES (\(1))") }
-            try expectEqual(try await store.read(from: .replica(caughtUpWith: first.position, timeout: .seconds(20))) { db in try count(db) }, 1,
+            try expectEqual(try await store.read(from: .replica(caughtUpWith: first.position, timeout: .seconds(120))) { db in try count(db) }, 1,
                             "rows seen by a read caught up with the insert")
             try expectEqual(try await store.read(from: .primary) { db in try count(db) }, 1, "rows seen on the primary")
             let second = try await store.writeReturningPosition { db in
@@ -32,12 +32,12 @@ enum ReplicaChecks {
             if let last = store.lastCommitPosition {
                 try expect(last >= second.position, "the store's last position \(last) is at least its last write's \(second.position)")
             }
-            try expectEqual(try await store.read(from: .replica(caughtUpWith: second.position, timeout: .seconds(20))) { db in try count(db) }, 2,
+            try expectEqual(try await store.read(from: .replica(caughtUpWith: second.position, timeout: .seconds(120))) { db in try count(db) }, 2,
                             "rows seen by a read caught up with the second insert")
         },
         ConformanceCheck("replicas: a store that reads its writes sees each of them at once, on any route") { context in
             var configuration = Store.Configuration()
-            configuration.readYourWritesTimeout = .seconds(20)
+            configuration.readYourWritesTimeout = .seconds(120)
             let store = try await notes(context, configuration)
             for id in 1...3 {
                 try await store.write { db in try db.execute("INSERT INTO \(ident: "notes") VALUES (\(id))") }
@@ -58,7 +58,7 @@ enum ReplicaChecks {
             }
             // A write that runs no statement sends nothing; any read has caught up with it.
             let idle = try await store.writeReturningPosition { _ in }
-            try expectEqual(try await store.read(from: .replica(caughtUpWith: idle.position, timeout: .seconds(20))) { db in try count(db) }, 0,
+            try expectEqual(try await store.read(from: .replica(caughtUpWith: idle.position, timeout: .seconds(120))) { db in try count(db) }, 0,
                             "a read caught up with a write that ran nothing")
         },
     ]

@@ -31,7 +31,7 @@ public enum ObservationWait {
     }
 
     /// The iterator's next value, or a failure after `limit` (a bound on liveness, not a speed claim).
-    public static func next<T: Sendable>(_ iterator: Observation<T>.Iterator, within limit: Duration = .seconds(20),
+    public static func next<T: Sendable>(_ iterator: Observation<T>.Iterator, within limit: Duration = .seconds(120),
                                          _ what: String = "the next value") async throws -> T? {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {

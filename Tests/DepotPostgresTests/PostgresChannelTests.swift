@@ -34,7 +34,7 @@ final class ChannelRecorder: @unchecked Sendable {
     }
 
     /// Waits until `condition` holds of the events (a bound on liveness, not a speed claim).
-    func wait(_ what: String, within limit: Duration = .seconds(20), until condition: ([PostgresChannelEvent]) -> Bool) async throws {
+    func wait(_ what: String, within limit: Duration = .seconds(120), until condition: ([PostgresChannelEvent]) -> Bool) async throws {
         let deadline = ContinuousClock.now + limit
         while !condition(events) {
             guard ContinuousClock.now < deadline else { throw ObservationWait.TimedOut(description: "\(what): not within \(limit); got \(events)") }

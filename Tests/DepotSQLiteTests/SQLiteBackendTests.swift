@@ -19,7 +19,7 @@ import Testing
             try await first.write { db in
                 try db.execute("INSERT INTO \(ident: "t") VALUES (\(1))")
                 holdingContinuation.yield()
-                _ = release.wait(timeout: .now() + 20)
+                _ = release.wait(timeout: .now() + 600)
             }
         }
         for await _ in holding { break }

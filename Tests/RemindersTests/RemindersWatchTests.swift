@@ -26,7 +26,7 @@ final class WatchingProcess: @unchecked Sendable {
     var text: String { lock.withLock { output } }
 
     /// Waits until the output holds `marker` `times` times; fails after `limit` (a bound on liveness).
-    func waitFor(_ marker: String, times: Int = 1, limit: Duration = .seconds(20)) async throws {
+    func waitFor(_ marker: String, times: Int = 1, limit: Duration = .seconds(120)) async throws {
         let deadline = ContinuousClock.now + limit
         while text.components(separatedBy: marker).count - 1 < times {
             guard ContinuousClock.now < deadline else {
@@ -56,12 +56,13 @@ extension RemindersCommandTests {
         let watcher = try WatchingProcess(binary: try binary(), arguments: ["watch", "Groceries"] + database, environment: environment)
         try await watcher.waitFor("---")
         #expect(watcher.text.contains("(none)"))
-        // Timed from the other process's start: an upper bound on commit-to-drawing.
-        let startedAt = ContinuousClock.now
         let added = try run(["add", "Milk 🥛", "--list", "Groceries"] + database)
         #expect(added.status == 0, "\(added.stderr)")
+        // Timed from the other process's end, when its commit is done (however slowly a busy machine
+        // started it): an upper bound on commit-to-drawing.
+        let committedAt = ContinuousClock.now
         try await watcher.waitFor("Milk 🥛")
-        let latency = ContinuousClock.now - startedAt
+        let latency = ContinuousClock.now - committedAt
         // Another change, another drawing: completing it (shown lists hide completed reminders).
         let completed = try run(["complete", "1"] + database)
         #expect(completed.status == 0, "\(completed.stderr)")
@@ -74,10 +75,10 @@ extension RemindersCommandTests {
 
     @Test func watchRedrawsWhenAnotherProcessChangesTheListOnSQLite() async throws {
         let latency = try await watchFollowsAnotherProcess([])
-        print("reminders watch on SQLite: redrawn within \(latency) of the other process starting")
+        print("reminders watch on SQLite: redrawn within \(latency) of the other process's commit")
         // A bound with a wide margin (the promise is within a second; a loaded
-        // two-core machine running other suites at once can take longer).
-        #expect(latency < .seconds(5), "redrawn within \(latency)")
+        // two-core machine running other suites at once, or the thread sanitizer, can take longer).
+        #expect(latency < .seconds(10), "redrawn within \(latency)")
         let files = try FileManager.default.contentsOfDirectory(atPath: home.appendingPathComponent("depot-reminders").path)
         #expect(!files.contains { $0.hasSuffix("-wal") }, "the store closed: \(files)")
     }
@@ -90,10 +91,10 @@ extension RemindersCommandTests {
         let server = try #require(PostgresTestServer.url)
         let url = server + (server.contains("?") ? "&" : "?") + "search_path=\(schema)"
         let latency = try await watchFollowsAnotherProcess(["--database", url])
-        print("reminders watch on PostgreSQL: redrawn within \(latency) of the other process starting")
+        print("reminders watch on PostgreSQL: redrawn within \(latency) of the other process's commit")
         // A bound with a wide margin (the promise is within a second; a loaded
-        // two-core machine running other suites at once can take longer).
-        #expect(latency < .seconds(5), "redrawn within \(latency)")
+        // two-core machine running other suites at once, or the thread sanitizer, can take longer).
+        #expect(latency < .seconds(10), "redrawn within \(latency)")
     }
 
     @Test(.enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
