@@ -228,7 +228,11 @@ extension SyncHistory {
                 device.lastSeen = [:]
                 findings.restores += 1
                 if trace { print("  restored device \(index) from its copy of step \(snapshot.step)") }
-            case 78..<81:  // the wall clock jumps ahead, now and then a day (past the drift bound); an HLC never goes back
+            case 78..<81:
+                // The wall clock jumps ahead, now and then a day (past the drift bound), and back: the clock
+                // register moves ahead and the wall clock the capture trigger reads stays where it is, so the
+                // device's next writes see a wall clock behind its last stamp, as after a jump back (an HLC
+                // never goes back; it counts on from its register).
                 let far = g.chance(4)
                 let ahead = far ? Int64.random(in: 86_400_000...172_800_000, using: &g) : Int64.random(in: 1_000...120_000, using: &g)
                 if far { farJumped.insert(index); findings.farJumps += 1 }

@@ -12,7 +12,8 @@ import TestSupport
 /// checker knows nothing of the merge: it keeps a log of every write as the
 /// device stamped it, and holds the end state to it.
 ///
-/// - Convergence: every device shows exactly what the server shows its account.
+/// - Convergence: every device shows exactly what the server shows its account,
+///   at the end and after each of its syncs that completed.
 /// - No lost write: every write a successful sync acknowledged is on the
 ///   server, or a later write of its column (a larger stamp), or a later life
 ///   of its row, supersedes it, unless the sync reported it dropped.
