@@ -47,6 +47,11 @@ final class FakeLog: @unchecked Sendable {
     /// SQL prefixes that fail with this error.
     var failures: [(prefix: String, error: DatabaseError)] = []
 
+    private var openings = 0
+    /// How many connections the driver opened.
+    var opened: Int { lock.withLock { openings } }
+    func recordOpening() { lock.withLock { openings += 1 } }
+
     func record(_ entry: String) { lock.withLock { entries.append(entry) } }
     var all: [String] { lock.withLock { entries } }
     func clear() { lock.withLock { entries.removeAll() } }
@@ -54,9 +59,13 @@ final class FakeLog: @unchecked Sendable {
 
 struct FakeDriver: DatabaseDriver {
     let log: FakeLog
+    var databaseLivesInItsConnection = false
     var dialect: any SQLDialect { OddDialect() }
     var poolLayout: PoolLayout { .single }
-    func openConnection(_ role: ConnectionRole) throws -> any DriverConnection { FakeConnection(log: log) }
+    func openConnection(_ role: ConnectionRole) throws -> any DriverConnection {
+        log.recordOpening()
+        return FakeConnection(log: log)
+    }
 }
 
 final class FakeConnection: DriverConnection {

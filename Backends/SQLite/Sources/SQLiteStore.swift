@@ -70,7 +70,10 @@ extension Store {
     /// A new, empty in-memory SQLite database that lives as long as the store.
     ///
     /// Caveat: one connection serves all its accesses in turn, so a read waits
-    /// while a write is in progress (the dialect's capabilities say so).
+    /// while a write is in progress (the dialect's capabilities say so). The
+    /// database lives in that connection: should it break (a rollback that
+    /// fails), the data is gone, and every later access fails with a
+    /// `connection` error saying so; no empty database takes its place.
     public static func sqliteInMemory(_ configuration: SQLiteConfiguration = SQLiteConfiguration()) -> Store {
         Store(driver: SQLiteDriver(path: ":memory:", isMemory: true, mode: .readWrite, configuration: configuration),
               configuration: configuration.store)
@@ -103,6 +106,8 @@ struct SQLiteDriver: DatabaseDriver {
     var poolLayout: PoolLayout {
         isMemory ? .single : .oneWriter(readers: configuration.maxReaders)
     }
+
+    var databaseLivesInItsConnection: Bool { isMemory }
 
     func openConnection(_ role: ConnectionRole) throws -> any DriverConnection {
         try SQLiteConnection(path: path, role: role, configuration: configuration, isMemory: isMemory, mode: mode)

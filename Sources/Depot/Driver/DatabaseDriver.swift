@@ -22,6 +22,17 @@ public protocol DatabaseDriver: Sendable {
     var poolLayout: PoolLayout { get }
     /// Opens and configures one connection.
     func openConnection(_ role: ConnectionRole) throws -> any DriverConnection
+    /// Whether the database lives only as long as its one connection (an
+    /// in-memory SQLite database). Default: false.
+    ///
+    /// When such a connection breaks, the store does not open another in its
+    /// place (it would be an empty database): that access and every later one
+    /// fail with a `connection` error that says the data is gone.
+    var databaseLivesInItsConnection: Bool { get }
+}
+
+extension DatabaseDriver {
+    public var databaseLivesInItsConnection: Bool { false }
 }
 
 /// Which accesses a connection serves.

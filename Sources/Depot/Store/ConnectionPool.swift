@@ -27,6 +27,10 @@ final class ConnectionPool: @unchecked Sendable {
     @exclusivity(unchecked) private var waiters: [(id: UInt64, continuation: CheckedContinuation<PooledConnection, any Error>)] = []
     @exclusivity(unchecked) private var nextWaiterID: UInt64 = 0
     @exclusivity(unchecked) private var isClosed = false
+    /// Set when the connection a database lived in broke: every checkout fails with it.
+    @exclusivity(unchecked) private var lostDatabase: DatabaseError?
+    /// Whether the database lives in the pool's one connection (``DatabaseDriver/databaseLivesInItsConnection``).
+    private let databaseLivesInItsConnection: Bool
     /// Whether opening a connection that fails with a `connection` error is
     /// tried again until the checkout timeout (``Store/Configuration/waitsForServer``).
     private let waitsForServer: Bool
@@ -34,10 +38,12 @@ final class ConnectionPool: @unchecked Sendable {
     private let metrics: PoolMetrics?
 
     init(role: ConnectionRole, maxConnections: Int, label: String, waitsForServer: Bool = false,
+         databaseLivesInItsConnection: Bool = false,
          logger: Logger = Logger(label: "depot", factory: { _ in SwiftLogNoOpLogHandler() }),
          metrics: StoreMetrics? = nil,
          open: @escaping @Sendable (ConnectionRole) throws -> any DriverConnection) {
         self.waitsForServer = waitsForServer
+        self.databaseLivesInItsConnection = databaseLivesInItsConnection
         self.logger = logger
         self.metrics = metrics?.pool(role)
         self.role = role
@@ -51,6 +57,7 @@ final class ConnectionPool: @unchecked Sendable {
         case open
         case wait
         case closed
+        case lost(DatabaseError)
     }
 
     /// How many callers wait in line now (for tests).
@@ -95,6 +102,7 @@ final class ConnectionPool: @unchecked Sendable {
         defer { publish() }
         let checkout = lock.withLock { () -> Checkout in
             if isClosed { return .closed }
+            if let lostDatabase { return .lost(lostDatabase) }
             if let connection = idle.popLast() { return .ready(connection) }
             if openCount < maxConnections {
                 openCount += 1
@@ -107,6 +115,8 @@ final class ConnectionPool: @unchecked Sendable {
             return connection
         case .closed:
             throw DatabaseError(.connection, "the store is closed")
+        case .lost(let error):
+            throw error
         case .open:
             do {
                 return try await openWaitingForServer(timeout: timeout)
@@ -157,6 +167,7 @@ final class ConnectionPool: @unchecked Sendable {
                 let outcome = lock.withLock { () -> Result<PooledConnection, any Error>? in
                     // A connection may have come back, or the pool closed, since the first look.
                     if isClosed { return .failure(DatabaseError(.connection, "the store is closed")) }
+                    if let lostDatabase { return .failure(lostDatabase) }
                     if let connection = idle.popLast() { return .success(connection) }
                     // Cancelled before the handler could see this waiter: it never will.
                     if Task.isCancelled { return .failure(CancellationError()) }
@@ -214,6 +225,10 @@ final class ConnectionPool: @unchecked Sendable {
                 logger.info("connection retired by its driver; replaced when next needed", metadata: ["db.pool": .string(label)])
             }
             await connection.run { $0.close() }
+            if databaseLivesInItsConnection, !lock.withLock({ isClosed }) {
+                loseDatabase()
+                return
+            }
             lock.withLock { openCount -= 1 }
             await offerFreedSlot()
             return
@@ -225,6 +240,21 @@ final class ConnectionPool: @unchecked Sendable {
         }
         fence.publish()
         waiter?.resume(returning: connection)
+    }
+
+    /// The connection the database lived in is gone, and the data with it:
+    /// no empty database is opened in its place; every waiter and every later
+    /// checkout fails, saying so.
+    private func loseDatabase() {
+        let error = DatabaseError(.connection, "the database lived in its one connection, which broke: its data is gone; "
+            + "the store opens no empty database in its place (open a new store)")
+        logger.error("connection broken; the database lived in it and is gone", metadata: ["db.pool": .string(label)])
+        let waiting = lock.withLock { () -> [CheckedContinuation<PooledConnection, any Error>] in
+            lostDatabase = error
+            defer { waiters.removeAll() }
+            return waiters.map(\.continuation)
+        }
+        for waiter in waiting { waiter.resume(throwing: error) }
     }
 
     /// A slot came free without a connection to hand over (one broke, or

@@ -139,17 +139,17 @@ public final class Store: Sendable {
         let label = "depot.\(driver.dialect.engineName.lowercased())"
         switch driver.poolLayout {
         case .single:
-            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label, waitsForServer: configuration.waitsForServer, logger: configuration.logger, metrics: metrics, open: open)
+            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label, waitsForServer: configuration.waitsForServer, databaseLivesInItsConnection: driver.databaseLivesInItsConnection, logger: configuration.logger, metrics: metrics, open: open)
             readers = writers
         case .oneWriter(let readerCount):
-            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label + ".writer", waitsForServer: configuration.waitsForServer, logger: configuration.logger, metrics: metrics, open: open)
-            readers = ConnectionPool(role: .reader, maxConnections: readerCount, label: label + ".reader", waitsForServer: configuration.waitsForServer, logger: configuration.logger, metrics: metrics, open: open)
+            writers = ConnectionPool(role: .writer, maxConnections: 1, label: label + ".writer", waitsForServer: configuration.waitsForServer, databaseLivesInItsConnection: driver.databaseLivesInItsConnection, logger: configuration.logger, metrics: metrics, open: open)
+            readers = ConnectionPool(role: .reader, maxConnections: readerCount, label: label + ".reader", waitsForServer: configuration.waitsForServer, databaseLivesInItsConnection: driver.databaseLivesInItsConnection, logger: configuration.logger, metrics: metrics, open: open)
         case .shared(let max):
-            writers = ConnectionPool(role: .writer, maxConnections: max, label: label, waitsForServer: configuration.waitsForServer, logger: configuration.logger, metrics: metrics, open: open)
+            writers = ConnectionPool(role: .writer, maxConnections: max, label: label, waitsForServer: configuration.waitsForServer, databaseLivesInItsConnection: driver.databaseLivesInItsConnection, logger: configuration.logger, metrics: metrics, open: open)
             readers = writers
         case .primaryAndReplicas(let primary, let replicas):
-            writers = ConnectionPool(role: .writer, maxConnections: primary, label: label + ".primary", waitsForServer: configuration.waitsForServer, logger: configuration.logger, metrics: metrics, open: open)
-            readers = ConnectionPool(role: .reader, maxConnections: replicas, label: label + ".replica", waitsForServer: configuration.waitsForServer, logger: configuration.logger, metrics: metrics, open: open)
+            writers = ConnectionPool(role: .writer, maxConnections: primary, label: label + ".primary", waitsForServer: configuration.waitsForServer, databaseLivesInItsConnection: driver.databaseLivesInItsConnection, logger: configuration.logger, metrics: metrics, open: open)
+            readers = ConnectionPool(role: .reader, maxConnections: replicas, label: label + ".replica", waitsForServer: configuration.waitsForServer, databaseLivesInItsConnection: driver.databaseLivesInItsConnection, logger: configuration.logger, metrics: metrics, open: open)
         }
         if case .primaryAndReplicas = driver.poolLayout { replicaReaders = readers } else { replicaReaders = nil }
         monitor.store = self
