@@ -2,16 +2,24 @@
 # beside a CPU hog on every core, as a shared CI runner is.
 
 # start_cpu_hogs: one busy loop per core, stopped at exit (before whatever the
-# EXIT trap did already, keeping the exit status).
+# EXIT trap did already, keeping the exit status). DEPOT_STRESS_HOG, when set,
+# is a command each hog runs instead, again whenever it ends (with
+# DEPOT_STRESS_HOG_INDEX set to the hog's number): useful work that keeps a
+# core busy, such as a soak of more sync histories.
 start_cpu_hogs() {
     depot_cpu_hogs=()
-    local cores
+    local cores index
     cores=$(nproc)
-    for _ in $(seq "$cores"); do
-        ( while :; do :; done ) &
+    for index in $(seq "$cores"); do
+        if [ -n "${DEPOT_STRESS_HOG:-}" ]; then
+            # In a session of its own, so stopping it stops what it started.
+            DEPOT_STRESS_HOG_INDEX=$index setsid bash -c 'while :; do eval "$DEPOT_STRESS_HOG" || true; done' &
+        else
+            ( while :; do :; done ) &
+        fi
         depot_cpu_hogs+=($!)
     done
-    echo "==> $cores CPU hogs running (one busy loop per core)"
+    echo "==> $cores CPU hogs running (${DEPOT_STRESS_HOG:+running \"$DEPOT_STRESS_HOG\", }one per core)"
     local existing=""
     if [ -n "$(trap -p EXIT)" ]; then
         eval "set -- $(trap -p EXIT)"
@@ -22,7 +30,8 @@ start_cpu_hogs() {
 
 stop_cpu_hogs() {
     [ "${#depot_cpu_hogs[@]}" -gt 0 ] || return 0
-    kill "${depot_cpu_hogs[@]}" 2>/dev/null || true
+    local hog
+    for hog in "${depot_cpu_hogs[@]}"; do kill -- "-$hog" 2>/dev/null || kill "$hog" 2>/dev/null || true; done
     wait "${depot_cpu_hogs[@]}" 2>/dev/null || true
     depot_cpu_hogs=()
 }
