@@ -161,7 +161,7 @@ let package = Package(
         .testTarget(
             name: "DepotSQLiteTests",
             dependencies: [
-                "Depot", "DepotSQLite", "DepotConformance", "DepotLifecycle", "TestSupport",
+                "Depot", "DepotSQLite", "DepotConformance", "DepotLifecycle", "TestSupport", "CSQLite",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/DepotSQLiteTests"
@@ -187,7 +187,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RemindersTests",
-            dependencies: ["Reminders", "Depot", "DepotSQLite", "DepotPostgres", "TestSupport"],
+            dependencies: ["Reminders", "Depot", "DepotSQLite", "DepotPostgres", "TestSupport", "CSQLite"],
             path: "Tests/RemindersTests"
         ),
     ]

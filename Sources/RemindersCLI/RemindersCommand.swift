@@ -113,9 +113,11 @@ struct GlobalOptions: ParsableArguments {
     /// The model over the chosen database, migrated.
     ///
     /// A database that holds anything but the reminders tables is refused
-    /// before it is touched. An empty one is set up, except for a reading
-    /// command (`reading`) on a database other than the default one: looking
-    /// never writes.
+    /// untouched: an SQLite file is first looked into read-only (its bytes, its
+    /// journal mode and the files beside it stay as they were), and only a
+    /// reminders database, or an empty one a writing command sets up, is
+    /// opened for writing. An empty one is refused to a reading command
+    /// (`reading`) on a database other than the default one: looking never writes.
     func model(reading: Bool = false) async throws -> RemindersModel {
         let location = DatabaseLocation.resolve(database)
         if reading, !location.isEmpty, !RemindersDatabases.isURL(location), location != DatabaseLocation.defaultPath,
@@ -123,17 +125,37 @@ struct GlobalOptions: ParsableArguments {
             // Opening would create the file: looking never writes.
             throw RemindersError.invalidInput("there is no database at \(location); add a list or a reminder to start one there")
         }
+        if !location.isEmpty, !RemindersDatabases.isURL(location), FileManager.default.fileExists(atPath: location) {
+            var looking = SQLiteConfiguration()
+            looking.isReadOnly = true
+            let glance: Store
+            do {
+                glance = try Store.sqlite(at: location, looking)
+            } catch let error as DatabaseError where error.engineCode?.hasPrefix("SQLITE_NOTADB") == true {
+                throw RemindersError.invalidInput("\(location) is not a reminders database (SQLite says: file is not a database)")
+            }
+            let contents = await Result(awaiting: { try await RemindersSchema.contents(of: glance) })
+            await glance.close()
+            try accept(contents, at: location, reading: reading)
+        }
         let store = try await DatabaseLocation.open(database)
         OpenStores.shared.add(store)
         let model = try RemindersModel(store: store, timeZone: zone())
+        try accept(await Result(awaiting: { try await RemindersSchema.contents(of: store) }), at: location, reading: reading)
+        try await model.migrate()
+        return model
+    }
+
+    /// Refuses a database that is not ours, or an empty one to a reading command.
+    private func accept(_ contents: Result<RemindersSchema.Contents, any Error>, at location: String, reading: Bool) throws {
         let shown = RemindersDatabases.redacted(location)
-        let contents: RemindersSchema.Contents
+        let found: RemindersSchema.Contents
         do {
-            contents = try await RemindersSchema.contents(of: store)
+            found = try contents.get()
         } catch let error as DatabaseError where error.engineCode?.hasPrefix("SQLITE_NOTADB") == true {
             throw RemindersError.invalidInput("\(location) is not a reminders database (SQLite says: file is not a database)")
         }
-        switch contents {
+        switch found {
         case .reminders:
             break
         case .other(let tables):
@@ -143,8 +165,6 @@ struct GlobalOptions: ParsableArguments {
         case .empty:
             break
         }
-        try await model.migrate()
-        return model
     }
 
     func zone() throws -> TimeZone {
@@ -253,5 +273,12 @@ enum DatabaseLocation {
         } catch let error as DatabaseError where error.engineCode?.hasPrefix("SQLITE_NOTADB") == true {
             throw RemindersError.invalidInput("\(location) is not a reminders database (SQLite says: file is not a database)")
         }
+    }
+}
+
+extension Result where Failure == any Error {
+    /// What an async body returned, or what it threw.
+    fileprivate init(awaiting body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }

@@ -1,3 +1,4 @@
+import CSQLite
 import Depot
 import DepotSQLite
 import Foundation
@@ -36,6 +37,33 @@ import Testing
         #expect(values == [1, 2])
         await first.close()
         await second.close()
+    }
+
+    @Test func aReadOnlyStoreReadsAnotherProgramsFileAndLeavesItByteForByteWithNoFileBeside() async throws {
+        let path = try temporaryDatabasePath("theirs.sqlite")
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        // Their file, in the rollback-journal mode, made by SQLite itself.
+        var handle: OpaquePointer?
+        #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+        #expect(sqlite3_exec(handle, "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('theirs')", nil, nil, nil) == SQLITE_OK)
+        sqlite3_close(handle)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        var looking = SQLiteConfiguration()
+        looking.isReadOnly = true
+        let store = try Store.sqlite(at: path, looking)
+        let bodies = try await store.read { db in try db.fetchAll(String.self, "SELECT body FROM notes") }
+        #expect(bodies == ["theirs"])
+        let error = await #expect(throws: DatabaseError.self) {
+            try await store.write { db in try db.execute("INSERT INTO notes VALUES ('ours')") }
+        }
+        #expect(error?.engineCode?.hasPrefix("SQLITE_READONLY") == true, "\(String(describing: error))")
+        await store.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "the same bytes")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["theirs.sqlite"], "no -wal, -shm or -journal beside it")
+        // A name where there is no file: nothing is made.
+        let nowhere = folder.appendingPathComponent("none.sqlite").path
+        #expect(throws: DatabaseError.self) { try Store.sqlite(at: nowhere, looking) }
+        #expect(!FileManager.default.fileExists(atPath: nowhere))
     }
 
     @Test func fileStoresRunInWALModeWithForeignKeysOnEveryConnection() async throws {

@@ -9,6 +9,29 @@ public struct SQLiteConfiguration: Sendable {
     public var busyTimeout: Duration = .seconds(5)
     /// The most reader connections of a file store. Default: 4.
     public var maxReaders = 4
+    /// Whether the store only reads the file, and leaves it exactly as it
+    /// found it: byte for byte, in its own journal mode, with no `-wal` or
+    /// `-shm` file made beside it. Default: false.
+    ///
+    /// For looking into a file another program owns before deciding to use it:
+    ///
+    /// ```swift
+    /// var looking = SQLiteConfiguration()
+    /// looking.isReadOnly = true
+    /// let store = try Store.sqlite(at: path, looking)
+    /// let tables = try await store.read { db in
+    ///     try db.fetchAll(String.self, "SELECT name FROM sqlite_schema WHERE type = 'table'")
+    /// }
+    /// await store.close()
+    /// ```
+    ///
+    /// Writes fail with a `misuse` error (`SQLITE_READONLY`). Caveat: a file
+    /// with no `-wal` or `-journal` file beside it is read as immutable (SQLite
+    /// takes no lock and makes no side file), so a change another process
+    /// makes while the store is open may go unseen or, mid-write, be read
+    /// half-made; with one beside it, the file is opened read-only, sharing
+    /// the other process's locks and log.
+    public var isReadOnly = false
     /// The settings every store has: coders, error verbosity, checkout timeout.
     public var store = Store.Configuration()
 
@@ -51,7 +74,12 @@ extension Store {
     /// - Throws: a `connection` ``DatabaseError`` when the file cannot be opened or is not a database.
     public static func sqlite(at path: String, _ configuration: SQLiteConfiguration = SQLiteConfiguration()) throws -> Store {
         var mode = SQLiteDriver.OpenMode.readWrite
-        if FileManager.default.fileExists(atPath: path), access(path, W_OK) != 0 {
+        if configuration.isReadOnly {
+            // A log or journal beside the file holds part of its content (another process has it
+            // open, or crashed in a write): read it with theirs. Without one, the file is all there is.
+            let beside = ["-wal", "-journal"].contains { FileManager.default.fileExists(atPath: path + $0) }
+            mode = beside ? .readOnly : .immutable
+        } else if FileManager.default.fileExists(atPath: path), access(path, W_OK) != 0 {
             let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
             mode = access(folder, W_OK) != 0 && !FileManager.default.fileExists(atPath: path + "-shm") ? .immutable : .readOnly
         }
