@@ -78,6 +78,11 @@ enum Output {
     /// sequences' ESC and the invisible characters that reorder a line
     /// (bidirectional overrides and isolates) are shown as `\u{…}`.
     static func cell(_ text: String, maxWidth: Int) -> String {
+        // Most cells are printable ASCII: one column a byte, nothing to escape, no grapheme to break.
+        if isPrintableASCII(text) {
+            let count = text.utf8.count
+            return count <= maxWidth ? text : String(decoding: text.utf8.prefix(max(0, maxWidth - 1)), as: UTF8.self) + "…"
+        }
         var result = ""
         var width = 0
         for character in text {
@@ -217,6 +222,7 @@ enum Output {
     /// How many terminal columns the text takes; Depot's own colour escapes
     /// (`ESC [ … m`, the only escapes a cell holds once made safe) take none.
     static func displayWidth(_ text: String) -> Int {
+        if isPrintableASCII(text) { return text.utf8.count }
         var width = 0
         var inEscape = false
         for character in text {
@@ -229,6 +235,16 @@ enum Output {
             }
         }
         return width
+    }
+
+    /// Whether every byte is a printable ASCII character (space to `~`): text
+    /// one column a byte wide, with nothing a terminal would obey.
+    static func isPrintableASCII(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            for byte in bytes where byte < 0x20 || byte > 0x7E { return false }
+            return true
+        }
     }
 
     /// Two for an emoji or an East Asian wide character, none for a control or
