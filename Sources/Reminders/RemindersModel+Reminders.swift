@@ -79,33 +79,61 @@ extension RemindersModel {
     /// Today: open, due on today's calendar day (overdue ones are not). Scheduled: open
     /// with a due date. Flagged: open and flagged. Completed: done. All: open, by list.
     public func reminders(in view: SmartList) async throws -> [ReminderDetail] {
+        try await reminders(in: view, limit: nil).reminders
+    }
+
+    /// The first `limit` reminders of a smart list (every one when nil), in
+    /// its order, and how many it holds: a screen of a list of 50,000 reads
+    /// only what it shows.
+    ///
+    /// ```swift
+    /// let (first, total) = try await model.reminders(in: .all, limit: 20)
+    /// print("\(total - first.count) more")
+    /// ```
+    public func reminders(in view: SmartList, limit: Int?) async throws -> (reminders: [ReminderDetail], total: Int) {
+        if let limit, limit < 0 { throw RemindersError.invalidInput("a limit counts reminders: 0 or more, not \(limit)") }
         let day = Day(containing: now(), in: timeZone)
-        return try await store.read(logger: logger) { db in try Self.reminders(db, in: view, day: day) }
+        return try await store.read(logger: logger) { db in try Self.reminders(db, in: view, day: day, limit: limit) }
     }
 
     static func reminders(_ db: Database, in view: SmartList, day: Day) throws -> [ReminderDetail] {
-        let reminders: [Reminder]
+        try reminders(db, in: view, day: day, limit: nil).reminders
+    }
+
+    static func reminders(_ db: Database, in view: SmartList, day: Day, limit: Int?) throws -> (reminders: [ReminderDetail], total: Int) {
+        /// The page, and the count of the whole only when the page may not be all of it.
+        func page(_ query: Query<Reminder>) throws -> ([Reminder], Int) {
+            guard let limit else { return try db.fetchAll(query).withCount }
+            let shown = try db.fetchAll(query.limit(limit))
+            return (shown, shown.count < limit ? shown.count : try db.fetchCount(query))
+        }
+        let (reminders, total): ([Reminder], Int)
         switch view {
         case .today:
-            reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.dueDate >= day.start && $0.dueDate < day.end }
+            (reminders, total) = try page(Reminder.where { !$0.isCompleted && $0.dueDate >= day.start && $0.dueDate < day.end }
                 .order { [$0.dueDate.ascending(), $0.priority.descending(), $0.number.ascending(nulls: .last)] })
         case .scheduled:
-            reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.dueDate.isNotNull() }
+            (reminders, total) = try page(Reminder.where { !$0.isCompleted && $0.dueDate.isNotNull() }
                 .order { [$0.dueDate.ascending(), $0.number.ascending(nulls: .last)] })
         case .flagged:
-            reminders = try db.fetchAll(Reminder.where { !$0.isCompleted && $0.isFlagged }
+            (reminders, total) = try page(Reminder.where { !$0.isCompleted && $0.isFlagged }
                 .order { [$0.dueDate.ascending(), $0.number.ascending(nulls: .last)] })
         case .completed:
-            reminders = try db.fetchAll(Reminder.where { $0.isCompleted }
+            (reminders, total) = try page(Reminder.where { $0.isCompleted }
                 .order { [$0.dueDate.descending(), $0.number.ascending(nulls: .last)] })
         case .all:
-            reminders = try db.fetchAll(Reminder.where { !$0.isCompleted }
+            let open = Reminder.where { !$0.isCompleted }
                 .join(RemindersList.self) { reminder, list in reminder.remindersListID.eq(list.id) }
                 .order { reminder, list in [list.position.ascending(), list.number.ascending(nulls: .last), list.id.ascending(), reminder.position.ascending(),
-                                                  reminder.number.ascending(nulls: .last)] })
-                .map(\.0)
+                                                  reminder.number.ascending(nulls: .last)] }
+            if let limit {
+                reminders = try db.fetchAll(open.limit(limit)).map(\.0)
+                total = reminders.count < limit ? reminders.count : try db.fetchCount(open)
+            } else {
+                (reminders, total) = try db.fetchAll(open).map(\.0).withCount
+            }
         }
-        return try Self.details(db, reminders, today: day)
+        return (try Self.details(db, reminders, today: day), total)
     }
 
     /// Reminders carrying a tag (matched ignoring letter case), open ones unless `includeCompleted`.
@@ -250,4 +278,9 @@ extension RemindersModel {
             try db.upsert(ReminderTag(reminderID: reminderID, tagID: tag.id))
         }
     }
+}
+
+extension Array {
+    /// The elements and how many there are.
+    fileprivate var withCount: ([Element], Int) { (self, count) }
 }

@@ -77,15 +77,40 @@ struct ViewCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "view", abstract: "Show a smart list: today, scheduled, flagged, completed or all.")
     @OptionGroup var options: GlobalOptions
     @Argument(help: "today, scheduled, flagged, completed or all.") var name: SmartListChoice
+    @OptionGroup var page: PageOptions
 
     func run() async throws {
         try await running {
+            let limit = page.limit(json: options.json)
             let model = try await options.model(reading: true)
-            let reminders = try await model.reminders(in: name.view)
+            let (reminders, total) = try await model.reminders(in: name.view, limit: limit)
             if options.json { return try Output.json(reminders) }
             Output.heading(name.rawValue.capitalized, color: nil)
             Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: true)
+            Output.more(shown: reminders.count, of: total)
         }
+    }
+}
+
+/// How many rows a listing shows: what fits the terminal, unless told.
+struct PageOptions: ParsableArguments {
+    @Option(help: "Show at most this many reminders (default: what fits the terminal; every one when the output is not a terminal).")
+    var limit: Int?
+
+    @Flag(help: "Show every reminder, however many.")
+    var all = false
+
+    func validate() throws {
+        if let limit, limit < 1 { throw ValidationError("--limit takes a count of 1 or more, not \(limit)") }
+        if limit != nil, all { throw ValidationError("--limit and --all contradict each other: give one") }
+    }
+
+    /// The limit to read with: nil for every row.
+    func limit(json: Bool) -> Int? {
+        if all { return nil }
+        if let limit { return limit }
+        // Scripts and --json get every row; a person at a terminal, a screenful.
+        return json ? nil : Output.screenRows
     }
 }
 

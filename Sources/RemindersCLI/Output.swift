@@ -70,6 +70,23 @@ enum Output {
         return 120
     }()
 
+    /// How many rows of a listing fit the terminal under its heading and the
+    /// line that says how many more there are; nil when the output is not a
+    /// terminal (every row is printed).
+    static let screenRows: Int? = {
+        var size = winsize()
+        guard isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 else {
+            return nil
+        }
+        return max(5, Int(size.ws_row) - 4)
+    }()
+
+    /// The line under a listing cut short: how many rows it left out, and how to see them.
+    static func more(shown: Int, of total: Int) {
+        guard total > shown else { return }
+        print(styled("  … and \(total - shown) more (--limit N shows N, --all every one)", .dim))
+    }
+
     /// Text as a table cell: on one line, with nothing a terminal would obey,
     /// at most `maxWidth` columns wide (cut with an ellipsis). Linear in what
     /// is drawn: a 1 MB title costs no more than its first `maxWidth` columns.
