@@ -158,7 +158,7 @@ public struct RemindersModel: Sendable {
 
     /// The first list, or a new list titled `title` when there is none, decided
     /// in one write: processes adding to an empty database at once agree on one list.
-    public func firstList(creatingIfNone title: String = "Reminders") async throws -> RemindersList {
+    public func firstList(creatingIfNone title: String = defaultListTitle) async throws -> RemindersList {
         let title = try Self.validTitle(title)
         return try await store.write(logger: logger) { db in
             if let first = try db.fetchOne(RemindersList.order { [$0.position.ascending(), $0.number.ascending(), $0.id.ascending()] }.limit(1)) { return first }
@@ -203,13 +203,18 @@ public struct RemindersModel: Sendable {
         }
     }
 
-    /// Moves a list to a place among the lists (0 is first; past the end means last).
+    /// Moves a list to a place among the lists (0 is first); a place past the
+    /// last is refused with an `invalidInput` error, not taken as the last.
     public func moveList(_ nameOrID: String, to position: Int) async throws {
         try await store.write(logger: logger) { db in
             let list = try Self.findList(db, nameOrID)
             var ids = try Self.listIDsInOrder(db)
             ids.removeAll { $0 == list.id }
-            ids.insert(list.id, at: min(max(0, position), ids.count))
+            // A place past the last is refused, not taken as the last: the caller meant another list count.
+            guard (0...ids.count).contains(position) else {
+                throw RemindersError.invalidInput("there \(ids.count == 0 ? "is 1 list" : "are \(ids.count + 1) lists"): a list's place is from 1 to \(ids.count + 1), not \(position + 1)")
+            }
+            ids.insert(list.id, at: position)
             try Self.renumberLists(db, ids)
         }
     }
@@ -222,21 +227,26 @@ public struct RemindersModel: Sendable {
         }
     }
 
-    /// The list a database always has: deleting the last list leaves this one.
-    public static let defaultListTitle = "Personal"
+    /// The list a database always has: deleting the last list leaves a new,
+    /// empty one of this title, and adding a reminder to a database with no
+    /// list makes it.
+    public static let defaultListTitle = "Reminders"
 
-    /// Deletes a list and its reminders. Deleting the last list leaves a new,
-    /// empty list titled ``defaultListTitle``, as the app always has one.
-    public func deleteList(_ nameOrID: String) async throws {
+    /// Deletes a list and its reminders, and returns it. Deleting the last list
+    /// leaves a new, empty list titled ``defaultListTitle``, as the app always
+    /// has one: returned as `madeInItsPlace`, so the caller can say so.
+    @discardableResult
+    public func deleteList(_ nameOrID: String) async throws -> (deleted: RemindersList, madeInItsPlace: RemindersList?) {
         try await store.write(logger: logger) { db in
             let list = try Self.findList(db, nameOrID)
             try db.delete(list)
             let remaining = try Self.listIDsInOrder(db)
             if remaining.isEmpty {
-                try Self.insertNumbered(db, RemindersList(id: newID(), title: Self.defaultListTitle, color: 0x4A99_EFFF, position: 0))
-            } else {
-                try Self.renumberLists(db, remaining)
+                let made = try Self.insertNumbered(db, RemindersList(id: newID(), title: Self.defaultListTitle, color: 0x4A99_EFFF, position: 0))
+                return (list, made)
             }
+            try Self.renumberLists(db, remaining)
+            return (list, nil)
         }
     }
 

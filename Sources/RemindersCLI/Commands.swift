@@ -136,7 +136,9 @@ struct Tagged: AsyncParsableCommand {
             let bare = tag.hasPrefix("#") ? String(tag.dropFirst()) : tag
             let reminders = try await model.reminders(taggedWith: bare, includeCompleted: completed)
             if options.json { return try Output.json(reminders) }
-            Output.heading("#\(bare)", color: nil)
+            // Headed by the tag as it is stored (tags match ignoring letter case).
+            let title = try await model.tag(named: bare)?.title ?? bare
+            Output.heading("#\(title)", color: nil)
             Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: true)
         }
     }
@@ -166,9 +168,9 @@ struct Add: AsyncParsableCommand {
         }
     }
 
-    /// The first list, or a new "Reminders" list when there is none.
+    /// The first list, or a new one (``RemindersModel/defaultListTitle``) when there is none.
     func defaultList(_ model: RemindersModel) async throws -> String {
-        try await model.firstList(creatingIfNone: "Reminders").id.uuidString
+        try await model.firstList().id.uuidString
     }
 }
 
@@ -198,6 +200,9 @@ struct Edit: AsyncParsableCommand {
 
     func validate() throws {
         if flag && unflag { throw ValidationError("--flag and --unflag contradict each other") }
+        if title == nil, notes == nil, due == nil, priority == nil, tags.isEmpty, !flag, !unflag {
+            throw ValidationError("say what to change: --title, --notes, --due, --priority, --tag, --flag or --unflag")
+        }
     }
 
     func run() async throws {
@@ -319,7 +324,8 @@ struct Delete: AsyncParsableCommand {
             let reminder = try await model.reminder(id)
             try Confirmation.require("Delete 1 reminder, \"\(reminder.reminder.title)\"?", yes: yes)
             try await model.deleteReminder(id)
-            options.json ? try Output.json(["deleted": id]) : print("Deleted reminder \(id).")
+            // The reminder as it was, under its own key: a number alone would read as a count.
+            options.json ? try Output.json(["deleted": ReminderDetailJSON(reminder)]) : print("Deleted reminder \(id), \"\(Output.cell(reminder.reminder.title, maxWidth: Output.maxCellWidth))\".")
         }
     }
 }
@@ -385,6 +391,10 @@ struct Search: AsyncParsableCommand {
             if deleteCompleted {
                 let age = olderThan?.age ?? .any
                 let matching = try await model.completedMatchCount(text, olderThan: age)
+                if matching == 0 {
+                    // Nothing to ask about.
+                    return options.json ? try Output.json(["deleted": 0]) : print("No completed reminder matches \"\(Output.safe(text))\": nothing was deleted.")
+                }
                 try Confirmation.require("Delete \(Confirmation.reminders(matching)), completed, matching \"\(text)\"?", yes: yes)
                 let count = try await model.deleteCompletedMatches(text, olderThan: age)
                 return options.json ? try Output.json(["deleted": count]) : print("Deleted \(count) completed reminder\(count == 1 ? "" : "s") matching \"\(text)\".")

@@ -97,9 +97,28 @@ struct ListsCommand: AsyncParsableCommand {
                 let model = try await options.model()
                 let count = try await model.reminderCount(inList: list)
                 try Confirmation.require("Delete the list \"\(list)\" and its \(Confirmation.reminders(count))?", yes: yes)
-                try await model.deleteList(list)
-                options.json ? try Output.json(["deleted": list]) : print("Deleted list \"\(Output.safe(list))\" and its reminders.")
+                let (deleted, made) = try await model.deleteList(list)
+                if options.json {
+                    try Output.json(ListDeletion(deleted: deleted, reminders: count, madeInItsPlace: made))
+                } else {
+                    print("Deleted the list \"\(Output.safe(deleted.title))\" and its \(Confirmation.reminders(count)).")
+                    if let made {
+                        print("A database always keeps a list: an empty \"\(Output.safe(made.title))\" takes its place.")
+                    }
+                }
             }
         }
+    }
+}
+
+/// What `lists delete --json` prints: the list deleted, how many reminders went
+/// with it, and the list made in its place when it was the last.
+struct ListDeletion: Encodable {
+    var deleted: ListJSON
+    var reminders: Int
+    var madeInItsPlace: ListJSON?
+
+    init(deleted: RemindersList, reminders: Int, madeInItsPlace: RemindersList?) {
+        (self.deleted, self.reminders, self.madeInItsPlace) = (ListJSON(deleted), reminders, madeInItsPlace.map(ListJSON.init))
     }
 }

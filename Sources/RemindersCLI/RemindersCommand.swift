@@ -43,6 +43,10 @@ public struct RemindersCommand: AsyncParsableCommand {
     public static func start() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let names = Set(configuration.subcommands.map { $0._commandName } + ["help"])
+        if arguments.first == "help", arguments.count > 1, !names.contains(arguments[1]) {
+            FileHandle.standardError.write(Data("reminders: no subcommand \"\(arguments[1])\" to help with (reminders --help lists them)\n".utf8))
+            Self.exit(withError: ExitCode.validationFailure)
+        }
         switch GlobalArguments.reorder(arguments, subcommands: names) {
         case .arguments(let reordered):
             await main(reordered)

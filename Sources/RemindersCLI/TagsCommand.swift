@@ -66,7 +66,7 @@ struct TagsCommand: AsyncParsableCommand {
                 let model = try await options.model()
                 guard let found = try await model.tag(named: tag) else { throw RemindersError.tagNotFound(tag) }
                 let carrying = try await model.tagsInUse().first { $0.tag.id == found.id }?.reminderCount ?? 0
-                try Confirmation.require("Delete #\(found.title), which \(Confirmation.reminders(carrying)) carry? (The reminders stay.)", yes: yes)
+                try Confirmation.require("Delete #\(found.title)? \(Confirmation.reminders(carrying)) \(carrying == 1 ? "carries" : "carry") it (the reminders stay).", yes: yes)
                 let untagged = try await model.deleteTag(tag)
                 options.json ? try Output.json(["untagged": untagged]) : print("Deleted #\(Output.safe(found.title)); \(Confirmation.reminders(untagged)) lost it.")
             }

@@ -23,6 +23,10 @@ struct Watch: AsyncParsableCommand {
     @Argument(help: "home, a smart list, or a list's title or id.") var screen = "home"
     @Option(help: "Stop after this many drawings (for scripts).") var count: Int?
 
+    func validate() throws {
+        if let count, count < 1 { throw ValidationError("--count takes a number of drawings, 1 or more, not \(count)") }
+    }
+
     func run() async throws {
         try await running {
             let model = try await options.model(reading: true)

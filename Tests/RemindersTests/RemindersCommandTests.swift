@@ -302,7 +302,7 @@ extension RemindersCommandTests {
         let search = try run(["search", "eggs", "--delete-completed"])
         #expect(search.status == 1 && search.stderr.contains("Delete 1 reminder, completed, matching \"eggs\"?"), "\(search.stderr)")
         let tag = try run(["tags", "delete", "#errand"])
-        #expect(tag.status == 1 && tag.stderr.contains("Delete #errand, which 3 reminders carry? (The reminders stay.)"), "\(tag.stderr)")
+        #expect(tag.status == 1 && tag.stderr.contains("Delete #errand? 3 reminders carry it (the reminders stay)."), "\(tag.stderr)")
         #expect(try run(["delete", "1"]).status == 1)
         #expect(try run(["lists", "--json"]).stdout.contains("\"incompleteCount\" : 2"))
 
@@ -314,15 +314,17 @@ extension RemindersCommandTests {
         // "y" deletes.
         let confirmed = try runOnTerminal(["delete", "1"], answer: "y")
         #expect(confirmed.status == 0, "\(confirmed.stdout)")
-        #expect(confirmed.stdout.contains("Deleted reminder 1."))
+        #expect(confirmed.stdout.contains("Deleted reminder 1, \""))
         // --yes does not ask.
         let tagDeleted = try run(["tags", "delete", "ERRAND", "--yes"])
         #expect(tagDeleted.status == 0)
         #expect(tagDeleted.stdout == "Deleted #errand; 2 reminders lost it.\n")
         let listDeleted = try run(["lists", "delete", "Groceries", "--yes"])
         #expect(listDeleted.status == 0, "\(listDeleted.stderr)")
-        // A database always has a list.
-        #expect(try run(["lists"]).stdout.contains("Personal"))
+        // A database always has a list, and says so when it makes one.
+        let lastDeleted = try run(["lists", "delete", "Reminders", "--yes"])
+        #expect(lastDeleted.stdout.hasSuffix("A database always keeps a list: an empty \"Reminders\" takes its place.\n"), "\(lastDeleted.stdout)")
+        #expect(try run(["lists"]).stdout.contains("Reminders"))
     }
 }
 

@@ -120,7 +120,7 @@ import TestSupport
         #expect(more["find missing"] == "nil")
         #expect(more["delete tag"] == "1")
         #expect(more["zebra row"] == "#Important")
-        #expect(more["last list"] == "Personal 0")
+        #expect(more["last list"] == "Reminders 0")
         // Twelve moves into the same gap exhaust it once: the list is renumbered, the order kept.
         #expect(more["manual"] == "moves changed 1 and 1 | 100% juice, buy Milk, Café crème, BUY bread, milk chocolate | positions distinct true"
             + " | BUY bread, Café crème, buy Milk, 100% juice | buy Milk, Café crème, BUY bread, 100% juice, milk chocolate")

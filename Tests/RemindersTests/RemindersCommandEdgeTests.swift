@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+/// Small things a user meets, each as a user would expect it.
+extension RemindersCommandTests {
+    @Test func aListMovedPastTheLastPlaceIsRefusedAndStaysWhereItWas() throws {
+        #expect(try run(["lists", "add", "Home"]).status == 0)
+        #expect(try run(["lists", "add", "Work"]).status == 0)
+        let moved = try run(["lists", "move", "Home", "99"])
+        #expect(moved.status == 1)
+        #expect(moved.stderr == "reminders: there are 2 lists: a list's place is from 1 to 2, not 99\n", "\(moved.stderr)")
+        #expect(try run(["lists"]).stdout.hasPrefix("Home"), "not moved last")
+        #expect(try run(["lists", "move", "Home", "2"]).stdout.hasPrefix("Work"))
+    }
+
+    @Test func editWithNothingToChangeAndWatchCountZeroAreUsageErrors() throws {
+        #expect(try run(["add", "Milk"]).status == 0)
+        let edit = try run(["edit", "1"])
+        #expect(edit.status == 64 && edit.stderr.hasPrefix("Error: say what to change: --title, --notes, --due, --priority, --tag, --flag or --unflag\n"), "\(edit.stderr)")
+        let watch = try run(["watch", "all", "--count", "0"])
+        #expect(watch.status == 64 && watch.stderr.hasPrefix("Error: --count takes a number of drawings, 1 or more, not 0\n"), "\(watch.stderr)")
+        #expect(watch.stdout.isEmpty, "nothing drawn")
+    }
+
+    @Test func helpForASubcommandThatDoesNotExistIsAUsageError() throws {
+        let help = try run(["help", "nosuch"])
+        #expect(help.status == 64)
+        #expect(help.stderr == "reminders: no subcommand \"nosuch\" to help with (reminders --help lists them)\n", "\(help.stderr)")
+        #expect(help.stdout.isEmpty)
+        #expect(try run(["help", "view"]).status == 0)
+    }
+
+    @Test func taggedIsHeadedByTheTagAsStoredWhateverCaseWasTyped() throws {
+        #expect(try run(["add", "Pay rent", "--tag", "Bills"]).status == 0)
+        let tagged = try run(["tagged", "BILLS"])
+        #expect(tagged.status == 0)
+        #expect(tagged.stdout.hasPrefix("#Bills\n"), "\(tagged.stdout)")
+    }
+
+    @Test func deletingCompletedMatchesOfNothingAsksNothingAndSaysSo() throws {
+        #expect(try run(["add", "Milk"]).status == 0)
+        let outcome = try run(["search", "zzz", "--delete-completed"])
+        #expect(outcome.status == 0, "no terminal, no --yes, and nothing to confirm: \(outcome.stderr)")
+        #expect(outcome.stdout == "No completed reminder matches \"zzz\": nothing was deleted.\n")
+    }
+
+    @Test func deleteJSONNamesTheReminderItDeletedNotABareNumber() throws {
+        #expect(try run(["add", "Milk"]).status == 0)
+        let outcome = try run(["delete", "1", "--yes", "--json"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let deleted = (try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any])?["deleted"] as? [String: Any]
+        #expect((deleted?["reminder"] as? [String: Any])?["title"] as? String == "Milk", "\(outcome.stdout)")
+        #expect((deleted?["reminder"] as? [String: Any])?["number"] as? Int == 1)
+    }
+
+    @Test func deletingTheLastListSaysWhichListTakesItsPlaceTheSameOneAddMakes() throws {
+        #expect(try run(["lists", "add", "Home"]).status == 0)
+        let deleted = try run(["lists", "delete", "Home", "--yes"])
+        #expect(deleted.stdout == "Deleted the list \"Home\" and its 0 reminders.\nA database always keeps a list: an empty \"Reminders\" takes its place.\n", "\(deleted.stdout)")
+        let json = try run(["lists", "delete", "Reminders", "--yes", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect((object?["deleted"] as? [String: Any])?["title"] as? String == "Reminders", "\(json.stdout)")
+        #expect(object?["reminders"] as? Int == 0)
+        #expect((object?["madeInItsPlace"] as? [String: Any])?["title"] as? String == "Reminders")
+        // On a database with no list, add makes one of the same name.
+        let fresh = try run(["add", "Milk", "--database", home.appendingPathComponent("other.sqlite").path])
+        #expect(fresh.status == 0, "\(fresh.stderr)")
+        #expect(fresh.stdout.contains("Reminders"), "\(fresh.stdout)")
+    }
+}
