@@ -187,7 +187,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RemindersTests",
-            dependencies: ["Reminders", "Depot", "DepotSQLite", "DepotPostgres", "TestSupport", "CSQLite"],
+            dependencies: ["Reminders", "RemindersCLI", "Depot", "DepotSQLite", "DepotPostgres", "TestSupport", "CSQLite"],
             path: "Tests/RemindersTests"
         ),
     ]

@@ -149,7 +149,7 @@ struct Add: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
     @Argument(help: "What to do.") var title: String
     @Option(help: "The list's title or id (default: the first list).") var list: String?
-    @Option(help: "Due: today, tomorrow, friday, in 3 days, 2026-12-24 17:00, ISO-8601.") var due: String?
+    @Option(help: "Due: tomorrow 9am, friday at 17:00, in 2 hours, in 3 days, Dec 24, 24/12/2026, noon, 2026-12-24 17:00, ISO-8601.") var due: String?
     @Option(help: "none, low, medium or high.") var priority: PriorityChoice?
     @Flag(help: "Flag it.") var flag = false
     @Option(name: .customLong("tag"), help: "A tag (repeat for several).") var tags: [String] = []
@@ -192,7 +192,7 @@ struct Edit: AsyncParsableCommand {
     @Argument(help: "The reminder's id.") var id: Int64
     @Option(help: "A new title.") var title: String?
     @Option(help: "New notes.") var notes: String?
-    @Option(help: "Due: today, tomorrow, friday, in 3 days, 2026-12-24 17:00, ISO-8601, or none.") var due: String?
+    @Option(help: "Due: tomorrow 9am, friday at 17:00, in 2 hours, in 3 days, Dec 24, 24/12/2026, noon, 2026-12-24 17:00, ISO-8601, or none.") var due: String?
     @Option(help: "none, low, medium or high.") var priority: PriorityChoice?
     @Option(name: .customLong("tag"), help: "A tag to add (repeat for several).") var tags: [String] = []
     @Flag(help: "Flag it.") var flag = false

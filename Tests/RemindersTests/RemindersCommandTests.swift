@@ -94,9 +94,9 @@ import TestSupport
 
     @Test(arguments: [
         (["add", "x", "--list", "Nowhere"], "reminders: no list named \"Nowhere\"\n"),
-        (["add", "x", "--due", "someday"], "reminders: cannot read the date \"someday\"; accepted: today, tomorrow, yesterday, a weekday (friday: the next one), next friday (next week's), in 3 days, in 2 weeks, any of these with a time (tomorrow 9am, friday 17:00, in 3 days 5:30pm), a time alone (9am: today), none, 2026-12-24 (9:00), 2026-12-24 17:00, 2026-12-24T17:00, or ISO-8601 with Z or an offset (2026-12-24T17:00:00+01:00)\n"),
+        (["add", "x", "--due", "someday"], "reminders: cannot read the date \"someday\"; accepted: today, tomorrow, yesterday, tonight, a weekday (friday: the next one), next friday (next week's), in 30 minutes, in 2 hours, in 3 days, in 2 weeks, Dec 24, 24 December 2026, 24/12/2026 (in your locale's order), any day with a time (tomorrow 9am, friday at 17:00, Dec 24 noon), a time alone (9am: the next 9am), none, 2026-12-24, 2026-12-24 17:00, 2026-12-24T17:00, or ISO-8601 with Z or an offset (2026-12-24T17:00:00+01:00)\n"),
         (["add", "x", "--due", "0000-01-01"], "reminders: cannot read the date \"0000-01-01\": the year must be from 0001 to 9999\n"),
-        (["add", "x", "--due", "13pm"], "reminders: cannot read the date \"13pm\"; accepted: today, tomorrow, yesterday, a weekday (friday: the next one), next friday (next week's), in 3 days, in 2 weeks, any of these with a time (tomorrow 9am, friday 17:00, in 3 days 5:30pm), a time alone (9am: today), none, 2026-12-24 (9:00), 2026-12-24 17:00, 2026-12-24T17:00, or ISO-8601 with Z or an offset (2026-12-24T17:00:00+01:00)\n"),
+        (["add", "x", "--due", "13pm"], "reminders: cannot read the date \"13pm\"; accepted: today, tomorrow, yesterday, tonight, a weekday (friday: the next one), next friday (next week's), in 30 minutes, in 2 hours, in 3 days, in 2 weeks, Dec 24, 24 December 2026, 24/12/2026 (in your locale's order), any day with a time (tomorrow 9am, friday at 17:00, Dec 24 noon), a time alone (9am: the next 9am), none, 2026-12-24, 2026-12-24 17:00, 2026-12-24T17:00, or ISO-8601 with Z or an offset (2026-12-24T17:00:00+01:00)\n"),
         (["complete", "404"], "reminders: no reminder with id 404\n"),
         (["lists", "add", "x", "--color", "blue"], "reminders: a colour is RRGGBB or RRGGBBAA hex, such as 4A99EF (got \"blue\")\n"),
         (["stats", "--time-zone", "Mars/Olympus"], "reminders: unknown time zone \"Mars/Olympus\" (try UTC or Europe/Paris)\n"),
@@ -240,7 +240,8 @@ extension RemindersCommandTests {
         let untilFriday = (6 - weekday + 7) % 7 == 0 ? 7 : (6 - weekday + 7) % 7
         // Next week's Friday: this week's (weeks start on Monday) plus seven days.
         let mondayBased = (weekday + 5) % 7
-        let untilNextFriday = 4 - mondayBased + 7
+        // Said on a Friday, next Friday is the one after the coming one.
+        let untilNextFriday = weekday == 6 ? 14 : 4 - mondayBased + 7
         func at(_ days: Int, _ hour: Int, _ minute: Int) -> String {
             let day = calendar.date(byAdding: .day, value: days, to: today) ?? today
             return ISO8601DateFormatter().string(from: calendar.date(bySettingHour: hour, minute: minute, second: 0, of: day) ?? day)
@@ -249,7 +250,8 @@ extension RemindersCommandTests {
             ("today", nine(0)), ("tomorrow", nine(1)), ("yesterday", nine(-1)), ("in 3 days", nine(3)), ("in 2 weeks", nine(14)),
             ("friday", nine(untilFriday)), ("next Friday", nine(untilNextFriday)),
             ("tomorrow 5:30pm", at(1, 17, 30)), ("friday 17:00", at(untilFriday, 17, 0)), ("in 3 days 17:00", at(3, 17, 0)),
-            ("9am", nine(0)), ("12am", at(0, 0, 0)), ("tomorrow 12pm", at(1, 12, 0)),
+            // A time alone is the next such time: today's if it is still to come.
+            ("9am", calendar.component(.hour, from: Date()) < 9 ? nine(0) : nine(1)), ("12am", at(1, 0, 0)), ("tomorrow 12pm", at(1, 12, 0)),
             ("2026-12-01 17:00", "2026-12-01T17:00:00Z"), ("2026-12-01", "2026-12-01T09:00:00Z"),
             ("2026-12-01T17:00:00+01:00", "2026-12-01T16:00:00Z"), ("2026-12-01T17:00Z", "2026-12-01T17:00:00Z"),
         ]
@@ -259,7 +261,7 @@ extension RemindersCommandTests {
         }
         let bad = try run(["add", "never", "--list", "Dates", "--due", "2026-02-30"])
         #expect(bad.status == 1)
-        #expect(bad.stderr.contains("cannot read the date \"2026-02-30\"; accepted: today, tomorrow, yesterday, a weekday"), "\(bad.stderr)")
+        #expect(bad.stderr.contains("cannot read the date \"2026-02-30\"; accepted: today, tomorrow, yesterday, tonight, a weekday"), "\(bad.stderr)")
         #expect(try run(["add", "late", "--list", "Dates", "--due", "2026-12-01 25:00"]).status == 1)
     }
 }
