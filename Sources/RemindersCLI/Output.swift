@@ -191,32 +191,81 @@ enum Output {
         }
     }
 
+    /// The terminal's width in columns: the output's when it is a terminal,
+    /// else `COLUMNS` when set; nil otherwise (a pipe gets whole rows).
+    static let terminalColumns: Int? = {
+        var size = winsize()
+        if isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
+            return Int(size.ws_col)
+        }
+        return ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil }
+    }()
+
     /// Columns padded to their widest cell, measured in terminal columns: a wide
     /// (CJK) character or an emoji takes two, a combining mark none; colour
     /// escapes take none. Every cell is made safe and cut to the terminal first.
-    static func table(_ rows: [[(String, Style?)]], leading: [String] = []) {
+    ///
+    /// A row wider than the terminal is cut as a whole: the columns in
+    /// `giveWay` narrow in that order, each to its minimum (0 drops it), then
+    /// the widest of the rest, so no line is wider than the terminal.
+    static func table(_ rows: [[(String, Style?)]], leading: [String] = [], giveWay: [(column: Int, minimum: Int)] = []) {
         guard let columns = rows.map(\.count).max() else { return }
         var cells = rows.map { row in row.map { (text: cell($0.0, maxWidth: maxCellWidth), style: $0.1) } }
+        let leadWidths = leading.map(displayWidth)
+        var measured = cells.map { row in row.map { displayWidth($0.text) } }
+        for (index, width) in leadWidths.enumerated() where index < measured.count && !measured[index].isEmpty { measured[index][0] += width }
+        var widths = Array(repeating: 0, count: columns)
+        for row in measured { for (i, width) in row.enumerated() { widths[i] = max(widths[i], width) } }
+        if let terminal = terminalColumns {
+            let limits = fitted(widths, into: terminal, giveWay: giveWay)
+            for r in cells.indices {
+                for c in cells[r].indices where limits[c] < widths[c] {
+                    let lead = c == 0 && r < leadWidths.count ? leadWidths[r] : 0
+                    cells[r][c].text = limits[c] == 0 ? "" : cell(cells[r][c].text, maxWidth: max(1, limits[c] - lead))
+                    measured[r][c] = cells[r][c].text.isEmpty ? 0 : displayWidth(cells[r][c].text) + lead
+                }
+            }
+            widths = limits
+        }
         // What leads a row's first cell (a list's colour swatch) is Depot's own, already safe.
         for (index, lead) in leading.enumerated() where index < cells.count && !cells[index].isEmpty {
             cells[index][0].text = lead + cells[index][0].text
         }
-        let measured = cells.map { row in row.map { displayWidth($0.text) } }
-        var widths = Array(repeating: 0, count: columns)
-        for row in measured { for (i, width) in row.enumerated() { widths[i] = max(widths[i], width) } }
         for (row, rowWidths) in zip(cells, measured) {
             var line = ""
             var pending = 0
-            for (i, cell) in row.enumerated() {
+            for (i, cell) in row.enumerated() where widths[i] > 0 {
                 // Padding is written only before something visible, so no line ends in spaces.
                 if !cell.text.isEmpty {
                     line += String(repeating: " ", count: pending) + styled(cell.text, cell.style)
                     pending = 0
                 }
-                pending += (i == row.count - 1 ? 0 : widths[i] - rowWidths[i] + 2)
+                pending += (i == row.count - 1 ? 0 : max(0, widths[i] - rowWidths[i]) + 2)
             }
             print(line)
         }
+    }
+
+    /// Column widths that fit `terminal` columns (two spaces between columns):
+    /// the `giveWay` columns narrow first, in order, to their minimums, then the
+    /// widest of all, down to one column each.
+    static func fitted(_ widths: [Int], into terminal: Int, giveWay: [(column: Int, minimum: Int)]) -> [Int] {
+        var widths = widths
+        func total() -> Int {
+            let shown = widths.filter { $0 > 0 }
+            return shown.reduce(0, +) + 2 * max(0, shown.count - 1)
+        }
+        for (column, minimum) in giveWay where column < widths.count {
+            let excess = total() - terminal
+            guard excess > 0 else { return widths }
+            let target = widths[column] - excess
+            // Narrowed to what fits, or to its minimum; a column gone (minimum 0) takes its two spaces along.
+            widths[column] = target >= max(1, minimum) ? target : minimum
+        }
+        while total() > terminal, let widest = widths.indices.max(by: { widths[$0] < widths[$1] }), widths[widest] > 1 {
+            widths[widest] -= 1
+        }
+        return widths
     }
 
     static func home(_ home: HomeScreen) {
@@ -232,7 +281,9 @@ enum Output {
         if !home.tags.isEmpty {
             print("")
             heading("Tags", color: nil)
-            print(home.tags.map { "#" + cell($0.tag.title, maxWidth: maxCellWidth) + " (\($0.reminderCount))" }.joined(separator: "  "))
+            let line = home.tags.map { "#" + cell($0.tag.title, maxWidth: maxCellWidth) + " (\($0.reminderCount))" }.joined(separator: "  ")
+            // Cut to the terminal as any line; `tags` lists them all.
+            print(terminalColumns.map { cell(line, maxWidth: $0) } ?? line)
         }
     }
 
@@ -287,7 +338,7 @@ enum Output {
         // The swatch's escapes take no column; its dot and space take two on every row.
         table(lists.map { summary in
             [(summary.list.title, nil), ("\(summary.incompleteCount)", nil), ("id \(Output.number(summary.list.number))", .dim)]
-        }, leading: lists.map { swatch($0.list.color) })
+        }, leading: lists.map { swatch($0.list.color) }, giveWay: [(0, 8)])
     }
 
     static func reminders(_ details: [ReminderDetail], timeZone: TimeZone, now: Date, showList: Bool) {
@@ -309,7 +360,7 @@ enum Output {
             if showList { row.append((detail.listTitle, .dim)) }
             row.append((detail.tags.map { "#" + $0 }.joined(separator: " "), .dim))
             return row
-        })
+        }, giveWay: [(3, 12)] + (showList ? [(6, 0), (5, 8)] : [(5, 0)]) + [(3, 4)])
     }
 
     static func dayStart(_ date: Date, _ timeZone: TimeZone) -> Date {
