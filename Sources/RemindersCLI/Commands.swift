@@ -24,6 +24,7 @@ struct Show: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Sort ascending (--no-ascending for descending).") var ascending: Bool?
     @Flag(inversion: .prefixedNo, help: "Show completed reminders too (--no-completed to hide them).") var completed: Bool?
     @Flag(help: "Store the sort and completed choice with the list.") var save = false
+    @OptionGroup var page: PageOptions
 
     func run() async throws {
         try await running {
@@ -42,11 +43,12 @@ struct Show: AsyncParsableCommand {
                 reminders = try await model.reminders(on: .list(stored.id.uuidString),
                                                       order: ReminderOrder(sort: stored.sort, ascending: stored.sortAscending, showCompleted: stored.showCompleted))
             }
-            if options.json { return try Output.json(reminders) }
+            let limit = page.limit(json: options.json)
+            if options.json { return try Output.json(Array(reminders.prefix(limit ?? reminders.count))) }
             let changed = !save && (sort != nil || ascending != nil || completed != nil)
             Output.heading("\(shown.title) — by \(SortChoice(shown.sort).rawValue), \(shown.sortAscending ? "ascending" : "descending")"
                 + "\(shown.showCompleted ? ", completed shown" : "")\(changed ? " (this time; --save keeps it)" : "")", color: shown.color)
-            Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: false)
+            Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: false, limit: limit)
         }
     }
 }
@@ -129,17 +131,19 @@ struct Tagged: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The tag.") var tag: String
     @Flag(help: "Include completed reminders.") var completed = false
+    @OptionGroup var page: PageOptions
 
     func run() async throws {
         try await running {
+            let limit = page.limit(json: options.json)
             let model = try await options.model(reading: true)
             let bare = tag.hasPrefix("#") ? String(tag.dropFirst()) : tag
             let reminders = try await model.reminders(taggedWith: bare, includeCompleted: completed)
-            if options.json { return try Output.json(reminders) }
+            if options.json { return try Output.json(Array(reminders.prefix(limit ?? reminders.count))) }
             // Headed by the tag as it is stored (tags match ignoring letter case).
             let title = try await model.tag(named: bare)?.title ?? bare
             Output.heading("#\(title)", color: nil)
-            Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: true)
+            Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: true, limit: limit)
         }
     }
 }
@@ -369,6 +373,7 @@ struct Search: AsyncParsableCommand {
     @Flag(help: "Delete the completed reminders that match.") var deleteCompleted = false
     @Option(help: "With --delete-completed: only those due more than 1m, 6m or 12m before today.") var olderThan: AgeChoice?
     @Flag(help: "With --delete-completed: do not ask.") var yes = false
+    @OptionGroup var page: PageOptions
 
     enum AgeChoice: String, ExpressibleByArgument, CaseIterable {
         case oneMonth = "1m", sixMonths = "6m", twelveMonths = "12m"
@@ -399,10 +404,13 @@ struct Search: AsyncParsableCommand {
                 let count = try await model.deleteCompletedMatches(text, olderThan: age)
                 return options.json ? try Output.json(["deleted": count]) : print("Deleted \(count) completed reminder\(count == 1 ? "" : "s") matching \"\(text)\".")
             }
+            let limit = page.limit(json: options.json)
             let (result, details) = try await model.search(text, includeCompleted: completed)
-            if options.json { return try Output.json(SearchOutput(reminders: details.map(ReminderDetailJSON.init), completedCount: result.completedCount)) }
-            Output.heading("Search \"\(text)\" — \(details.count) shown, \(result.completedCount) completed match\(result.completedCount == 1 ? "" : "es")", color: nil)
-            Output.reminders(details, timeZone: model.timeZone, now: model.now(), showList: true)
+            if options.json {
+                return try Output.json(SearchOutput(reminders: details.prefix(limit ?? details.count).map(ReminderDetailJSON.init), completedCount: result.completedCount))
+            }
+            Output.heading("Search \"\(text)\" — \(details.count) found, \(result.completedCount) completed match\(result.completedCount == 1 ? "" : "es")", color: nil)
+            Output.reminders(details, timeZone: model.timeZone, now: model.now(), showList: true, limit: limit)
         }
     }
 

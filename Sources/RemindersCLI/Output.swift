@@ -341,11 +341,15 @@ enum Output {
         }, leading: lists.map { swatch($0.list.color) }, giveWay: [(0, 8)])
     }
 
-    static func reminders(_ details: [ReminderDetail], timeZone: TimeZone, now: Date, showList: Bool) {
-        if details.isEmpty {
+    /// The reminders as a table: the first `limit` of them (every one when nil),
+    /// then a line saying how many more there are.
+    static func reminders(_ all: [ReminderDetail], timeZone: TimeZone, now: Date, showList: Bool, limit: Int? = nil) {
+        if all.isEmpty {
             print(styled("  (none)", .dim))
             return
         }
+        let details = limit.map { Array(all.prefix($0)) } ?? all
+        defer { more(shown: details.count, of: all.count) }
         let today = dayStart(now, timeZone)
         table(details.map { detail in
             let r = detail.reminder

@@ -94,10 +94,11 @@ struct Watch: AsyncParsableCommand {
             Output.home(home)
         case .smartList(let view, let reminders):
             Output.heading(view.rawValue.capitalized, color: nil)
-            Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: true)
+            // One screen at most on a terminal (less the two lines under it).
+            Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: true, limit: Output.screenRows.map { max(1, $0 - 2) })
         case .list(let screen):
             Output.heading(screen.list.title, color: screen.list.color)
-            Output.reminders(screen.reminders, timeZone: model.timeZone, now: model.now(), showList: false)
+            Output.reminders(screen.reminders, timeZone: model.timeZone, now: model.now(), showList: false, limit: Output.screenRows.map { max(1, $0 - 2) })
         }
         if terminal {
             print("")

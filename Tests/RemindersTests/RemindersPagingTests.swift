@@ -17,7 +17,7 @@ import Testing
         let model = RemindersModel(store: store)
         try await model.migrate()
         _ = try await model.createList(title: "Inbox")
-        for index in 1...count + 3 { _ = try await model.addReminder(ReminderDraft(title: "Task \(index)"), to: "Inbox") }
+        for index in 1...count + 3 { _ = try await model.addReminder(ReminderDraft(title: "Task \(index)", tags: ["chore"]), to: "Inbox") }
         for number in count + 1...count + 3 { _ = try await model.complete(Int64(number)) }
         await store.close()
         return path
@@ -45,6 +45,22 @@ import Testing
         let json = try commands.run(["view", "all", "--limit", "3", "--json", "--database", path])
         let rows = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
         #expect(rows?.count == 3)
+    }
+
+    @Test(arguments: [["show", "Inbox"], ["tagged", "chore"], ["search", "task"]])
+    func everyListingOfRemindersTakesALimit(arguments: [String]) async throws {
+        let path = try await database(12)
+        let page = try commands.run(arguments + ["--limit", "4", "--database", path])
+        #expect(page.status == 0, "\(page.stderr)")
+        let lines = page.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 6, "a heading, four rows, the line under them: \(page.stdout)")
+        #expect(lines.last?.hasPrefix("  … and ") == true && lines.last?.hasSuffix(" more (--limit N shows N, --all every one)") == true, "\(page.stdout)")
+        let every = try commands.run(arguments + ["--database", path])
+        #expect(!every.stdout.contains("more ("), "\(every.stdout)")
+        let json = try commands.run(arguments + ["--limit", "4", "--json", "--database", path])
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8))
+        let rows = (object as? [[String: Any]]) ?? ((object as? [String: Any])?["reminders"] as? [[String: Any]])
+        #expect(rows?.count == 4, "\(json.stdout.prefix(300))")
     }
 
     @Test func aLimitBelowOneOrBesideAllIsAUsageError() async throws {
