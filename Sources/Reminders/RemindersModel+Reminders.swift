@@ -160,6 +160,7 @@ extension RemindersModel {
     @discardableResult
     public func addReminder(_ draft: ReminderDraft, to listNameOrID: String) async throws -> ReminderDetail {
         let title = try Self.validTitle(draft.title ?? "")
+        _ = try draft.notes.map { try Self.validText($0, "the notes") }
         let createdAt = now()
         return try await store.write(logger: logger) { db in
             let list = try Self.findList(db, listNameOrID)
@@ -179,6 +180,7 @@ extension RemindersModel {
     @discardableResult
     public func editReminder(_ number: Int64, _ changes: ReminderDraft) async throws -> ReminderDetail {
         let title = try changes.title.map(Self.validTitle)
+        _ = try changes.notes.map { try Self.validText($0, "the notes") }
         return try await store.write(logger: logger) { db in
             var reminder = try Self.findReminder(db, number)
             let id = reminder.id

@@ -285,7 +285,17 @@ public struct RemindersModel: Sendable {
     static func validTitle(_ title: String) throws -> String {
         let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw RemindersError.invalidInput("a title cannot be empty") }
-        return trimmed
+        return try validText(trimmed, "a title")
+    }
+
+    /// Text every engine stores alike: no U+0000, which PostgreSQL refuses and
+    /// SQLite keeps, so a reminder written on a device could never sync to a
+    /// PostgreSQL server.
+    static func validText(_ text: String, _ field: String) throws -> String {
+        if text.utf8.contains(0) {
+            throw RemindersError.invalidInput("\(field) cannot hold the character U+0000 (NUL): not every database stores it")
+        }
+        return text
     }
 
     static func validate(color: Int64) throws {
