@@ -157,6 +157,9 @@ extension SyncCommand {
         let session: SyncAccountClient.Session
         do {
             session = create ? try await accounts.signUp(name: name, password: password) : try await accounts.signIn(name: name, password: password)
+        } catch let error as SyncHTTPError where error.status == 401 {
+            // At sign-in a 401 is the name or the password, not a device the server forgot.
+            throw RemindersError.invalidInput("\(text) does not know that name with that password (\(error.message)); check both, or sign up: reminders sync sign-up NAME --server \(text)")
         } catch {
             throw failure(error, server: text)
         }

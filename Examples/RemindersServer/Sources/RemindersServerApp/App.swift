@@ -9,7 +9,10 @@ import Reminders
 
 extension RemindersRoutes {
     /// The store a location names: a `postgres://` URL, or else an SQLite file
-    /// path (its folder must exist; the file is created).
+    /// path (its folder must exist; the file is created). An SQLite file that
+    /// exists must be a reminders database: one that holds another program's
+    /// tables, or nothing, is refused before it is opened for writing (looked
+    /// into read-only, and left byte for byte as it was).
     ///
     /// A request waits at most 2 seconds for a connection, and a server that
     /// is down is not waited for: while the database is unreachable requests
@@ -24,10 +27,35 @@ extension RemindersRoutes {
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             throw StartupError("there is no folder \(folder) for the database \(location)")
         }
+        if FileManager.default.fileExists(atPath: location) {
+            var looking = SQLiteConfiguration()
+            looking.isReadOnly = true
+            let glance = try Store.sqlite(at: location, looking)
+            let contents: RemindersSchema.Contents
+            do {
+                contents = try await RemindersSchema.contents(of: glance)
+            } catch {
+                await glance.close()
+                throw error
+            }
+            await glance.close()
+            try refuseOther(contents, location)
+            if contents == .empty {
+                // An empty file someone made (touch, another program) is not the server's to fill.
+                throw StartupError("\(location) holds no tables: the server starts a database only where there is no file; name a new path, or remove the empty file")
+            }
+        }
         var configuration = SQLiteConfiguration()
         configuration.store.logger = logger
         configuration.store.checkoutTimeout = .seconds(2)
         return try Store.sqlite(at: location, configuration)
+    }
+
+    /// Refuses a database that holds tables of something else: not the server's to change.
+    static func refuseOther(_ contents: RemindersSchema.Contents, _ location: String) throws {
+        if case .other(let tables) = contents {
+            throw StartupError("\(redacted(location)) is not a reminders database (it holds \(tables.joined(separator: ", "))\(tables.count == 3 ? ", …" : "")); name another with --database")
+        }
     }
 
     /// A PostgreSQL store with the server's settings: a request waits at most
@@ -57,6 +85,8 @@ extension RemindersRoutes {
     public static func application(store: Store, host: String = "127.0.0.1", port: Int = 8080, logger: Logger, sync: Bool = false,
                                    onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) async throws -> some ApplicationProtocol {
         let model = RemindersModel(store: store)
+        // A PostgreSQL schema (or an SQLite file opened elsewhere) of another program's tables is refused too.
+        try refuseOther(try await RemindersSchema.contents(of: store), "the database")
         try await model.migrate()
         let router = sync ? syncRouter(model, try await SyncEndpoints.prepare(model)) : router(model)
         return Application(

@@ -116,12 +116,25 @@ public enum RemindersRoutes {
 
     /// A router serving these routes, behind the middleware that answers
     /// every error in JSON and logs one line per request.
+    ///
+    /// Every GET route answers HEAD too: the same status and headers, no body.
     static func router(_ served: [Route]) -> Router<BasicRequestContext> {
         let router = Router()
+        let heads = served.filter { $0.method == .get }.map { get in
+            let handler = get.handler
+            return Route(.head, get.path, listed: get.listed) { request, context in
+                var response = try await handler(request, context)
+                let length = response.body.contentLength
+                response.body = ResponseBody()
+                // What GET would send, as HTTP asks of HEAD.
+                if let length { response.headers[.contentLength] = String(length) }
+                return response
+            }
+        }
         var table = RouteTable()
-        for route in served where route.listed { table.add(route.path, route.method) }
+        for route in served + heads where route.listed { table.add(route.path, route.method) }
         router.add(middleware: RequestLogMiddleware(routes: table))
-        for route in served {
+        for route in served + heads {
             router.on(RouterPath(route.path), method: route.method, use: route.handler)
         }
         return router

@@ -64,7 +64,11 @@ struct ServerError: Error {
         case .unique:
             return ServerError(status: .conflict, message: "this conflicts with what is stored", cause: cause)
         case .check, .notNull, .foreignKey, .encoding:
-            return ServerError(status: .unprocessableContent, message: "the database refused a value: \(error.kind.rawValue)", cause: cause)
+            // The field it names (a column, or the coding path of a value that could not be stored), and why.
+            let field = error.codingPath ?? error.column
+            let message = "the database refused " + (field.map { "the value of \($0)" } ?? "a value") + ": \(error.kind.rawValue)"
+                + (error.kind == .encoding ? " (\(error.message))" : error.constraint.map { " (constraint \($0))" } ?? "")
+            return ServerError(status: .unprocessableContent, message: message, cause: cause, fields: field.map { ["field": $0] } ?? [:])
         case .connection, .authentication, .timeout, .busy, .serialization, .interrupted:
             return ServerError(status: .serviceUnavailable, message: "the database is unavailable; try again", cause: cause,
                                headers: [.retryAfter: "1"])

@@ -74,7 +74,8 @@ import Testing
     @Test func hostileTextIsStoredAndReturnedExactly() async throws {
         try await withServer { client in
             _ = try await client.send(.post, "/lists", #"{"title": "Errands"}"#)
-            let hostile = ["\u{1B}[31mred\u{1B}[0m", "line\nbreak\r\ttab\u{0}nul", "\u{202E}right-to-left", "e\u{301}\u{301}\u{301} combining",
+            // (U+0000 is refused on every engine: ServerHTTPDetailTests.)
+            let hostile = ["\u{1B}[31mred\u{1B}[0m", "line\nbreak\r\ttab\u{1}soh", "\u{202E}right-to-left", "e\u{301}\u{301}\u{301} combining",
                            String(repeating: "long title ", count: 90_000)]
             for title in hostile {
                 let body = try JSONSerialization.data(withJSONObject: ["title": title, "notes": title])

@@ -170,6 +170,11 @@ import Testing
             try phone.run(["sync", "sign-in", "alice", "--server", server.absoluteString])
             try phone.run(["sync"])
             #expect(try phone.reminders(in: "Groceries") == ["Milk": false], "a reminder added on one device appears on the other")
+            // A wrong password at sign-in is said as such, not as a device the server forgot.
+            let stranger = Device(database: folder.appendingPathComponent("stranger.sqlite").path, password: "not-alices-password")
+            let refused = try stranger.run(["sync", "sign-in", "alice", "--server", server.absoluteString], expecting: 1)
+            #expect(refused.contains("does not know that name with that password"), "\(refused)")
+            #expect(!refused.contains("does not know this device"), "\(refused)")
 
             // Offline edits on both: another column on each merges; one column on both: the later edit wins.
             let onLaptop = try laptop.number(of: "Milk", in: "Groceries"), onPhone = try phone.number(of: "Milk", in: "Groceries")
