@@ -112,7 +112,7 @@ public struct RemindersModel: Sendable {
     static func findList(_ db: Database, _ nameOrID: String) throws -> RemindersList {
         if let number = Int64(nameOrID), let list = try db.fetchOne(RemindersList.where { $0.number.eq(number) }) { return list }
         if let id = UUID(uuidString: nameOrID), let list = try db.find(RemindersList.self, id: id) { return list }
-        let matches = try db.fetchAll(RemindersList.where { $0.title.folded.eq(foldedASCII(nameOrID)) }.order { [$0.position, $0.number, $0.id] })
+        let matches = try listsTitled(db, nameOrID)
         guard let first = matches.first else { throw RemindersError.listNotFound(nameOrID) }
         guard matches.count == 1 else { throw RemindersError.ambiguousList(nameOrID, matches: matches.count) }
         return first
@@ -166,16 +166,24 @@ public struct RemindersModel: Sendable {
         }
     }
 
-    /// Two lists never share a title (ignoring A–Z case): a title names one list.
+    /// Two lists never share a title (ignoring A–Z case, however its characters
+    /// are composed): a title names one list.
     /// (Two devices may each create a list of one title offline: after a sync
     /// both stay, and naming either by its title is ambiguous; its number names it.)
     static func requireUnusedTitle(_ db: Database, _ title: String, except id: UUID?) throws {
-        let folded = foldedASCII(title)
-        let sameTitle = RemindersList.where { $0.title.folded.eq(folded) }
-        // Limit 1: after a sync, two lists may share a title already.
-        if let other = try db.fetchOne((id.map { id in sameTitle.where { $0.id.neq(id) } } ?? sameTitle).limit(1)) {
+        // The first: after a sync, two lists may share a title already.
+        if let other = try listsTitled(db, title).first(where: { $0.id != id }) {
             throw RemindersError.conflict("a list named \"\(other.title)\" exists already; choose another title")
         }
+    }
+
+    /// The lists a title names, in their order: the same text ignoring A–Z
+    /// case, and written with the same characters however they are composed
+    /// ("Café" with é as one character or as e and a combining accent, which
+    /// look alike), as Swift compares strings. The titles are kept as typed.
+    static func listsTitled(_ db: Database, _ title: String) throws -> [RemindersList] {
+        let folded = foldedASCII(title)
+        return try db.fetchAll(RemindersList.order { [$0.position, $0.number, $0.id] }).filter { foldedASCII($0.title) == folded }
     }
 
     /// Renames a list; another list's title (ignoring letter case) is refused.

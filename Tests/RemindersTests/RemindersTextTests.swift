@@ -29,4 +29,23 @@ import Testing
         #expect(try await model.reminders(in: .all).isEmpty, "nothing was stored")
         await store.close()
     }
+
+    @Test func aListTitleComposedOtherwiseIsTheSameTitleAndFindsTheList() async throws {
+        let store = Store.sqliteInMemory()
+        let model = RemindersModel(store: store)
+        try await model.migrate()
+        let composed = try await model.createList(title: "Caf\u{E9}")
+        do {
+            _ = try await model.createList(title: "CAFE\u{301}")
+            Issue.record("a second list titled Café, written with a combining accent, was made")
+        } catch let error as RemindersError {
+            #expect(error == .conflict("a list named \"Caf\u{E9}\" exists already; choose another title"))
+        }
+        // Named either way, it is the one list, its title kept as typed.
+        let found = try await model.reminders(in: "cafe\u{301}").list
+        #expect(found.id == composed.id)
+        #expect(Array(found.title.utf8) == Array("Caf\u{E9}".utf8))
+        #expect(try await model.lists().count == 1)
+        await store.close()
+    }
 }
