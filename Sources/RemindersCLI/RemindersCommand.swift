@@ -20,10 +20,10 @@ public struct RemindersCommand: AsyncParsableCommand {
             migrations, on first use.
 
             Every subcommand takes these, before or after its name:
-              --database PATH|URL   an SQLite file or a postgres://user:password@host:port/db URL
-              --time-zone ZONE      the zone whose days 'today' and 'overdue' mean (default: this machine's)
-              --json                JSON instead of a table
-              --verbose             errors whole, with the SQL and the engine's detail
+              --database PATH|URL  an SQLite file, or postgres://user:pass@host/db
+              --time-zone ZONE     whose days 'today' and 'overdue' mean (default: here)
+              --json               JSON instead of a table
+              --verbose            errors whole, with the SQL and the engine's detail
             'reminders help SUBCOMMAND' shows a subcommand's own options.
             """,
         version: "reminders 0.9 (Depot, commit \(buildCommit))",

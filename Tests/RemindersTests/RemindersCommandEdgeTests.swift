@@ -67,4 +67,16 @@ extension RemindersCommandTests {
         #expect(fresh.status == 0, "\(fresh.stderr)")
         #expect(fresh.stdout.contains("Reminders"), "\(fresh.stdout)")
     }
+
+    @Test func theTopLevelHelpKeepsTheGlobalOptionsOnePerLineIndented() throws {
+        let help = try run(["--help"], environment: environment.merging(["COLUMNS": "80"]) { $1 })
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("""
+              --database PATH|URL  an SQLite file, or postgres://user:pass@host/db
+              --time-zone ZONE     whose days 'today' and 'overdue' mean (default: here)
+              --json               JSON instead of a table
+              --verbose            errors whole, with the SQL and the engine's detail
+
+            """), "\(help.stdout)")
+    }
 }
