@@ -371,6 +371,11 @@ struct PostgresBackendTests {
         let configuration = try PostgresConfiguration(url: "postgres://me@localhost")
         #expect(configuration.port == 5432 && configuration.database == "me" && configuration.password == nil)
         #expect(configuration.description == "postgres://me@localhost:5432/me")
+        // No user: PGUSER, else the operating system's user, as libpq.
+        let system = try #require(getpwuid(geteuid())?.pointee.pw_name.map { String(cString: $0) })
+        let expected = ProcessInfo.processInfo.environment["PGUSER"].flatMap { $0.isEmpty ? nil : $0 } ?? system
+        #expect(try PostgresConfiguration(url: "postgres://localhost/db").user == expected)
+        #expect(try PostgresConfiguration(url: "postgresql://localhost:5433").database == expected, "the database defaults to the user")
     }
 
     @Test func aBadURLSaysWhatIsWrongWithoutThePassword() {
@@ -381,6 +386,5 @@ struct PostgresBackendTests {
             #expect(!"\(error)".contains("topsecret"))
             #expect("\(error)".contains("mysql://u:***@h/db"))
         }
-        #expect(throws: DatabaseError.self) { try PostgresConfiguration(url: "postgres://localhost/db") }
     }
 }

@@ -1,5 +1,8 @@
 import Depot
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where and how to connect to a PostgreSQL server.
 ///
@@ -138,7 +141,19 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         self.connectionLifetime = nil
     }
 
+    /// The user a URL without one connects as, as libpq chooses it: `PGUSER`,
+    /// else the operating system's name for the process's user.
+    static var defaultUser: String? {
+        if let user = ProcessInfo.processInfo.environment["PGUSER"], !user.isEmpty { return user }
+        guard let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name else { return nil }
+        let user = String(cString: name)
+        return user.isEmpty ? nil : user
+    }
+
     /// A configuration from a `postgres://user:password@host:port/database?parameter=value` URL.
+    ///
+    /// Without a user (`postgres://localhost/app`) it connects as libpq would:
+    /// as `PGUSER`, else as the operating system's user running the process.
     ///
     /// Query parameters are libpq connection parameters (`sslmode=require`...). Percent-encoded
     /// characters in the user and password are decoded. Several servers are
@@ -154,8 +169,10 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
               let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql" else {
             throw DatabaseError(.connection, "not a PostgreSQL URL: expected postgres://user:password@host:port/database (got \(Self.redact(url)))")
         }
-        guard let user = components.percentEncodedUser.flatMap({ $0.removingPercentEncoding }), !user.isEmpty else {
-            throw DatabaseError(.connection, "the PostgreSQL URL names no user: \(Self.redact(url))")
+        // No user in the URL: as libpq, PGUSER, else the operating system's name for this process's user.
+        guard let user = components.percentEncodedUser.flatMap({ $0.removingPercentEncoding }).flatMap({ $0.isEmpty ? nil : $0 })
+                ?? Self.defaultUser else {
+            throw DatabaseError(.connection, "the PostgreSQL URL names no user, and neither PGUSER nor the system names one: \(Self.redact(url))")
         }
         let database = String(components.path.drop { $0 == "/" })
         var parameters: [String: String] = [:]
