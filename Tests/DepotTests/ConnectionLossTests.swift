@@ -35,7 +35,7 @@ import Testing
                 try await store.read { db in try db.execute("READ THING") }
             }
             #expect(error?.kind == .connection)
-            #expect(error?.message == "the database lived in its one connection, which broke: its data is gone; "
+            #expect(error?.message == "the database lived in its one connection, which broke (its rollback failed: connection: the rollback failed): its data is gone; "
                 + "the store opens no empty database in its place (open a new store)")
         }
         #expect(log.opened == 1, "no empty database was opened in its place")

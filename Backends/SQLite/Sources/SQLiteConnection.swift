@@ -130,20 +130,35 @@ final class SQLiteConnection: DriverConnection {
     /// database. So the open statements are reset (the access is over) and
     /// the rollback runs again.
     func rollbackTransaction() throws {
-        do {
-            try runControl(.rollback)
-        } catch is DatabaseError where sqlite3_errcode(handle) == SQLITE_INTERRUPT && sqlite3_get_autocommit(handle) == 0 {
-            var statement = sqlite3_next_stmt(handle, nil)
-            while let open = statement {
-                if sqlite3_stmt_busy(open) != 0 { sqlite3_reset(open) }
-                statement = sqlite3_next_stmt(handle, open)
-            }
-            try runControl(.rollback)
-        }
+        try undoingAnInterrupt { try runControl(.rollback) }
     }
     func createSavepoint(named name: String) throws { try runControl("SAVEPOINT " + name) }
-    func releaseSavepoint(named name: String) throws { try runControl("RELEASE SAVEPOINT " + name) }
-    func rollbackToSavepoint(named name: String) throws { try runControl("ROLLBACK TO SAVEPOINT " + name) }
+    func releaseSavepoint(named name: String) throws { try undoingAnInterrupt { try runControl("RELEASE SAVEPOINT " + name) } }
+    func rollbackToSavepoint(named name: String) throws { try undoingAnInterrupt { try runControl("ROLLBACK TO SAVEPOINT " + name) } }
+
+    /// Runs a statement that undoes or ends work (a rollback, a release) again
+    /// when an interrupt stopped it: a cancelled access's interrupt may land
+    /// after its last statement, or while a read of it is still open, and SQLite
+    /// clears the interrupt only when a statement starts with none running. So
+    /// the open statements are reset and the statement is tried again (a few
+    /// times: the interrupt comes from another thread, and may come late). A
+    /// rollback that fails breaks the connection, and an in-memory database
+    /// lives in its connection.
+    private func undoingAnInterrupt(_ body: () throws -> Void) throws {
+        var attempts = 0
+        while true {
+            do {
+                return try body()
+            } catch is DatabaseError where sqlite3_errcode(handle) == SQLITE_INTERRUPT && sqlite3_get_autocommit(handle) == 0 && attempts < 3 {
+                attempts += 1
+                var statement = sqlite3_next_stmt(handle, nil)
+                while let open = statement {
+                    if sqlite3_stmt_busy(open) != 0 { sqlite3_reset(open) }
+                    statement = sqlite3_next_stmt(handle, open)
+                }
+            }
+        }
+    }
 
     /// The statements every access runs, by their place in ``frequentControl``.
     private enum Frequent: Int, CaseIterable {

@@ -220,13 +220,14 @@ final class ConnectionPool: @unchecked Sendable {
         defer { publish() }
         if connection.isBroken || connection.isRetired || lock.withLock({ isClosed }) {
             if connection.isBroken {
-                logger.notice("connection broken; closed, and replaced when next needed", metadata: ["db.pool": .string(label)])
+                logger.notice("connection broken; closed, and replaced when next needed",
+                              metadata: ["db.pool": .string(label), "db.reason": .string(connection.brokenBecause ?? "unknown")])
             } else if connection.isRetired {
                 logger.info("connection retired by its driver; replaced when next needed", metadata: ["db.pool": .string(label)])
             }
             await connection.run { $0.close() }
             if databaseLivesInItsConnection, !lock.withLock({ isClosed }) {
-                loseDatabase()
+                loseDatabase(because: connection.brokenBecause ?? "it was retired")
                 return
             }
             lock.withLock { openCount -= 1 }
@@ -245,8 +246,8 @@ final class ConnectionPool: @unchecked Sendable {
     /// The connection the database lived in is gone, and the data with it:
     /// no empty database is opened in its place; every waiter and every later
     /// checkout fails, saying so.
-    private func loseDatabase() {
-        let error = DatabaseError(.connection, "the database lived in its one connection, which broke: its data is gone; "
+    private func loseDatabase(because reason: String) {
+        let error = DatabaseError(.connection, "the database lived in its one connection, which broke (\(reason)): its data is gone; "
             + "the store opens no empty database in its place (open a new store)")
         logger.error("connection broken; the database lived in it and is gone", metadata: ["db.pool": .string(label)])
         let waiting = lock.withLock { () -> [CheckedContinuation<PooledConnection, any Error>] in

@@ -166,17 +166,26 @@ public final class Database {
 
     /// Rolls back, and makes sure the connection leaves no transaction open:
     /// if it cannot, the connection is marked broken and never reused.
+    /// An error as a reason a connection broke: a database error's kind and
+    /// message (never its SQL or bound values), else its type.
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? DatabaseError { return "\(error.kind.rawValue): \(error.message)" }
+        return "\(type(of: error))"
+    }
+
     private func rollback() {
         if connection.driver.isInTransaction {
             do {
                 log?.script("ROLLBACK")
                 try connection.driver.rollbackTransaction()
             } catch {
-                connection.markBroken()
+                connection.markBroken("its rollback failed: \(Self.reason(error))")
             }
         }
-        if connection.driver.isInTransaction || !connection.driver.isUsable {
-            connection.markBroken()
+        if connection.driver.isInTransaction {
+            connection.markBroken("a transaction stayed open after the rollback")
+        } else if !connection.driver.isUsable {
+            connection.markBroken("the driver found it unusable")
         }
     }
 
@@ -209,7 +218,7 @@ public final class Database {
                 try driver.releaseSavepoint(named: name)
                 if let failed = failedAtDepth, failed >= savepointDepth { failedAtDepth = nil }
             } catch {
-                connection.markBroken()
+                connection.markBroken("its rollback to a savepoint failed: \(Self.reason(error))")
             }
             throw error
         }

@@ -162,7 +162,7 @@ final class PooledConnection: @unchecked Sendable {
 
     func checkHealth() {
         if !connection.isUsable {
-            isBroken = true
+            markBroken("the driver found it unusable")
         } else if connection.wantsReplacement, !connection.isInTransaction {
             isRetired = true
         }
@@ -171,7 +171,14 @@ final class PooledConnection: @unchecked Sendable {
     /// Healthy, but the driver asked for a fresh connection in its place.
     @exclusivity(unchecked) private(set) var isRetired = false
 
-    func markBroken() { isBroken = true }
+    /// Why the connection broke, for the log and for the error of a store
+    /// whose database lived in it (no bound value: the library's own words).
+    @exclusivity(unchecked) private(set) var brokenBecause: String?
+
+    func markBroken(_ reason: String) {
+        if !isBroken { brokenBecause = reason }
+        isBroken = true
+    }
 
     func close() {
         statements.removeAll()
