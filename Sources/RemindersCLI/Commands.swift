@@ -405,6 +405,11 @@ struct Search: AsyncParsableCommand {
                 return options.json ? try Output.json(["deleted": count]) : print("Deleted \(count) completed reminder\(count == 1 ? "" : "s") matching \"\(text)\".")
             }
             let limit = page.limit(json: options.json)
+            // Words past the index's length are in no index: say so, rather than find nothing silently.
+            for word in SearchTokenizer.wordsWithoutToken(in: text) {
+                let shown = Output.cell(String(word), maxWidth: 20)
+                FileHandle.standardError.write(Data("reminders: \"\(shown)\" is left out of the search: words over \(SearchTokenizer.maximumTokenLength) letters are not indexed\n".utf8))
+            }
             let (result, details) = try await model.search(text, includeCompleted: completed)
             if options.json {
                 return try Output.json(SearchOutput(reminders: details.prefix(limit ?? details.count).map(ReminderDetailJSON.init), completedCount: result.completedCount))

@@ -43,6 +43,14 @@ import Testing
                 == "<CAFÉ>-<café>, <cafe\u{301}>!")
         #expect(SearchQuery("zebra").highlight("no match 👍", open: "[", close: "]") == "no match 👍")
     }
+
+    @Test func theWordsThatHaveNoTokenAreTheOnesTooLongToIndex() {
+        let long = String(repeating: "a", count: SearchTokenizer.maximumTokenLength + 1)
+        let longest = String(repeating: "é", count: SearchTokenizer.maximumTokenLength)
+        #expect(SearchTokenizer.wordsWithoutToken(in: "milk \(long), \(longest) oat").map(String.init) == [long])
+        #expect(SearchTokenizer.tokens(in: "milk \(long) oat") == ["milk", "oat"], "the same word the tokenizer leaves out")
+        #expect(SearchTokenizer.wordsWithoutToken(in: "plain words").isEmpty)
+    }
 }
 
 import Foundation

@@ -79,4 +79,13 @@ extension RemindersCommandTests {
 
             """), "\(help.stdout)")
     }
+
+    @Test func aSearchWordTooLongToIndexIsSaidToBeLeftOut() throws {
+        #expect(try run(["add", "Milk"]).status == 0)
+        let word = String(repeating: "x", count: 129)
+        let outcome = try run(["search", "milk \(word)"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stderr == "reminders: \"xxxxxxxxxxxxxxxxxxx…\" is left out of the search: words over 128 letters are not indexed\n", "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("Milk"), "the other words still search: \(outcome.stdout)")
+    }
 }

@@ -36,6 +36,33 @@ public enum SearchTokenizer {
         return tokens
     }
 
+    /// The words of `text` that have no token (longer than
+    /// ``maximumTokenLength``, or nothing but marks): neither indexed nor
+    /// searched, so a query can say what it left out.
+    ///
+    /// ```swift
+    /// SearchTokenizer.wordsWithoutToken(in: "milk " + String(repeating: "a", count: 200)).map(\.count)   // [200]
+    /// ```
+    public static func wordsWithoutToken(in text: String) -> [Substring] {
+        var words: [Substring] = []
+        let scalars = text.unicodeScalars
+        var index = scalars.startIndex
+        while index < scalars.endIndex {
+            guard isWordScalar(scalars[index]) else {
+                scalars.formIndex(after: &index)
+                continue
+            }
+            let start = index
+            var isASCII = true
+            while index < scalars.endIndex, isWordScalar(scalars[index]) {
+                if scalars[index].value >= 0x80 { isASCII = false }
+                scalars.formIndex(after: &index)
+            }
+            if token(of: scalars[start..<index], isASCII: isASCII) == nil { words.append(text[start..<index]) }
+        }
+        return words
+    }
+
     /// Calls `body` with the range (of unicode scalars) and the token of each
     /// word of `text` that has one.
     static func forEachWord(in text: String, _ body: (Range<String.Index>, String) -> Void) {
