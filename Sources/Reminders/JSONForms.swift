@@ -7,12 +7,37 @@ import Foundation
 
 /// The encoder and decoder of the reminders JSON forms.
 public enum RemindersJSON {
-    /// Sorted keys, ISO 8601 dates; `pretty` for a person's terminal.
+    /// Sorted keys, ISO 8601 dates (``dateText(_:)``); `pretty` for a person's terminal.
     public static func encoder(pretty: Bool = false) -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(dateText(date))
+        }
         return encoder
+    }
+
+    /// A date in ISO 8601, in UTC, with as many fractional digits as it has,
+    /// up to microseconds (what the databases store): `2026-12-01T17:30:00Z`,
+    /// `2026-11-28T19:10:50.700862Z`. Foundation's `.iso8601` drops the
+    /// fraction, so a time a database holds to the microsecond came out cut to
+    /// the second.
+    public static func dateText(_ date: Date) -> String {
+        let seconds = date.timeIntervalSince1970
+        var whole = seconds.rounded(.down)
+        var micros = ((seconds - whole) * 1_000_000).rounded()
+        if micros >= 1_000_000 { (whole, micros) = (whole + 1, 0) }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: Date(timeIntervalSince1970: whole))
+        var text = String(format: "%04d-%02d-%02dT%02d:%02d:%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
+        if micros > 0 {
+            var fraction = String(format: "%06d", Int(micros))
+            while fraction.hasSuffix("0") { fraction.removeLast() }
+            text += "." + fraction
+        }
+        return text + "Z"
     }
 }
 

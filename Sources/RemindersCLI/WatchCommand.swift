@@ -75,9 +75,7 @@ struct Watch: AsyncParsableCommand {
     private func draw(_ content: ScreenContent, model: RemindersModel) throws {
         defer { fflush(nil) }
         if options.json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            encoder.dateEncodingStrategy = .iso8601
+            let encoder = RemindersJSON.encoder()
             let data: Data
             switch content {
             case .home(let home): data = try encoder.encode(HomeJSON(home))

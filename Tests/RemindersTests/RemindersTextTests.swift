@@ -48,4 +48,16 @@ import Testing
         #expect(try await model.lists().count == 1)
         await store.close()
     }
+
+    @Test func jsonDatesKeepTheirFractionOfASecondToTheMicrosecond() throws {
+        let saturday = 1_795_856_400.0   // 2026-11-28T09:00:00Z
+        #expect(RemindersJSON.dateText(Date(timeIntervalSince1970: saturday)) == "2026-11-28T09:00:00Z")
+        #expect(RemindersJSON.dateText(Date(timeIntervalSince1970: saturday + 0.700862)) == "2026-11-28T09:00:00.700862Z")
+        #expect(RemindersJSON.dateText(Date(timeIntervalSince1970: saturday + 0.5)) == "2026-11-28T09:00:00.5Z")
+        #expect(RemindersJSON.dateText(Date(timeIntervalSince1970: saturday + 59.9999996)) == "2026-11-28T09:01:00Z")
+        #expect(RemindersJSON.dateText(Date(timeIntervalSince1970: -0.25)) == "1969-12-31T23:59:59.75Z")
+        // As the command prints a reminder: its creation time as stored, not cut to the second.
+        let encoded = try RemindersJSON.encoder().encode(["at": Date(timeIntervalSince1970: saturday + 0.123456)])
+        #expect(String(decoding: encoded, as: UTF8.self) == #"{"at":"2026-11-28T09:00:00.123456Z"}"#)
+    }
 }
