@@ -198,7 +198,7 @@ enum StreamingChecks {
             }
             (count, idSum) = (pass.0, pass.1)
             streamGrowth = [streamGrowth, pass.2].compactMap { $0 }.min()
-            if let growth = streamGrowth, growth <= 16 << 20 { break }
+            if let growth = streamGrowth, growth <= 16 << 20 { break }   // else try again: another suite may have allocated meanwhile
         }
         try expectEqual(count, rowCount, "rows streamed")
         try expectEqual(idSum, Int64(rowCount) * Int64(rowCount + 1) / 2, "sum of streamed ids")
@@ -214,7 +214,11 @@ enum StreamingChecks {
             }
             let mib = 1 << 20
             try expect(fetchGrowth >= 24 * mib, "fetching all rows grew memory by only \(fetchGrowth / mib) MiB: the measurement cannot tell streaming from fetching")
-            try expect(streamGrowth <= 16 * mib, "streaming grew memory by \(streamGrowth / mib) MiB (fetching all grew it by \(fetchGrowth / mib) MiB): a cursor must not load its rows")
+            // Measured beside the other suites, whose allocations (tens of MiB at times) count too: a
+            // cursor that loads its rows grows memory as fetching them all does, so streaming is held
+            // to a third of that (and 16 MiB on a quiet process), not to what an idle process shows.
+            let bound = Swift.max(16 * mib, fetchGrowth / 3)
+            try expect(streamGrowth <= bound, "streaming grew memory by \(streamGrowth / mib) MiB, past \(bound / mib) MiB (fetching all grew it by \(fetchGrowth / mib) MiB): a cursor must not load its rows")
         }
     }
 
