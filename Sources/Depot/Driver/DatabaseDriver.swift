@@ -32,6 +32,7 @@ public protocol DatabaseDriver: Sendable {
 }
 
 extension DatabaseDriver {
+    /// False: a server's or a file's database outlives any one connection.
     public var databaseLivesInItsConnection: Bool { false }
 }
 

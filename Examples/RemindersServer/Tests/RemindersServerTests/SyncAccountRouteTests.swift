@@ -20,7 +20,11 @@ import Testing
             #expect(devices.status == .ok)
             #expect(devices.array.map { $0["id"] as? String } == [laptop.device, phone.device])
             #expect(devices.array.map { $0["current"] as? Bool } == [false, true])
-            #expect(devices.array.allSatisfy { ($0["createdAt"] as? String).flatMap(ISO8601DateFormatter().date) != nil })
+            // RFC 3339, with the fraction of a second the database holds.
+            let fractional = ISO8601DateFormatter()
+            fractional.formatOptions.insert(.withFractionalSeconds)
+            #expect(devices.array.allSatisfy { ($0["createdAt"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) ?? fractional.date(from: $0) } != nil },
+                    "\(devices.array.map { $0["createdAt"] ?? "-" })")
 
             // The phone signs out: its token stops working, the laptop's does not.
             #expect(try await client.send(.delete, "/sync/sessions", token: phone.token).status == .noContent)
