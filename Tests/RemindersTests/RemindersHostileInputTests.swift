@@ -141,11 +141,15 @@ import TestSupport
         process.standardOutput = output
         process.standardError = output
         let drawn = DrawnSignal(), ended = DrawnSignal()
-        output.fileHandleForReading.readabilityHandler = { handle in
-            if String(decoding: handle.availableData, as: UTF8.self).contains("---") { drawn.set() }
-        }
         process.terminationHandler = { _ in ended.set() }
         try process.run()
+        // A reading thread, not a readabilityHandler (see WatchingProcess).
+        let reading = output.fileHandleForReading
+        Thread {
+            while case let data = reading.availableData, !data.isEmpty {
+                if String(decoding: data, as: UTF8.self).contains("---") { drawn.set() }
+            }
+        }.start()
         defer { if process.isRunning { process.terminate() } }
         // Waits for the first drawing (the guard only ends a hung run).
         try await drawn.wait(upTo: .seconds(600))
@@ -157,7 +161,6 @@ import TestSupport
         // check (within 0.1 s on a quiet machine); before, it ran the whole drawing out, and then
         // the next. The bound is wide so a busy machine or the thread sanitizer does not fail it.
         let stopped = (ended.time ?? .now) - interrupted
-        output.fileHandleForReading.readabilityHandler = nil
         #expect(ended.isSet && stopped < .seconds(10), "watch ended \(stopped) after SIGINT")
     }
 }

@@ -15,12 +15,17 @@ final class WatchingProcess: @unchecked Sendable {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard !data.isEmpty else { return }
-            self?.lock.withLock { self?.output += String(decoding: data, as: UTF8.self) }
-        }
         try process.run()
+        // A thread that reads until the end, not a readabilityHandler: the dispatch source behind one
+        // outlived its pipe's descriptor, which other tests' pipes then reused, and libdispatch crashed
+        // the test process in _dispatch_event_loop_drain (a CI run here).
+        let reading = pipe.fileHandleForReading
+        Thread { [weak self] in
+            while case let data = reading.availableData, !data.isEmpty {
+                guard let self else { return }
+                self.lock.withLock { self.output += String(decoding: data, as: UTF8.self) }
+            }
+        }.start()
     }
 
     var text: String { lock.withLock { output } }
