@@ -146,7 +146,7 @@ import TestSupport
         // A reading thread, not a readabilityHandler (see WatchingProcess).
         let reading = output.fileHandleForReading
         Thread {
-            while case let data = reading.availableData, !data.isEmpty {
+            readUntilEnd(reading) { data in
                 if String(decoding: data, as: UTF8.self).contains("---") { drawn.set() }
             }
         }.start()

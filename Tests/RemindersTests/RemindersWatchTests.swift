@@ -2,6 +2,25 @@ import Foundation
 import Testing
 import TestSupport
 
+/// Reads a pipe until its end, handing each piece to `body`: `read(2)` again
+/// when a signal interrupts it (the test process gets one for every child that
+/// ends). `FileHandle.availableData` gave an empty piece then, which reads as
+/// the end: the reading stopped, the child blocked writing to a full pipe, and
+/// could not exit on SIGINT (a stress round here).
+func readUntilEnd(_ handle: FileHandle, _ body: (Data) -> Void) {
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+        if count > 0 {
+            body(Data(buffer[0..<count]))
+        } else if count < 0, errno == EINTR {
+            continue
+        } else {
+            return
+        }
+    }
+}
+
 /// A running `reminders watch`, its output collected as it comes.
 final class WatchingProcess: @unchecked Sendable {
     private let process = Process()
@@ -21,7 +40,7 @@ final class WatchingProcess: @unchecked Sendable {
         // the test process in _dispatch_event_loop_drain (a CI run here).
         let reading = pipe.fileHandleForReading
         Thread { [weak self] in
-            while case let data = reading.availableData, !data.isEmpty {
+            readUntilEnd(reading) { data in
                 guard let self else { return }
                 self.lock.withLock { self.output += String(decoding: data, as: UTF8.self) }
             }
