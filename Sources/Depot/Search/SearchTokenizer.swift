@@ -45,27 +45,19 @@ public enum SearchTokenizer {
     /// ```
     public static func wordsWithoutToken(in text: String) -> [Substring] {
         var words: [Substring] = []
-        let scalars = text.unicodeScalars
-        var index = scalars.startIndex
-        while index < scalars.endIndex {
-            guard isWordScalar(scalars[index]) else {
-                scalars.formIndex(after: &index)
-                continue
-            }
-            let start = index
-            var isASCII = true
-            while index < scalars.endIndex, isWordScalar(scalars[index]) {
-                if scalars[index].value >= 0x80 { isASCII = false }
-                scalars.formIndex(after: &index)
-            }
-            if token(of: scalars[start..<index], isASCII: isASCII) == nil { words.append(text[start..<index]) }
-        }
+        forEachWordAndToken(in: text) { range, token in if token == nil { words.append(text[range]) } }
         return words
     }
 
     /// Calls `body` with the range (of unicode scalars) and the token of each
     /// word of `text` that has one.
     static func forEachWord(in text: String, _ body: (Range<String.Index>, String) -> Void) {
+        forEachWordAndToken(in: text) { range, token in if let token { body(range, token) } }
+    }
+
+    /// Calls `body` with the range (of unicode scalars) of each word of
+    /// `text` and its token, nil for a word that has none.
+    private static func forEachWordAndToken(in text: String, _ body: (Range<String.Index>, String?) -> Void) {
         let scalars = text.unicodeScalars
         var index = scalars.startIndex
         while index < scalars.endIndex {
@@ -79,7 +71,7 @@ public enum SearchTokenizer {
                 if scalars[index].value >= 0x80 { isASCII = false }
                 scalars.formIndex(after: &index)
             }
-            if let token = token(of: scalars[start..<index], isASCII: isASCII) { body(start..<index, token) }
+            body(start..<index, token(of: scalars[start..<index], isASCII: isASCII))
         }
     }
 
