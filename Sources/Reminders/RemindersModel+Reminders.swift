@@ -91,7 +91,7 @@ extension RemindersModel {
     /// print("\(total - first.count) more")
     /// ```
     public func reminders(in view: SmartList, limit: Int?) async throws -> (reminders: [ReminderDetail], total: Int) {
-        if let limit, limit < 0 { throw RemindersError.invalidInput("a limit counts reminders: 0 or more, not \(limit)") }
+        try Self.validate(limit: limit)
         let day = Day(containing: now(), in: timeZone)
         return try await store.read(logger: logger) { db in try Self.reminders(db, in: view, day: day, limit: limit) }
     }
@@ -100,13 +100,21 @@ extension RemindersModel {
         try reminders(db, in: view, day: day, limit: nil).reminders
     }
 
+    /// A limit counts reminders: a negative one is refused.
+    static func validate(limit: Int?) throws {
+        if let limit, limit < 0 { throw RemindersError.invalidInput("a limit counts reminders: 0 or more, not \(limit)") }
+    }
+
+    /// The first `limit` reminders of a query (every one when nil), and how
+    /// many it holds, counted only when the page may not be all of them.
+    static func page(_ db: Database, _ query: Query<Reminder>, limit: Int?) throws -> (reminders: [Reminder], total: Int) {
+        guard let limit else { return try db.fetchAll(query).withCount }
+        let shown = try db.fetchAll(query.limit(limit))
+        return (shown, shown.count < limit ? shown.count : try db.fetchCount(query))
+    }
+
     static func reminders(_ db: Database, in view: SmartList, day: Day, limit: Int?) throws -> (reminders: [ReminderDetail], total: Int) {
-        /// The page, and the count of the whole only when the page may not be all of it.
-        func page(_ query: Query<Reminder>) throws -> ([Reminder], Int) {
-            guard let limit else { return try db.fetchAll(query).withCount }
-            let shown = try db.fetchAll(query.limit(limit))
-            return (shown, shown.count < limit ? shown.count : try db.fetchCount(query))
-        }
+        func page(_ query: Query<Reminder>) throws -> ([Reminder], Int) { try Self.page(db, query, limit: limit) }
         let (reminders, total): ([Reminder], Int)
         switch view {
         case .today:
@@ -138,11 +146,18 @@ extension RemindersModel {
 
     /// Reminders carrying a tag (matched ignoring letter case), open ones unless `includeCompleted`.
     public func reminders(taggedWith title: String, includeCompleted: Bool = false) async throws -> [ReminderDetail] {
-        try await store.read(logger: logger) { db in
+        try await reminders(taggedWith: title, includeCompleted: includeCompleted, limit: nil).reminders
+    }
+
+    /// The first `limit` reminders carrying a tag (every one when nil), and how many do.
+    public func reminders(taggedWith title: String, includeCompleted: Bool = false, limit: Int?) async throws -> (reminders: [ReminderDetail], total: Int) {
+        try Self.validate(limit: limit)
+        return try await store.read(logger: logger) { db in
             guard let tagID = try Self.findTag(db, title)?.id else { throw RemindersError.tagNotFound(title) }
             var tagged = Reminder.where { $0.id.in(ReminderTag.where { $0.tagID.eq(tagID) }.select { $0.reminderID }) }
             if !includeCompleted { tagged = tagged.where { !$0.isCompleted } }
-            return try Self.details(db, try db.fetchAll(tagged.order { [$0.isCompleted.ascending(), $0.dueDate.ascending(), $0.number.ascending(nulls: .last)] }), today: today)
+            let (reminders, total) = try Self.page(db, tagged.order { [$0.isCompleted.ascending(), $0.dueDate.ascending(), $0.number.ascending(nulls: .last)] }, limit: limit)
+            return (try Self.details(db, reminders, today: today), total)
         }
     }
 

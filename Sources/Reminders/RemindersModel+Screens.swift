@@ -45,6 +45,13 @@ extension RemindersModel {
     /// let flagged = try await model.reminders(on: .smart(.flagged), order: ReminderOrder(sort: .priority, ascending: false))
     /// ```
     public func reminders(on screen: ReminderScreen, order: ReminderOrder) async throws -> [ReminderDetail] {
+        try await reminders(on: screen, order: order, limit: nil).reminders
+    }
+
+    /// The first `limit` of a screen's reminders in an order of the caller's
+    /// choosing (every one when nil), and how many it holds.
+    public func reminders(on screen: ReminderScreen, order: ReminderOrder, limit: Int?) async throws -> (reminders: [ReminderDetail], total: Int) {
+        try Self.validate(limit: limit)
         let day = today
         return try await store.read(logger: logger) { db in
             var query: Query<Reminder>
@@ -69,7 +76,8 @@ extension RemindersModel {
                 query = Reminder.all
             }
             if !order.showCompleted, screen != .smart(.completed) { query = query.where { !$0.isCompleted } }
-            return try Self.details(db, try db.fetchAll(Self.ordered(query, order)), today: day)
+            let (reminders, total) = try Self.page(db, Self.ordered(query, order), limit: limit)
+            return (try Self.details(db, reminders, today: day), total)
         }
     }
 

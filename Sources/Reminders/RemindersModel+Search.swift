@@ -22,15 +22,29 @@ extension RemindersModel {
     /// the best matches first (a match in the title weighs most), then by due date.
     /// Text without a word (only punctuation or emoji) matches nothing.
     public func search(_ text: String, includeCompleted: Bool = false) async throws -> (result: SearchResult, details: [ReminderDetail]) {
+        let found = try await search(text, includeCompleted: includeCompleted, limit: nil)
+        return (SearchResult(reminders: found.details.map(\.reminder), completedCount: found.completedCount), found.details)
+    }
+
+    /// The first `limit` reminders that match a search (every one when nil),
+    /// in ``search(_:includeCompleted:)``'s order, how many match in all, and
+    /// how many completed ones match, shown or not.
+    ///
+    /// ```swift
+    /// let found = try await model.search("milk", limit: 20)
+    /// print("\(found.total - found.details.count) more")
+    /// ```
+    public func search(_ text: String, includeCompleted: Bool = false, limit: Int?) async throws -> (details: [ReminderDetail], total: Int, completedCount: Int) {
+        try Self.validate(limit: limit)
         let query = Self.searchQuery(text)
         return try await store.read(logger: logger) { db in
             let matching = Reminder.all.matching(query, in: Reminder.searchIndex)
             let completedCount = try db.fetchCount(matching.where { $0.isCompleted })
             let shown = includeCompleted ? matching : matching.where { !$0.isCompleted }
-            let reminders = try db.fetchAll(shown.order { $0.isCompleted.ascending() }
+            let (reminders, total) = try Self.page(db, shown.order { $0.isCompleted.ascending() }
                 .orderedBySearchRank(query, in: Reminder.searchIndex)
-                .order { [$0.dueDate.ascending(), $0.number.ascending(nulls: .last)] })
-            return (SearchResult(reminders: reminders, completedCount: completedCount), try Self.details(db, reminders, today: today))
+                .order { [$0.dueDate.ascending(), $0.number.ascending(nulls: .last)] }, limit: limit)
+            return (try Self.details(db, reminders, today: today), total, completedCount)
         }
     }
 

@@ -5,8 +5,18 @@ import Foundation
 public struct ListScreen: Codable, Equatable, Sendable {
     /// The list, with its sort and whether completed reminders show.
     public var list: RemindersList
-    /// Its reminders, in the list's sort.
+    /// Its reminders, in the list's sort: the first of them when read with a limit.
     public var reminders: [ReminderDetail]
+    /// How many reminders the list shows in all: more than ``reminders`` holds
+    /// when it was read with a limit.
+    public var total: Int
+
+    /// A list's screen; `total` defaults to the reminders given.
+    public init(list: RemindersList, reminders: [ReminderDetail], total: Int? = nil) {
+        self.list = list
+        self.reminders = reminders
+        self.total = total ?? reminders.count
+    }
 }
 
 /// A screen `reminders watch` can show.
@@ -22,7 +32,9 @@ public enum WatchedScreen: Sendable, Equatable {
 /// One rendering of a watched screen.
 public enum ScreenContent: Equatable, Sendable {
     case home(HomeScreen)
-    case smartList(SmartList, [ReminderDetail])
+    /// A smart list's reminders (the first of them, when watched with a
+    /// limit) and how many it holds.
+    case smartList(SmartList, [ReminderDetail], total: Int)
     case list(ListScreen)
 }
 
@@ -36,18 +48,25 @@ extension RemindersModel {
     ///
     /// "Today" is the calendar day in ``timeZone`` at each read; the screen is
     /// not read again at midnight by itself, only when data changes.
-    public func watch(_ screen: WatchedScreen) -> Observation<ScreenContent> {
+    ///
+    /// With a `limit`, a list's screen holds its first `limit` reminders and
+    /// their total, so each drawing of a list of 50,000 reads one screenful; it
+    /// is still drawn again for a change to a reminder it does not show (the
+    /// observation follows tables, not rows). A negative limit ends the
+    /// sequence with ``RemindersError/invalidInput(_:)``.
+    public func watch(_ screen: WatchedScreen, limit: Int? = nil) -> Observation<ScreenContent> {
         let (zone, now) = (timeZone, self.now)
         return store.observe { db -> ScreenContent in
+            try Self.validate(limit: limit)
             let day = Day(containing: now(), in: zone)
             switch screen {
             case .home:
                 return .home(try Self.homeScreen(db, day: day))
             case .smartList(let view):
-                return .smartList(view, try Self.reminders(db, in: view, day: day))
+                let (reminders, total) = try Self.reminders(db, in: view, day: day, limit: limit)
+                return .smartList(view, reminders, total: total)
             case .list(let nameOrID):
-                let list = try Self.findList(db, nameOrID)
-                return .list(ListScreen(list: list, reminders: try Self.reminders(db, of: list, today: day)))
+                return .list(try Self.screen(db, of: try Self.findList(db, nameOrID), today: day, limit: limit))
             }
         }.removeDuplicates()
     }

@@ -121,8 +121,18 @@ public struct RemindersModel: Sendable {
     /// A list's reminders in its stored sort; pass `sort`, `ascending` or
     /// `showCompleted` to change (and store) the list's choice.
     public func reminders(in nameOrID: String, sort: ReminderSort? = nil, ascending: Bool? = nil, showCompleted: Bool? = nil) async throws -> (list: RemindersList, reminders: [ReminderDetail]) {
+        let screen = try await reminders(in: nameOrID, sort: sort, ascending: ascending, showCompleted: showCompleted, limit: nil)
+        return (screen.list, screen.reminders)
+    }
+
+    /// The first `limit` of a list's reminders (every one when nil) in its
+    /// stored sort, and how many it shows in all; `sort`, `ascending` and
+    /// `showCompleted` change (and store) the list's choice.
+    public func reminders(in nameOrID: String, sort: ReminderSort? = nil, ascending: Bool? = nil, showCompleted: Bool? = nil,
+                          limit: Int?) async throws -> ListScreen {
+        try Self.validate(limit: limit)
         let changes = sort != nil || ascending != nil || showCompleted != nil
-        let body: @Sendable (Database) throws -> (RemindersList, [ReminderDetail]) = { db in
+        let body: @Sendable (Database) throws -> ListScreen = { db in
             var list = try Self.findList(db, nameOrID)
             if changes {
                 list.sort = sort ?? list.sort
@@ -130,18 +140,19 @@ public struct RemindersModel: Sendable {
                 list.showCompleted = showCompleted ?? list.showCompleted
                 try db.update(list)
             }
-            return (list, try Self.reminders(db, of: list, today: today))
+            return try Self.screen(db, of: list, today: today, limit: limit)
         }
         // Only a changed choice needs a write.
         return changes ? try await store.write(logger: logger, body) : try await store.read(logger: logger, body)
     }
 
     /// A list's reminders in its stored sort, by the rules of ``ReminderOrder``.
-    static func reminders(_ db: Database, of list: RemindersList, today: Day) throws -> [ReminderDetail] {
+    static func screen(_ db: Database, of list: RemindersList, today: Day, limit: Int?) throws -> ListScreen {
         var query = Reminder.where { $0.remindersListID.eq(list.id) }
         if !list.showCompleted { query = query.where { !$0.isCompleted } }
         let order = ReminderOrder(sort: list.sort, ascending: list.sortAscending, showCompleted: list.showCompleted)
-        return try details(db, try db.fetchAll(ordered(query, order)), today: today)
+        let (reminders, total) = try page(db, ordered(query, order), limit: limit)
+        return ListScreen(list: list, reminders: try details(db, reminders, today: today), total: total)
     }
 
     /// Creates a list at the end of the lists; a title another list has (ignoring letter case) is refused.

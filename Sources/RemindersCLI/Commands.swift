@@ -29,10 +29,13 @@ struct Show: AsyncParsableCommand {
     func run() async throws {
         try await running {
             let model = try await options.model(reading: true)
+            let limit = page.limit(json: options.json)
             let shown: RemindersList
             let reminders: [ReminderDetail]
+            let total: Int
             if save {
-                (shown, reminders) = try await model.reminders(in: list, sort: sort?.sort, ascending: ascending, showCompleted: completed)
+                let screen = try await model.reminders(in: list, sort: sort?.sort, ascending: ascending, showCompleted: completed, limit: limit)
+                (shown, reminders, total) = (screen.list, screen.reminders, screen.total)
             } else {
                 // Looking changes nothing: the stored choice, overridden for this call only.
                 var stored = try await model.list(named: list)
@@ -40,15 +43,15 @@ struct Show: AsyncParsableCommand {
                 stored.sortAscending = ascending ?? stored.sortAscending
                 stored.showCompleted = completed ?? stored.showCompleted
                 shown = stored
-                reminders = try await model.reminders(on: .list(stored.id.uuidString),
-                                                      order: ReminderOrder(sort: stored.sort, ascending: stored.sortAscending, showCompleted: stored.showCompleted))
+                (reminders, total) = try await model.reminders(on: .list(stored.id.uuidString),
+                                                               order: ReminderOrder(sort: stored.sort, ascending: stored.sortAscending, showCompleted: stored.showCompleted),
+                                                               limit: limit)
             }
-            let limit = page.limit(json: options.json)
-            if options.json { return try Output.json(Array(reminders.prefix(limit ?? reminders.count))) }
+            if options.json { return try Output.json(reminders) }
             let changed = !save && (sort != nil || ascending != nil || completed != nil)
             Output.heading("\(shown.title) — by \(SortChoice(shown.sort).rawValue), \(shown.sortAscending ? "ascending" : "descending")"
                 + "\(shown.showCompleted ? ", completed shown" : "")\(changed ? " (this time; --save keeps it)" : "")", color: shown.color)
-            Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: false, limit: limit)
+            Output.reminders(reminders, of: total, timeZone: model.timeZone, now: model.now(), showList: false)
         }
     }
 }
@@ -88,8 +91,7 @@ struct ViewCommand: AsyncParsableCommand {
             let (reminders, total) = try await model.reminders(in: name.view, limit: limit)
             if options.json { return try Output.json(reminders) }
             Output.heading(name.rawValue.capitalized, color: nil)
-            Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: true)
-            Output.more(shown: reminders.count, of: total)
+            Output.reminders(reminders, of: total, timeZone: model.timeZone, now: model.now(), showList: true)
         }
     }
 }
@@ -138,12 +140,12 @@ struct Tagged: AsyncParsableCommand {
             let limit = page.limit(json: options.json)
             let model = try await options.model(reading: true)
             let bare = tag.hasPrefix("#") ? String(tag.dropFirst()) : tag
-            let reminders = try await model.reminders(taggedWith: bare, includeCompleted: completed)
-            if options.json { return try Output.json(Array(reminders.prefix(limit ?? reminders.count))) }
+            let (reminders, total) = try await model.reminders(taggedWith: bare, includeCompleted: completed, limit: limit)
+            if options.json { return try Output.json(reminders) }
             // Headed by the tag as it is stored (tags match ignoring letter case).
             let title = try await model.tag(named: bare)?.title ?? bare
             Output.heading("#\(title)", color: nil)
-            Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: true, limit: limit)
+            Output.reminders(reminders, of: total, timeZone: model.timeZone, now: model.now(), showList: true)
         }
     }
 }
@@ -410,12 +412,12 @@ struct Search: AsyncParsableCommand {
                 let shown = Output.cell(String(word), maxWidth: 20)
                 FileHandle.standardError.write(Data("reminders: \"\(shown)\" is left out of the search: words over \(SearchTokenizer.maximumTokenLength) letters are not indexed\n".utf8))
             }
-            let (result, details) = try await model.search(text, includeCompleted: completed)
+            let found = try await model.search(text, includeCompleted: completed, limit: limit)
             if options.json {
-                return try Output.json(SearchOutput(reminders: details.prefix(limit ?? details.count).map(ReminderDetailJSON.init), completedCount: result.completedCount))
+                return try Output.json(SearchOutput(reminders: found.details.map(ReminderDetailJSON.init), completedCount: found.completedCount))
             }
-            Output.heading("Search \"\(text)\" — \(details.count) found, \(result.completedCount) completed match\(result.completedCount == 1 ? "" : "es")", color: nil)
-            Output.reminders(details, timeZone: model.timeZone, now: model.now(), showList: true, limit: limit)
+            Output.heading("Search \"\(text)\" — \(found.total) found, \(found.completedCount) completed match\(found.completedCount == 1 ? "" : "es")", color: nil)
+            Output.reminders(found.details, of: found.total, timeZone: model.timeZone, now: model.now(), showList: true)
         }
     }
 

@@ -342,14 +342,15 @@ enum Output {
     }
 
     /// The reminders as a table: the first `limit` of them (every one when nil),
-    /// then a line saying how many more there are.
-    static func reminders(_ all: [ReminderDetail], timeZone: TimeZone, now: Date, showList: Bool, limit: Int? = nil) {
+    /// then a line saying how many more there are of `total` (when they are a
+    /// page the model read) or of `all`.
+    static func reminders(_ all: [ReminderDetail], of total: Int? = nil, timeZone: TimeZone, now: Date, showList: Bool, limit: Int? = nil) {
         if all.isEmpty {
             print(styled("  (none)", .dim))
             return
         }
         let details = limit.map { Array(all.prefix($0)) } ?? all
-        defer { more(shown: details.count, of: all.count) }
+        defer { more(shown: details.count, of: total ?? all.count) }
         let today = dayStart(now, timeZone)
         table(details.map { detail in
             let r = detail.reminder

@@ -22,6 +22,7 @@ struct Watch: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
     @Argument(help: "home, a smart list, or a list's title or id.") var screen = "home"
     @Option(help: "Stop after this many drawings (for scripts).") var count: Int?
+    @OptionGroup var page: PageOptions
 
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count takes a number of drawings, 1 or more, not \(count)") }
@@ -40,12 +41,14 @@ struct Watch: AsyncParsableCommand {
                 let list = try await model.list(named: screen)
                 watched = .list(list.id.uuidString)
             }
+            // A screenful on a terminal (less the two lines under it): each drawing reads no more.
+            let limit = page.all ? nil : page.limit ?? (options.json ? nil : Output.screenRows.map { max(1, $0 - 2) })
             let reachability = Reachability()
             let task = Task {
                 var drawn = 0
                 while true {
                     do {
-                        for try await content in model.watch(watched) {
+                        for try await content in model.watch(watched, limit: limit) {
                             reachability.reached()
                             try draw(content, model: model)
                             drawn += 1
@@ -79,7 +82,7 @@ struct Watch: AsyncParsableCommand {
             let data: Data
             switch content {
             case .home(let home): data = try encoder.encode(HomeJSON(home))
-            case .smartList(_, let reminders): data = try encoder.encode(reminders.map(ReminderDetailJSON.init))
+            case .smartList(_, let reminders, _): data = try encoder.encode(reminders.map(ReminderDetailJSON.init))
             case .list(let screen): data = try encoder.encode(ListScreenJSON(screen))
             }
             print(String(decoding: data, as: UTF8.self))
@@ -90,13 +93,12 @@ struct Watch: AsyncParsableCommand {
         switch content {
         case .home(let home):
             Output.home(home)
-        case .smartList(let view, let reminders):
+        case .smartList(let view, let reminders, let total):
             Output.heading(view.rawValue.capitalized, color: nil)
-            // One screen at most on a terminal (less the two lines under it).
-            Output.reminders(reminders, timeZone: model.timeZone, now: model.now(), showList: true, limit: Output.screenRows.map { max(1, $0 - 2) })
+            Output.reminders(reminders, of: total, timeZone: model.timeZone, now: model.now(), showList: true)
         case .list(let screen):
             Output.heading(screen.list.title, color: screen.list.color)
-            Output.reminders(screen.reminders, timeZone: model.timeZone, now: model.now(), showList: false, limit: Output.screenRows.map { max(1, $0 - 2) })
+            Output.reminders(screen.reminders, of: screen.total, timeZone: model.timeZone, now: model.now(), showList: false)
         }
         if terminal {
             print("")

@@ -1,8 +1,10 @@
 import Depot
+import DepotPostgres
 import DepotSQLite
 import Foundation
 import Reminders
 import Testing
+import TestSupport
 
 /// A long listing shows a page and says how many it left out; scripts get every row.
 @Suite struct RemindersPagingTests {
@@ -84,5 +86,76 @@ import Testing
         #expect(every.count == 6 && sameTotal == 6)
         await #expect(throws: RemindersError.self) { try await model.reminders(in: .all, limit: -1) }
         await store.close()
+    }
+
+    /// Every listing the model reads a page of, on both engines: the page is
+    /// the start of the whole listing, in the same order, and the total is the
+    /// whole listing's count, for a limit of 0, 1, 3, exactly the count and past it.
+    @Test func everyPageIsTheStartOfItsWholeListingAndCountsIt() async throws {
+        let now = Date(timeIntervalSince1970: 1_773_568_800)   // 2026-03-15 10:00 UTC
+        for (engine, store) in [("SQLite", Store.sqliteInMemory()), ("PostgreSQL", try await PostgresTestServer.freshStore())] {
+            let model = RemindersModel(store: store, now: { now })
+            try await model.migrate()
+            for list in ["Home", "Work"] { _ = try await model.createList(title: list) }
+            for index in 0..<14 {
+                let due: Date? = index % 3 == 0 ? nil : now.addingTimeInterval(Double(index % 5 - 2) * 86_400)
+                let added = try await model.addReminder(ReminderDraft(title: "Task \(index % 4) item \(index)", dueDate: due, priority: Priority(rawValue: index % 4),
+                                                                      isFlagged: index % 2 == 0, tags: index % 3 == 1 ? ["chore"] : []),
+                                                        to: index % 2 == 0 ? "Home" : "Work")
+                if index % 4 == 3 { try await model.complete(added.reminder.number ?? 0) }
+            }
+
+            func check(_ name: String, _ whole: [ReminderDetail], _ read: (Int) async throws -> (reminders: [ReminderDetail], total: Int)) async throws {
+                #expect(!whole.isEmpty, "\(engine) \(name): the listing holds something to page")
+                for limit in [0, 1, 3, whole.count, whole.count + 1] {
+                    let page = try await read(limit)
+                    #expect(page.reminders == Array(whole.prefix(limit)), "\(engine) \(name), limit \(limit)")
+                    #expect(page.total == whole.count, "\(engine) \(name), limit \(limit)")
+                }
+            }
+            for view in SmartList.allCases {
+                try await check("\(view)", try await model.reminders(in: view)) { try await model.reminders(in: view, limit: $0) }
+            }
+            try await check("a list", try await model.reminders(in: "Work").reminders) { limit in
+                let screen = try await model.reminders(in: "Work", limit: limit)
+                return (screen.reminders, screen.total)
+            }
+            let order = ReminderOrder(sort: .title, ascending: false, showCompleted: true)
+            try await check("a list by title", try await model.reminders(on: .list("Home"), order: order)) {
+                try await model.reminders(on: .list("Home"), order: order, limit: $0)
+            }
+            for completed in [false, true] {
+                try await check("tagged, completed \(completed)", try await model.reminders(taggedWith: "chore", includeCompleted: completed)) {
+                    try await model.reminders(taggedWith: "chore", includeCompleted: completed, limit: $0)
+                }
+                let whole = try await model.search("task", includeCompleted: completed)
+                try await check("search, completed \(completed)", whole.details) { limit in
+                    let found = try await model.search("task", includeCompleted: completed, limit: limit)
+                    #expect(found.completedCount == whole.result.completedCount, "\(engine): completed matches count shown or not")
+                    return (found.details, found.total)
+                }
+            }
+
+            // A watched screen reads a page too, and carries the total.
+            let all = try await model.reminders(in: .all)
+            var smart = model.watch(.smartList(.all), limit: 2).makeAsyncIterator()
+            #expect(try await smart.next() == .smartList(.all, Array(all.prefix(2)), total: all.count), "\(engine)")
+            let home = try await model.reminders(in: "Home")
+            var list = model.watch(.list("Home"), limit: 1).makeAsyncIterator()
+            #expect(try await list.next() == .list(ListScreen(list: home.list, reminders: Array(home.reminders.prefix(1)), total: home.reminders.count)), "\(engine)")
+            var refused = model.watch(.list("Home"), limit: -1).makeAsyncIterator()
+            await #expect(throws: RemindersError.self, "\(engine)") { _ = try await refused.next() }
+            await store.close()
+        }
+    }
+
+    @Test func watchDrawsAPageAndSaysHowManyMore() async throws {
+        let path = try await database(12)
+        let page = try commands.run(["watch", "Inbox", "--count", "1", "--limit", "4", "--database", path])
+        #expect(page.status == 0, "\(page.stderr)")
+        #expect(page.stdout.split(separator: "\n").map(String.init).suffix(2) == ["  … and 8 more (--limit N shows N, --all every one)", "---"], "\(page.stdout)")
+        #expect(page.stdout.split(separator: "\n").count == 7, "a heading, four rows, the line under them, the dashes: \(page.stdout)")
+        let every = try commands.run(["watch", "all", "--count", "1", "--all", "--database", path])
+        #expect(every.stdout.split(separator: "\n").count == 14 && !every.stdout.contains("more ("), "\(every.stdout)")
     }
 }
