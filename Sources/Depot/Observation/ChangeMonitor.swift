@@ -18,6 +18,13 @@ final class ChangeMonitor: @unchecked Sendable {
     private var hearing = false
     private var heardOnce = false
     private var gaveUp = false
+    private var storedHearingLimit: Duration = .seconds(5)
+
+    /// How long an observation's first read waits to hear other connections' commits.
+    var hearingLimit: Duration {
+        get { lock.withLock { storedHearingLimit } }
+        set { lock.withLock { storedHearingLimit = newValue } }
+    }
 
     init(driver: any DatabaseDriver) {
         self.driver = driver
@@ -85,7 +92,9 @@ final class ChangeMonitor: @unchecked Sendable {
     /// first read misses none; gives up after `limit` (the listener keeps
     /// trying, and refreshes every observation once it hears). Woken by the
     /// listener's first report or the poll's first reading; nothing polls here.
-    func waitUntilHearing(limit: Duration = .seconds(5)) async {
+    /// The limit is ``hearingLimit`` unless given.
+    func waitUntilHearing(limit: Duration? = nil) async {
+        let limit = limit ?? hearingLimit
         let id = lock.withLock { () -> UInt64 in
             nextWaiter += 1
             return nextWaiter

@@ -25,6 +25,19 @@ extension Store {
 extension Store {
     /// How many observations of this store are being iterated.
     @_spi(Driver) public var liveObservationCount: Int { observers.count }
+
+    /// How long an observation's first read waits for the store to hear other
+    /// connections' commits (PostgreSQL's listener to connect and listen)
+    /// before it reads anyway: 5 seconds unless set.
+    ///
+    /// Caveat: an observation that read before the listener listened reads
+    /// once more when it does (a commit in between would otherwise go
+    /// unheard): a check that counts reads sets a bound it can wait out, so
+    /// that a listener slow to connect on a busy machine adds no read.
+    @_spi(Driver) public var observationHearingLimit: Duration {
+        get { changeMonitor.hearingLimit }
+        set { changeMonitor.hearingLimit = newValue }
+    }
 }
 
 extension Database {
