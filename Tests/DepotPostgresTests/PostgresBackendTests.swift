@@ -232,16 +232,25 @@ struct PostgresBackendTests {
         let sleeper = Task {
             try await store.read { db in
                 startedContinuation.yield()
-                try db.execute("SELECT pg_sleep(60)")
+                try db.execute("SELECT pg_sleep(60) AS cancelled_by_its_task")
             }
         }
         for await _ in started { break }
-        try await Task.sleep(for: .milliseconds(200)) // let the query reach the server
+        // The query has reached the server: another store sees it running.
+        let admin = try await PostgresTestServer.freshStore()
+        let deadline = ContinuousClock.now + .seconds(120)
+        while try await admin.read({ db in
+            try db.fetchOne(Int.self, "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60) AS cancelled_by_its_task' AND state = 'active'")
+        }) != 1 {
+            guard ContinuousClock.now < deadline else { Issue.record("the query never ran on the server"); break }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        await admin.close()
         sleeper.cancel()
         await #expect(throws: CancellationError.self) { try await sleeper.value }
         // The one connection is clean and free: not in a transaction, no query running.
         let running = try await store.read { db in
-            try db.fetchOne(Int.self, "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep%' AND state = 'active'")
+            try db.fetchOne(Int.self, "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60) AS cancelled_by_its_task' AND state = 'active'")
         }
         #expect(running == 0)
         await store.close()

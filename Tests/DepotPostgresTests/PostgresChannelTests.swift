@@ -41,11 +41,6 @@ final class ChannelRecorder: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(10))
         }
     }
-
-    /// Lets a notification that was going to arrive arrive (used before asserting none did).
-    func settle() async throws {
-        try await Task.sleep(for: .milliseconds(300))
-    }
 }
 
 @Suite(.serialized, .enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
@@ -73,8 +68,9 @@ struct PostgresChannelTests {
             }
         }
         try await store.write { db in try db.notify(channel, payload: "order 3 ✓") }
+        // The third is the fence: notifications arrive in commit order, so a
+        // rolled-back one that was sent would have come before it.
         try await recorder.wait("the third order") { $0.count == 3 }
-        try await recorder.settle()
         #expect(recorder.notifications.map(\.payload) == ["order 1", "", "order 3 ✓"], "the rolled-back one never came")
         listener.stop()
         await store.close()

@@ -87,6 +87,18 @@ import Testing
         var process: Process
         var output: URL
 
+        /// Waits until its output holds `text` (a bound on liveness, not a timing).
+        func waitForOutput(containing text: String, within limit: Duration = .seconds(120)) async throws {
+            let deadline = ContinuousClock.now + limit
+            while !String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self).contains(text) {
+                guard process.isRunning, ContinuousClock.now < deadline else {
+                    Issue.record("no \"\(text)\" in its output within \(limit), or it exited")
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+
         /// Its output once it exits; a process still running after `limit` is killed and fails the test.
         func finish(within limit: Duration) async throws -> String {
             let deadline = ContinuousClock.now + limit
@@ -200,7 +212,8 @@ import Testing
             try bobs.run(["sync"])
             // A watch on the phone redraws when a sync in another process brings bob's reminder.
             let watch = try phone.start(["watch", "Groceries", "--count", "2"])
-            try await Task.sleep(for: .seconds(1))
+            // Its first drawing (ended by a line of dashes) before the sync, so the second has Bread.
+            try await watch.waitForOutput(containing: "---")
             try phone.run(["sync"])
             let drawn = try await watch.finish(within: .seconds(20))
             #expect(drawn.components(separatedBy: "Bread").count == 2, "the second drawing has it: \(drawn)")
