@@ -40,5 +40,10 @@ let package = Package(
             ],
             path: "Sources/DepotBenchmarks"
         ),
+        .executableTarget(
+            name: "RemindersBenchCommand",
+            dependencies: [.product(name: "RemindersCLI", package: "Depot")],
+            path: "Sources/RemindersBenchCommand"
+        ),
     ]
 )

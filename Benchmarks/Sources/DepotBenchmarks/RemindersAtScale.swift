@@ -71,6 +71,12 @@ enum RemindersAtScale {
                 links.append(ReminderTag(reminderID: ids[reminderID - 1], tagID: tags[reminderID % 30].id))
             }
             try db.insert(contentsOf: links)
+            // The model indexes what it writes; rows inserted here are indexed
+            // at once, as the model would have: title, tags' titles, notes.
+            let titleOfTag = Dictionary(uniqueKeysWithValues: tags.map { ($0.id, $0.title) })
+            var tagTitles: [UUID: String] = [:]
+            for link in links { tagTitles[link.reminderID] = titleOfTag[link.tagID] }
+            try db.rebuildSearchIndex(Reminder.searchIndex) { [$0.title, tagTitles[$0.id] ?? "", $0.notes] }
         }
     }
 

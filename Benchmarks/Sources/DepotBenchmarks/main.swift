@@ -20,6 +20,7 @@ struct Options {
     var count: String?
     var observation: Int?
     var reminders: Int?
+    var remindersCommand: Int?
     var server: Int?
     var sync: Int?
 
@@ -41,6 +42,7 @@ struct Options {
             case "--count": count = iterator.next()
             case "--observation": observation = Int(iterator.next() ?? "") ?? 500
             case "--reminders": reminders = Int(iterator.next() ?? "") ?? 50_000
+            case "--reminders-command": remindersCommand = Int(iterator.next() ?? "") ?? 50_000
             case "--server": server = Int(iterator.next() ?? "") ?? 64
             case "--sync": sync = Int(iterator.next() ?? "") ?? 10_000
             default:
@@ -83,6 +85,10 @@ func entry(_ options: Options) async throws {
     }
     if let count = options.reminders {
         try await RemindersAtScale.run(count: count)
+        exit(0)
+    }
+    if let count = options.remindersCommand {
+        try await RemindersCommandAtScale.run(count: count)
         exit(0)
     }
     if let samples = options.observation {
