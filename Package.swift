@@ -147,7 +147,7 @@ let package = Package(
         // Depot's own tests: DepotTesting and DepotPostgresTesting, re-exported.
         .target(name: "TestSupport", dependencies: ["DepotTesting", "DepotPostgresTesting"], path: "Tests/TestSupport"),
 
-        .testTarget(name: "DepotTests", dependencies: ["Depot"], path: "Tests/DepotTests"),
+        .testTarget(name: "DepotTests", dependencies: ["Depot", "DepotTesting"], path: "Tests/DepotTests"),
         // The @Columns macro's expansions and refusals.
         .testTarget(
             name: "DepotMacrosTests",

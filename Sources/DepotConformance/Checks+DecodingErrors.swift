@@ -115,6 +115,24 @@ enum DecodingErrorChecks {
                 try expectEqual(date, Date(timeIntervalSince1970: 1_709_296_496), "decoding \(form)")
             }
         },
+        ConformanceCheck("decoding: UUID text is read in its 8-4-4-4-12 hex form only, in either case; a sign or a brace is an error, not another UUID") { context in
+            let store = try await context.makeStore()
+            let expected = UUID(uuid: (0xE6, 0x21, 0xE1, 0xF8, 0xC3, 0x6C, 0x49, 0x5A, 0x93, 0xFC, 0x0C, 0x24, 0x7A, 0x3E, 0x6E, 0x5F))
+            for form in ["E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "e621e1f8-c36c-495a-93fc-0c247a3e6e5f", "E621e1f8-C36c-495A-93fC-0c247A3E6E5f"] {
+                let uuid = try await store.read { db in try db.fetchOne(UUID.self, "SELECT \(form)") }
+                try expectEqual(uuid, expected, "decoding \(form)")
+            }
+            // Foundation's parser on Linux read "+6" and "-6" as a byte (6 and 0xFA): a different UUID, silently.
+            let malformed = ["+621E1F8-C36C-495A-93FC-0C247A3E6E5F", "-621E1F8-C36C-495A-93FC-0C247A3E6E5F", " 621E1F8-C36C-495A-93FC-0C247A3E6E5F",
+                             "E621E1F8-C36C-495A-93FC-0C247A3E6E5G", "E621E1F8C-36C-495A-93FC-0C247A3E6E5F", "{621E1F8-C36C-495A-93FC-0C247A3E6E5}",
+                             "E621E1F8-C36C-495A-93FC-0C247A3E6E5", "E621E1F8-C36C-495A-93FC-0C247A3E6E5FF", "E621E1F8-C36C-495A-93FC-0C247A3E6É5"]
+            for text in malformed {
+                let error = try await expectError(.decoding, "decoding \(text) as UUID") {
+                    try await store.read { db in try db.fetchOne(UUID.self, "SELECT \(text)") }
+                }
+                try expectMentions(error.message, ["not a UUID"], "the error text for \(text)")
+            }
+        },
         ConformanceCheck("decoding: a single value needs exactly one column") { context in
             let store = try await context.makeStore()
             let error = try await expectError(.decoding, "decoding two columns as Int") {

@@ -352,6 +352,7 @@ enum Output {
         let details = limit.map { Array(all.prefix($0)) } ?? all
         defer { more(shown: details.count, of: total ?? all.count) }
         let today = dayStart(now, timeZone)
+        let calendar = calendar(timeZone)
         table(details.map { detail in
             let r = detail.reminder
             let overdue = !r.isCompleted && (r.dueDate.map { $0 < today } ?? false)
@@ -360,7 +361,7 @@ enum Output {
                 (r.isCompleted ? "✓" : "○", r.isCompleted ? .green : nil),
                 (r.priority.marks + (r.isFlagged ? "⚑" : ""), r.isFlagged ? .orange : .red),
                 (r.title, r.isCompleted ? .dim : nil),
-                (r.dueDate.map { format($0, timeZone) } ?? "", overdue ? .red : .blue),
+                (r.dueDate.map { format($0, calendar) } ?? "", overdue ? .red : .blue),
             ]
             if showList { row.append((detail.listTitle, .dim)) }
             row.append((detail.tags.map { "#" + $0 }.joined(separator: " "), .dim))
@@ -375,9 +376,26 @@ enum Output {
     }
 
     static func format(_ date: Date, _ timeZone: TimeZone) -> String {
+        format(date, calendar(timeZone))
+    }
+
+    /// The Gregorian calendar in a time zone, made once per listing for `format(_:_:)`.
+    static func calendar(_ timeZone: TimeZone) -> Calendar {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
+        return calendar
+    }
+
+    /// A date as `2026-12-24 09:00` in the calendar's time zone.
+    static func format(_ date: Date, _ calendar: Calendar) -> String {
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
-        return String(format: "%04d-%02d-%02d %02d:%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0)
+        // Padded by hand: String(format:) cost more than the rest of a row's line.
+        func padded(_ value: Int?, _ width: Int) -> String {
+            let value = value ?? 0
+            let digits = String(value.magnitude)
+            let zeros = String(repeating: "0", count: max(0, width - (value < 0 ? 1 : 0) - digits.count))
+            return (value < 0 ? "-" : "") + zeros + digits
+        }
+        return padded(c.year, 4) + "-" + padded(c.month, 2) + "-" + padded(c.day, 2) + " " + padded(c.hour, 2) + ":" + padded(c.minute, 2)
     }
 }
