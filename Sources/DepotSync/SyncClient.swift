@@ -97,7 +97,13 @@ public struct SyncClient: Sendable {
                     return (try JSONDecoder().decode(SyncPush.self, from: pushing.body), pushing.body)
                 }
                 let fixed = state.push_upto > 0 ? state.push_upto : nil
-                let (changes, upTo) = try db.pendingSyncChanges(tables, limit: pageSize, upTo: fixed)
+                let (changes, pending) = try db.pendingSyncChanges(tables, limit: pageSize, upTo: fixed)
+                // A push in flight whose body went with a refusal (a clock ahead) and
+                // whose every row a pull has since forgotten (dropped by rule): it goes
+                // empty under its number, so the server's count of this device's pushes
+                // moves past it whether it saw that number or not, and the changes made
+                // since go in the next push. Fixed on nothing, it sent none of them, ever.
+                let upTo = pending > 0 ? pending : fixed ?? 0
                 guard upTo > 0 else { return nil }
                 if fixed == nil { try db.execute("UPDATE \(ident: SyncTables.state) SET \"push_upto\" = \(upTo) WHERE \"id\" = 1") }
                 let push = SyncPush(client: node, number: state.pushed + 1, changes: changes, seen: state.cursor_version)

@@ -264,7 +264,7 @@ extension SyncHistory {
             let device = devices[index]
             if trace {
                 let pending = try await device.client.store.read { db in try db.pendingSyncChanges(tables, limit: 1000).changes }
-                let state = try await device.client.store.read { db in try db.fetchOne(String.self, "SELECT \"pushed\" || ' ' || \"push_upto\" || ' ' || \"cursor_version\" FROM \"depot_sync_state\"") } ?? ""
+                let state = try await device.client.store.read { db in try db.fetchOne(String.self, "SELECT \"pushed\" || ' ' || \"push_upto\" || ' ' || \"cursor_version\" || ' body ' || coalesce((SELECT \"number\" FROM \"depot_sync_pushing\"), 0) FROM \"depot_sync_state\"") } ?? ""
                 print("  device \(index) pending (\(state)): \(pending.map { "\($0.table) \($0.key.prefix(8)) \($0.row.causalLength)" })")
             }
             var attempt: SyncReport?

@@ -104,6 +104,52 @@ struct SyncWord: Record, Equatable {
         for store in [original.store, other.store, restored.store, server.store] { await store.close() }
     }
 
+    /// Found by the history checker (seeds 70002931 and 70003937): a push in
+    /// flight whose body a refusal took (its stamps a day ahead) and whose every
+    /// row a pull had forgotten (dropped when its folder was unshared) left the
+    /// device's range of pushes fixed on nothing, so no later change of that
+    /// device was ever sent, silently.
+    @Test func aPushInFlightWhoseRowsWereDroppedNeverHoldsBackLaterChanges() async throws {
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (server, devices) = try await Self.system(folder, accounts: ["alice", "bob"])
+        let alice = devices[0]
+        let transport = InProcessSyncTransport(server: server, account: "bob", seed: 5)
+        let bob = SyncClient(store: devices[1].store, tables: Tables.tables, transport: transport)
+        let shared = SyncFolder(id: UUID(), title: "Shared"), own = SyncFolder(id: UUID(), title: "Bob's")
+        let item = SyncItem(id: UUID(), folderID: shared.id, title: "Alice's")
+        try await alice.store.write { db in
+            try db.insert(shared)
+            try db.insert(item)
+        }
+        try await alice.sync()
+        try await server.share("syncFolders", key: shared.id.uuidString.lowercased(), owner: "alice", with: "bob")
+        try await bob.store.write { db in try db.insert(own) }
+        try await bob.sync()
+        // Bob's clock runs a day ahead; he renames alice's item, and the push is lost on its way.
+        try await bob.store.write { db in
+            let ahead = (Int64(Date().timeIntervalSince1970 * 1000) + 86_400_000) << 16
+            try db.execute("UPDATE \"depot_sync_state\" SET \"hlc\" = max(\"hlc\", \(ahead))")
+            try db.execute("UPDATE \"syncItems\" SET \"title\" = 'Renamed by bob'")
+        }
+        var faults = InProcessSyncTransport.Faults()
+        faults.dropRequest = 1
+        transport.faults = faults
+        await #expect(throws: InProcessSyncTransport.Lost.self) { try await bob.sync() }
+        transport.faults = InProcessSyncTransport.Faults()
+        // The folder is unshared; a pull drops bob's change to the item in it.
+        try await server.unshare("syncFolders", key: shared.id.uuidString.lowercased(), owner: "alice", with: "bob")
+        let pulled = try await bob.pull()
+        #expect(pulled.dropped.map(\.table) == ["syncItems"], "the item in the unshared folder is dropped")
+        // A later change, in bob's own folder, reaches the server.
+        try await bob.store.write { db in try db.insert(SyncItem(id: UUID(), folderID: own.id, title: "Later, in his own folder")) }
+        try await bob.sync()
+        try await bob.sync()
+        #expect(try await Self.titles(server.store) == ["Alice's", "Later, in his own folder"], "bob's later change reached the server")
+        #expect(try await bob.pendingCount() == 0, "nothing left waiting on bob's device")
+        for store in [alice.store, bob.store, server.store] { await store.close() }
+    }
+
     /// 3. Text keys Swift calls equal ("é" and "e" + U+0301, "Ω" and the
     /// ohm sign) are different rows to every engine: today the server and
     /// the other devices end with one of each pair.
