@@ -46,6 +46,12 @@ final class FakeLog: @unchecked Sendable {
     var responses: [(prefix: String, columns: [String], rows: [[Value]])] = []
     /// SQL prefixes that fail with this error.
     var failures: [(prefix: String, error: DatabaseError)] = []
+    /// Runs as a COMMIT is sent, on the connection's thread: it may block, or throw what the engine would.
+    var onCommit: (@Sendable () throws -> Void)? {
+        get { lock.withLock { commitHook } }
+        set { lock.withLock { commitHook = newValue } }
+    }
+    private var commitHook: (@Sendable () throws -> Void)?
 
     private var openings = 0
     /// How many connections the driver opened.
@@ -88,6 +94,7 @@ final class FakeConnection: DriverConnection {
 
     func commitTransaction() throws {
         try execute(script: "COMMIT")
+        try log.onCommit?()
         depth = 0
     }
 

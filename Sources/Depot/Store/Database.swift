@@ -150,6 +150,9 @@ public final class Database {
             closeCursors()
             rollback()
             _ = connection.writeTracking?.takeWrittenTables()
+            // A COMMIT sent and never answered may have committed: that wins over
+            // whatever stopped the access meanwhile, which would say it rolled back.
+            if let error = error as? DatabaseError, error.commitOutcomeUnknown { throw error }
             if cancellation.isCancelled { throw CancellationError() }
             if let timeout = cancellation.timeout { throw DatabaseError.accessTimedOut(timeout) }
             if cancellation.isStopped { throw DatabaseError.stoppedByShutdown }
