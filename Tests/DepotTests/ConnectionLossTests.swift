@@ -41,4 +41,29 @@ import Testing
         #expect(log.opened == 1, "no empty database was opened in its place")
         await store.close()
     }
+
+    /// SQLite rolls back the whole transaction on an interrupt (a cancelled
+    /// task): a savepoint's rollback then finds no savepoint. That is no broken
+    /// connection, and the access can only end: no statement runs outside the
+    /// transaction. (A stress round here lost an in-memory store this way:
+    /// "its rollback to a savepoint failed: no such savepoint".)
+    @Test func aTransactionTheEngineRolledBackWholeEndsTheAccessAndKeepsTheConnection() async throws {
+        let log = FakeLog()
+        let store = Store(driver: FakeDriver(log: log, databaseLivesInItsConnection: true))
+        try await store.write { db in try db.execute("CREATE THING") }
+        log.endsTransaction = "INTERRUPTED WRITE"
+        let error = await #expect(throws: DatabaseError.self) {
+            try await store.write { db in
+                try db.execute("FIRST WRITE")
+                try? db.savepoint { db in try db.execute("INTERRUPTED WRITE") }
+                try db.execute("A WRITE AFTER THE TRANSACTION ENDED")
+            }
+        }
+        #expect(error?.kind == .misuse, "\(String(describing: error))")
+        #expect(!log.all.contains("A WRITE AFTER THE TRANSACTION ENDED"), "no statement ran outside the transaction")
+        log.endsTransaction = nil
+        try await store.write { db in try db.execute("NEXT WRITE") }
+        #expect(log.opened == 1, "the connection, and the database in it, stayed")
+        await store.close()
+    }
 }

@@ -46,6 +46,19 @@ final class FakeLog: @unchecked Sendable {
     var responses: [(prefix: String, columns: [String], rows: [[Value]])] = []
     /// SQL prefixes that fail with this error.
     var failures: [(prefix: String, error: DatabaseError)] = []
+    /// A statement that starts with this fails and ends the whole transaction,
+    /// as SQLite does on an interrupt (its savepoints go with it).
+    var endsTransaction: String? {
+        get { lock.withLock { transactionEnder } }
+        set { lock.withLock { transactionEnder = newValue } }
+    }
+    private var transactionEnder: String?
+    private var transactionEndedFlag = false
+    /// Whether a statement ended the transaction; cleared by the next BEGIN.
+    var transactionEnded: Bool {
+        get { lock.withLock { transactionEndedFlag } }
+        set { lock.withLock { transactionEndedFlag = newValue } }
+    }
     /// Runs as a COMMIT is sent, on the connection's thread: it may block, or throw what the engine would.
     var onCommit: (@Sendable () throws -> Void)? {
         get { lock.withLock { commitHook } }
@@ -90,6 +103,7 @@ final class FakeConnection: DriverConnection {
     func beginTransaction(_ transaction: TransactionOptions) throws {
         try execute(script: (transaction.isReadOnly ? "ODD BEGIN READ" : "ODD BEGIN WRITE") + (transaction.isolation.map { " " + $0.rawValue } ?? ""))
         depth = 1
+        log.transactionEnded = false
     }
 
     func commitTransaction() throws {
@@ -103,7 +117,12 @@ final class FakeConnection: DriverConnection {
         depth = 0
     }
 
-    var isInTransaction: Bool { depth > 0 }
+    var isInTransaction: Bool { depth > 0 && !log.transactionEnded }
+
+    func rollbackToSavepoint(named name: String) throws {
+        try execute(script: "ROLLBACK TO SAVEPOINT " + name)
+        if log.transactionEnded { throw DatabaseError(.syntax, "no such savepoint: " + name) }
+    }
     var isUsable: Bool { true }
     func interrupt() { log.record("INTERRUPT") }
     func close() {}
@@ -134,6 +153,10 @@ final class FakeStatement: DriverStatement {
         if position == -1 {
             log.record(sql + (values.isEmpty ? "" : " <- " + values.map(\.description).joined(separator: ", ")))
             if let failure = log.failures.first(where: { sql.hasPrefix($0.prefix) }) { throw failure.error }
+            if let ender = log.endsTransaction, sql.hasPrefix(ender) {
+                log.transactionEnded = true
+                throw DatabaseError(.interrupted, "interrupted")
+            }
         }
         position += 1
         return position < rows.count

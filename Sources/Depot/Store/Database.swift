@@ -215,6 +215,14 @@ public final class Database {
             try control("RELEASE SAVEPOINT " + name) { try driver.releaseSavepoint(named: name) }
             return result
         } catch {
+            guard driver.isInTransaction else {
+                // The engine rolled the whole transaction back itself (SQLite does on an
+                // interrupt, InnoDB on a deadlock): the savepoint went with it. The
+                // connection is sound, and the access can only end: a statement now
+                // would run, and commit, outside any transaction.
+                failedAtDepth = 0
+                throw error
+            }
             do {
                 log?.script("ROLLBACK TO SAVEPOINT " + name)
                 try driver.rollbackToSavepoint(named: name)
