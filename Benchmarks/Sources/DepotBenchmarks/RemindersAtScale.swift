@@ -17,13 +17,7 @@ enum RemindersAtScale {
         defer { try? FileManager.default.removeItem(at: folder) }
         var engines: [(String, Store)] = [("SQLite", try Store.sqlite(at: folder.appendingPathComponent("r.sqlite").path))]
         if let url = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"] {
-            let admin = try await Store.postgres(url: url)
-            let schema = "reminders_scale_\(UInt32.random(in: 0...UInt32.max))"
-            try await admin.write { db in try db.execute("CREATE SCHEMA \(ident: schema)") }
-            await admin.close()
-            var configuration = try DepotPostgres.PostgresConfiguration(url: url)
-            configuration.searchPath = schema
-            engines.append(("PostgreSQL", try await Store.postgres(configuration)))
+            engines.append(("PostgreSQL", try await freshPostgresStore(url: url, prefix: "reminders_scale").store))
         }
         print("Reminders model at \(count) reminders: median of 5 runs per call, slowest first")
         for (engine, store) in engines {
@@ -45,6 +39,17 @@ enum RemindersAtScale {
             }
             await store.close()
         }
+    }
+
+    /// A store on a new schema of the server at `url`, and the schema's name.
+    static func freshPostgresStore(url: String, prefix: String) async throws -> (store: Store, schema: String) {
+        let admin = try await Store.postgres(url: url)
+        let schema = "\(prefix)_\(UInt32.random(in: 0...UInt32.max))"
+        try await admin.write { db in try db.execute("CREATE SCHEMA \(ident: schema)") }
+        await admin.close()
+        var configuration = try DepotPostgres.PostgresConfiguration(url: url)
+        configuration.searchPath = schema
+        return (try await Store.postgres(configuration), schema)
     }
 
     static func seed(_ model: RemindersModel, _ store: Store, count: Int) async throws {
