@@ -3,19 +3,7 @@
 # and deletes its folder when the calling shell exits.
 
 source "$(dirname "${BASH_SOURCE[0]}")/packages.sh"
-
-# free_mariadb_port: a TCP port on 127.0.0.1 that nothing listens on.
-free_mariadb_port() {
-    local port
-    for port in $(seq 33070 33999); do
-        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-            echo "$port"
-            return 0
-        fi
-    done
-    echo "no free port between 33070 and 33999" >&2
-    return 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 # chain_exit_trap_for_mariadb: stops the server at exit, before whatever the
 # EXIT trap did already (scripts/test also stops a throwaway PostgreSQL there),
@@ -49,7 +37,7 @@ start_throwaway_mariadb() {
     mkdir "$DEPOT_MARIADB_DIR/data"
     [ "$(id -u)" -eq 0 ] && chown mysql:mysql "$DEPOT_MARIADB_DIR/data"
     local port password root_password user_flag=()
-    port=$(free_mariadb_port) || return 1
+    port=$(free_loopback_port 23306 23999) || return 1
     password="depot-$(od -An -N8 -tx8 /dev/urandom | tr -d ' \n')"
     root_password="root-$(od -An -N8 -tx8 /dev/urandom | tr -d ' \n')"
     # mariadbd refuses to run as root without --user; as another user it runs as that user.

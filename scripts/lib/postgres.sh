@@ -1,5 +1,7 @@
 # Starts a throwaway PostgreSQL server for the tests. Sourced by scripts/test.
 
+source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
+
 # run_as_postgres_user COMMAND...: PostgreSQL refuses to run as root, so a root
 # caller runs the server tools as the unprivileged `postgres` user.
 run_as_postgres_user() {
@@ -8,19 +10,6 @@ run_as_postgres_user() {
     else
         "$@"
     fi
-}
-
-# free_loopback_port: a TCP port on 127.0.0.1 that nothing listens on.
-free_loopback_port() {
-    local port
-    for port in $(seq 54330 54999); do
-        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-            echo "$port"
-            return 0
-        fi
-    done
-    echo "no free port between 54330 and 54999" >&2
-    return 1
 }
 
 # start_throwaway_postgres: initdb into a temporary folder, start the server on a
