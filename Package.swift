@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "DepotSQLite", targets: ["DepotSQLite"]),
         .library(name: "DepotPostgres", targets: ["DepotPostgres"]),
         .library(name: "DepotConformance", targets: ["DepotConformance"]),
+        .library(name: "DepotDifferential", targets: ["DepotDifferential"]),
         .library(name: "DepotLifecycle", targets: ["DepotLifecycle"]),
         .library(name: "DepotSync", targets: ["DepotSync"]),
         .executable(name: "depot-conformance", targets: ["DepotConformanceRunner"]),
@@ -32,7 +33,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         // The @Columns macro's compiler plugin.
         .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
-        // Tests only: random values with printed, replayable seeds.
+        // DepotDifferential and tests: random values with printed, replayable seeds.
         .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
     ],
     targets: [
@@ -88,6 +89,15 @@ let package = Package(
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             path: "Sources/DepotConformance"
+        ),
+
+        // Differential checks beside the conformance suite: random queries, values
+        // and the reminders scenario on a reference engine and the engine under
+        // test, against a model of their meaning.
+        .target(
+            name: "DepotDifferential",
+            dependencies: ["Depot", "DepotTesting", "Reminders", .product(name: "PropertyBased", package: "swift-property-based")],
+            path: "Sources/DepotDifferential"
         ),
 
         // Embedded SQLite, linked from the system (Debian: libsqlite3-dev).
@@ -175,7 +185,7 @@ let package = Package(
         .testTarget(
             name: "DepotPropertyTests",
             dependencies: [
-                "Depot", "DepotSQLite", "DepotPostgres", "DepotConformance", "TestSupport",
+                "Depot", "DepotSQLite", "DepotPostgres", "DepotConformance", "DepotDifferential", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             path: "Tests/DepotPropertyTests"
@@ -187,7 +197,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RemindersTests",
-            dependencies: ["Reminders", "RemindersCLI", "Depot", "DepotSQLite", "DepotPostgres", "TestSupport", "CSQLite"],
+            dependencies: ["Reminders", "RemindersCLI", "Depot", "DepotSQLite", "DepotPostgres", "DepotDifferential", "TestSupport", "CSQLite"],
             path: "Tests/RemindersTests"
         ),
     ]

@@ -8,7 +8,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(name: "Depot", path: ".."),
-        .package(name: "DepotMariaDB", path: "../Plugins/DepotMariaDB"),
+        .package(name: "DepotMariaDB", path: "../Backends/MariaDB"),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/vapor/postgres-kit", exact: "2.17.0"),

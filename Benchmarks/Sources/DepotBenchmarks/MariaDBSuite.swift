@@ -13,7 +13,7 @@ struct MariaDBSuite {
         guard let url = ProcessInfo.processInfo.environment["DEPOT_MARIADB_URL"] else {
             throw RawError.failed("the MariaDB half needs DEPOT_MARIADB_URL (Benchmarks/run starts a server)")
         }
-        let group = "MariaDB, Depot's plug-in (Plugins/DepotMariaDB)"
+        let group = "MariaDB, Depot's plug-in (Backends/MariaDB)"
         let repetitions = options.repetitions
         func add(_ scenario: String, _ contestants: [Contestant]) async throws {
             let samples = try await interleaved(contestants, repetitions: repetitions)

@@ -14,8 +14,6 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "Depot", path: "../.."),
-        // For the property tests linked in from the main package's tests.
-        .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
     ],
     targets: [
         // MariaDB Connector/C, linked from the system (Debian: libmariadb-dev).
@@ -49,13 +47,9 @@ let package = Package(
                 "DepotMariaDBTesting",
                 .product(name: "Depot", package: "Depot"),
                 .product(name: "DepotConformance", package: "Depot"),
-                // Linked in from the main package's tests (QueryFuzzTests*.swift, the
-                // *Properties.swift, RemindersScenario.swift): the differential query
-                // fuzzer and the property tests on SQLite and MariaDB, and the reminders
-                // scenario compared with SQLite's answers.
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                // The differential checks, with SQLite as the reference engine.
+                .product(name: "DepotDifferential", package: "Depot"),
                 .product(name: "DepotSQLite", package: "Depot"),
-                .product(name: "Reminders", package: "Depot"),
                 .product(name: "DepotTesting", package: "Depot"),
             ]
         ),

@@ -1,14 +1,12 @@
-@_spi(Driver) @testable import Depot
+@_spi(Driver) import Depot
 import Foundation
 import PropertyBased
-import Testing
 import DepotTesting
 
 /// Every record operation under every combination of coding strategies, on
 /// both engines: insert, find, update, upsert, delete by id and delete by
 /// record give the same records and the same answers.
-@Suite(.enabled(if: Engines.canRun, Engines.missingServer))
-struct StrategyOperationProperties {
+enum StrategyOperationProperties {
     struct Event: Record, Equatable {
         static let tableName = "events"
         var id: UUID
@@ -28,7 +26,7 @@ struct StrategyOperationProperties {
     static let dataStrategies: [(String, DataStrategy, ColumnType)] = [("blob", .blob, .blob), ("base64", .base64Text, .text)]
     static let keyStrategies: [(String, KeyStrategy)] = [("default", .useDefaultKeys), ("snake", .snakeCase)]
 
-    @Test func everyOperationUnderEveryStrategyAgreesOnBothEngines() async throws {
+    static func everyOperationUnderEveryStrategy(_ run: DifferentialRun) async throws {
         var rng = propertySeed("strategies")
         var cases = 0
         for date in Self.dateStrategies {
@@ -52,7 +50,7 @@ struct StrategyOperationProperties {
                                   title: randomText(&rng), endsAt: Bool.random(using: &rng) ? Date(timeIntervalSince1970: 1_800_000_000) : nil)
                         }
                         let label = "dates \(date.0), uuids \(uuid.0), data \(data.0), keys \(key.0)"
-                        let engines = try await Engines.make(configuration)
+                        let engines = try await run.makeEngines(configuration)
                         var answers: [String: [String]] = [:]
                         for (name, store) in engines.both {
                             do {
@@ -60,13 +58,13 @@ struct StrategyOperationProperties {
                                     try Self.operations(db, events, dateType: date.2, uuidType: uuid.2, dataType: data.2, snake: key.0 == "snake")
                                 }
                             } catch {
-                                Issue.record("\(label) on \(name): \(error)")
+                                run.record("\(label) on \(name): \(error)")
                             }
                         }
                         await engines.close()
                         let (first, second) = (engines.both[0].name, engines.both[1].name)
-                        #expect(answers[first] == answers[second], "\(label): the engines disagree")
-                        #expect(answers[first]?.contains { $0.hasPrefix("wrong") } == false, "\(label): \(answers[first] ?? [])")
+                        run.expect(answers[first] == answers[second], "\(label): the engines disagree")
+                        run.expect(answers[first]?.contains { $0.hasPrefix("wrong") } == false, "\(label): \(answers[first] ?? [])")
                         cases += 1
                     }
                 }

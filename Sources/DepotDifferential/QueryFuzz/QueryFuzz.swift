@@ -1,17 +1,14 @@
 @_spi(Driver) import Depot
 import Foundation
-import Testing
 import DepotTesting
 
 /// The differential query fuzzer: random builder queries over hostile rows run
-/// on two engines (SQLite and PostgreSQL here; SQLite and MariaDB in the
-/// MariaDB plug-in's tests, which link these files and bring their own
-/// `Engines`) and against a model of their meaning in Swift. All three must
-/// give the same rows in the same order, and the same count.
+/// on two engines (the reference, usually SQLite, and the engine under test)
+/// and against a model of their meaning in Swift. All three must give the same
+/// rows in the same order, and the same count.
 ///
 /// `DEPOT_FUZZ_SEED` replays a run; `DEPOT_FUZZ_QUERIES` sets how many queries (2,000).
-@Suite(.serialized, .enabled(if: Engines.canRun, Engines.missingServer))
-struct QueryFuzzTests {
+enum QueryFuzz {
     @Columns
     struct FuzzRow: Record, Equatable {
         static let tableName = "fuzz"
@@ -273,10 +270,10 @@ struct QueryFuzzTests {
     }
 
     /// Both engines with the same random rows in `fuzz` and links in `fuzzLinks`.
-    static func setUp(_ g: inout Generator) async throws -> (Engines, [FuzzRow], [FuzzLink]) {
+    static func setUp(_ run: DifferentialRun, _ g: inout Generator) async throws -> (DifferentialEngines, [FuzzRow], [FuzzLink]) {
         let rows = Self.rows(&g)
         let links = Self.links(&g)
-        let engines = try await Engines.make()
+        let engines = try await run.makeEngines()
         for (_, store) in engines.both {
             try await store.write { db in
                 // Text columns under a collation that is not code-point order
@@ -300,13 +297,13 @@ struct QueryFuzzTests {
 
     // MARK: The run
 
-    @Test func randomQueriesGiveTheSameRowsOnBothEnginesAndInTheModel() async throws {
+    static func randomQueries(_ run: DifferentialRun) async throws {
         let environment = ProcessInfo.processInfo.environment
         let seed = environment["DEPOT_FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         let count = environment["DEPOT_FUZZ_QUERIES"].flatMap { Int($0) } ?? 2_000
-        print("QueryFuzzTests: seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
+        print("QueryFuzz: seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
         var g = Generator(seed: seed)
-        let (engines, rows, _) = try await Self.setUp(&g)
+        let (engines, rows, _) = try await Self.setUp(run, &g)
         defer { Task { await engines.close() } }
         var disagreements = 0
         for index in 0..<count {
@@ -337,11 +334,11 @@ struct QueryFuzzTests {
                 }
                 if ids != expectedIDs || counted != expectedIDs.count || again != expectedIDs {
                     disagreements += 1
-                    Issue.record("seed \(seed), \(described): \(name) gave \(ids) (count \(counted), cached \(again)), the model \(expectedIDs)")
+                    run.record("seed \(seed), \(described): \(name) gave \(ids) (count \(counted), cached \(again)), the model \(expectedIDs)")
                 }
             }
             if disagreements > 5 { break }
         }
-        #expect(disagreements == 0)
+        run.expect(disagreements == 0, "\(disagreements) disagreements")
     }
 }

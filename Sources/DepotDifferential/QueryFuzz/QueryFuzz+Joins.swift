@@ -1,12 +1,11 @@
 import Depot
 import Foundation
-import Testing
 import DepotTesting
 
 /// Random inner and left joins of `fuzz` with `fuzzLinks`, with conditions on
 /// both sides in ON and in WHERE, on both engines and in the model: the same
 /// pairs in the same order, and the same count.
-extension QueryFuzzTests {
+extension QueryFuzz {
     /// A predicate on a link's columns; the model sees an unmatched link as all NULLs.
     struct LinkPredicate {
         let build: (FuzzLink.Columns) -> QueryPredicate
@@ -132,18 +131,18 @@ extension QueryFuzzTests {
         }
     }
 
-    @Test func randomJoinsGiveTheSamePairsOnBothEnginesAndInTheModel() async throws {
-        try await Self.runJoinCases("joins", Self.joinCase)
+    static func randomJoins(_ run: DifferentialRun) async throws {
+        try await Self.runJoinCases(run, "joins", Self.joinCase)
     }
 
     /// Runs random join cases on both engines against the model; `DEPOT_FUZZ_SEED` replays a run.
-    static func runJoinCases(_ label: String, _ make: (inout Generator, [FuzzRow], [FuzzLink]) -> JoinCase) async throws {
+    static func runJoinCases(_ run: DifferentialRun, _ label: String, _ make: (inout Generator, [FuzzRow], [FuzzLink]) -> JoinCase) async throws {
         let environment = ProcessInfo.processInfo.environment
         let seed = environment["DEPOT_FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         let count = (environment["DEPOT_FUZZ_QUERIES"].flatMap { Int($0) } ?? 2_000) / 4
-        print("QueryFuzzTests (\(label)): seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
+        print("QueryFuzz (\(label)): seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
         var g = Generator(seed: seed)
-        let (engines, rows, links) = try await setUp(&g)
+        let (engines, rows, links) = try await setUp(run, &g)
         defer { Task { await engines.close() } }
         var disagreements = 0
         for index in 0..<count {
@@ -153,11 +152,11 @@ extension QueryFuzzTests {
                 // The count is of the page, as the rows are.
                 if got.pairs != fuzzCase.expected || got.count != fuzzCase.expected.count {
                     disagreements += 1
-                    Issue.record("seed \(seed), query \(index): \(fuzzCase.text): \(name) gave \(got.pairs) (count \(got.count)), the model \(fuzzCase.expected)")
+                    run.record("seed \(seed), query \(index): \(fuzzCase.text): \(name) gave \(got.pairs) (count \(got.count)), the model \(fuzzCase.expected)")
                 }
             }
             if disagreements > 5 { break }
         }
-        #expect(disagreements == 0)
+        run.expect(disagreements == 0, "\(disagreements) disagreements")
     }
 }

@@ -1,14 +1,12 @@
-@_spi(Driver) @testable import Depot
+@_spi(Driver) import Depot
 import Foundation
 import PropertyBased
-import Testing
 import DepotTesting
 
 /// Random records holding every mapped Swift type, written and read back through
 /// both engines, one by one and in batches: each comes back exactly (as the
 /// oracle here says it must) or fails with the typed error the oracle names.
-@Suite(.enabled(if: Engines.canRun, Engines.missingServer))
-struct RecordRoundTripProperties {
+enum RecordRoundTripProperties {
     enum Fruit: String, Codable, Sendable { case apple, pear, none = "" }
     struct Nested: Codable, Equatable, Sendable { var name: String; var scores: [Double]; var when: Date? }
 
@@ -111,12 +109,12 @@ struct RecordRoundTripProperties {
             count: Bool.random(using: &rng) ? Gen.int().run(using: &rng) : nil)
     }
 
-    @Test func everyRecordRoundTripsExactlyOrIsRefusedAlikeOnBothEngines() async throws {
+    static func everyRecordRoundTrips(_ run: DifferentialRun) async throws {
         var rng = propertySeed("records")
         let samples = (0..<600).map { _ in Self.randomSample(&rng) }
         // Two batches in three hold only storable records; the third may hold one the oracle refuses.
         let batches = (0..<30).map { n in (0..<20).map { _ in Self.randomSample(&rng, refusable: n % 3 == 0) } }
-        let engines = try await Engines.make()
+        let engines = try await run.makeEngines()
         var outcomes: [String: [Outcome]] = [:]
         var wrong = 0, refused = 0
         for (name, store) in engines.both {
@@ -137,7 +135,7 @@ struct RecordRoundTripProperties {
                     }
                     return "stored"
                 }
-                check(name, outcome, expected, &refused, &wrong)
+                check(run, name, outcome, expected, &refused, &wrong)
                 results.append(outcome)
             }
             // In batches: all or none, and the same rows as one by one.
@@ -152,9 +150,9 @@ struct RecordRoundTripProperties {
                     if got != want { return "changed: a batch" }
                     return "stored"
                 }
-                check(name, outcome, expected, &refused, &wrong)
+                check(run, name, outcome, expected, &refused, &wrong)
                 let after = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "samples")") ?? -1 }
-                #expect(after == before + (outcome.isError ? 0 : batch.count), "\(name): a refused batch left no row")
+                run.expect(after == before + (outcome.isError ? 0 : batch.count), "\(name): a refused batch left no row")
                 results.append(outcome)
             }
             outcomes[name] = results
@@ -172,19 +170,19 @@ struct RecordRoundTripProperties {
                 : batches[index - samples.count].contains { $0.expectedRefusal(x) != $0.expectedRefusal(y) }
             if byCapability { continue }
             disagreements += 1
-            Issue.record("case \(index): \(first.name) \(a), \(second.name) \(b): \(cases[index])")
+            run.record("case \(index): \(first.name) \(a), \(second.name) \(b): \(cases[index])")
         }
         print("records: \(samples.count) records and \(batches.count) batches of 20 per engine, \(refused) refusals as the oracle says, silent wrong values \(wrong), disagreements \(disagreements)")
     }
 
-    private func createSamples(_ db: Database) throws {
+    private static func createSamples(_ db: Database) throws {
         let definitions = Sample.columns.map { column, type, constraints -> SQL in
             "\(ident: column) \(type: type)\(unsafeRaw: constraints.isEmpty ? "" : " " + constraints)"
         }
         try db.execute("CREATE TABLE \(ident: "samples") (\(SQL.join(definitions, separator: ", ")))")
     }
 
-    private func outcomeOf(_ store: Store, _ body: @escaping @Sendable (Database) throws -> String) async -> Outcome {
+    private static func outcomeOf(_ store: Store, _ body: @escaping @Sendable (Database) throws -> String) async -> Outcome {
         do {
             return .value(try await store.write(body))
         } catch let error as DatabaseError {
@@ -194,16 +192,16 @@ struct RecordRoundTripProperties {
         }
     }
 
-    private func check(_ engine: String, _ outcome: Outcome, _ expected: DatabaseError.Kind?, _ refused: inout Int, _ wrong: inout Int) {
+    private static func check(_ run: DifferentialRun, _ engine: String, _ outcome: Outcome, _ expected: DatabaseError.Kind?, _ refused: inout Int, _ wrong: inout Int) {
         if case .value(let text) = outcome, text != "stored" {
             wrong += 1
-            Issue.record("\(engine): a silent wrong value: \(text)")
+            run.record("\(engine): a silent wrong value: \(text)")
             return
         }
         switch (outcome, expected) {
         case (.value, nil): break
         case (.error(let kind, _, _), let want?) where kind == want: refused += 1
-        default: Issue.record("\(engine): expected \(expected.map { "a \($0) error" } ?? "the record stored"), got \(outcome)")
+        default: run.record("\(engine): expected \(expected.map { "a \($0) error" } ?? "the record stored"), got \(outcome)")
         }
     }
 }

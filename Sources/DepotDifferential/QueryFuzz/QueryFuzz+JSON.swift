@@ -1,12 +1,11 @@
 import Depot
 @testable import DepotConformance
 import Foundation
-import Testing
 import DepotTesting
 
 /// Random JSON documents read at random paths as random kinds, selected and
 /// filtered on both engines and in the model: a value of the asked kind, or NULL.
-extension QueryFuzzTests {
+extension QueryFuzz {
     /// Any JSON value: the conformance suite's.
     typealias Doc = JSONDocument
 
@@ -14,7 +13,7 @@ extension QueryFuzzTests {
     struct FuzzDoc: Record, Equatable {
         static let tableName = "fuzzDocs"
         var id: Int64
-        var body: [String: QueryFuzzTests.Doc]
+        var body: [String: QueryFuzz.Doc]
     }
 
     static func member(_ doc: Doc?, _ component: JSONPathComponent) -> Doc? {
@@ -36,7 +35,7 @@ extension QueryFuzzTests {
     }
 
     static func document(_ g: inout Generator) -> [String: Doc] {
-        var body: [String: QueryFuzzTests.Doc] = [:]
+        var body: [String: QueryFuzz.Doc] = [:]
         if !g.chance(4) { body["x"] = g.chance(4) ? .object(["z": scalar(&g)]) : scalar(&g) }
         if !g.chance(4) { body["y"] = scalar(&g) }
         if !g.chance(3) { body["arr"] = .array((0..<Int.random(in: 0...2, using: &g)).map { _ in scalar(&g) }) }
@@ -58,14 +57,14 @@ extension QueryFuzzTests {
         }
     }
 
-    @Test func randomJSONPathsReadTheSameScalarsOnBothEnginesAndInTheModel() async throws {
+    static func randomJSONPaths(_ run: DifferentialRun) async throws {
         let environment = ProcessInfo.processInfo.environment
         let seed = environment["DEPOT_FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         let count = (environment["DEPOT_FUZZ_QUERIES"].flatMap { Int($0) } ?? 2_000) / 4
-        print("QueryFuzzTests (JSON): seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
+        print("QueryFuzz (JSON): seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
         var g = Generator(seed: seed)
         let docs = (1...40).map { FuzzDoc(id: Int64($0), body: Self.document(&g)) }
-        let engines = try await Engines.make()
+        let engines = try await run.makeEngines()
         defer { Task { await engines.close() } }
         for (_, store) in engines.both {
             try await store.write { db in
@@ -101,11 +100,11 @@ extension QueryFuzzTests {
                 }
                 if got != expected {
                     disagreements += 1
-                    Issue.record("seed \(seed), query \(index): SELECT id, json(\(path), \(kind))\(filters ? " WHERE json(\(filterPath), integer) > \(threshold)" : ""): \(name) gave \(got), the model \(expected)")
+                    run.record("seed \(seed), query \(index): SELECT id, json(\(path), \(kind))\(filters ? " WHERE json(\(filterPath), integer) > \(threshold)" : ""): \(name) gave \(got), the model \(expected)")
                 }
             }
             if disagreements > 5 { break }
         }
-        #expect(disagreements == 0)
+        run.expect(disagreements == 0, "\(disagreements) disagreements")
     }
 }

@@ -1,12 +1,11 @@
 import Depot
 import Foundation
-import Testing
 import DepotTesting
 
 /// Random joins of three tables, one of them twice: links, the row each names,
 /// and every other link of that row, under random conditions, orders and pages,
 /// on both engines and in the model.
-extension QueryFuzzTests {
+extension QueryFuzz {
     static func threeWayCase(_ g: inout Generator, rows: [FuzzRow], links: [FuzzLink]) -> JoinCase {
         let onExtra = g.chance(2) ? linkPredicate(&g) : nil
         let rowFilter = g.chance(2) ? predicate(&g, depth: 2) : nil
@@ -62,14 +61,14 @@ extension QueryFuzzTests {
         }, expected: expected, text: description)
     }
 
-    @Test func randomThreeTableJoinsGiveTheSameTriplesOnBothEnginesAndInTheModel() async throws {
-        try await Self.runJoinCases("three-table joins", Self.threeWayCase)
+    static func randomThreeTableJoins(_ run: DifferentialRun) async throws {
+        try await Self.runJoinCases(run, "three-table joins", Self.threeWayCase)
     }
 }
 
 /// Random aggregates over a left join: each row with how many links name it
 /// and the sum of their numbers, under random filters on both sides.
-extension QueryFuzzTests {
+extension QueryFuzz {
     static func joinAggregateCase(_ g: inout Generator, rows: [FuzzRow], links: [FuzzLink]) -> JoinCase {
         let onExtra = g.chance(2) ? linkPredicate(&g) : nil
         let rowFilter = g.chance(2) ? predicate(&g, depth: 2) : nil
@@ -99,7 +98,7 @@ extension QueryFuzzTests {
         }, expected: expected.map { "\($0.0):\($0.1):\($0.2.map(String.init) ?? "NULL")" }, text: text)
     }
 
-    @Test func randomAggregatesOverJoinsGiveTheSameGroupsOnBothEnginesAndInTheModel() async throws {
-        try await Self.runJoinCases("aggregates over joins", Self.joinAggregateCase)
+    static func randomAggregatesOverJoins(_ run: DifferentialRun) async throws {
+        try await Self.runJoinCases(run, "aggregates over joins", Self.joinAggregateCase)
     }
 }

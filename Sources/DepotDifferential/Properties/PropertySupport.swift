@@ -2,8 +2,8 @@ import Depot
 import Foundation
 import PropertyBased
 
-// Shared by the property tests, here and in the MariaDB plug-in's tests (which
-// link these files and bring their own `Engines`).
+// Shared by the property checks: outcomes that compare across engines, seeds
+// that replay, hostile text.
 
 /// What one operation gave: a value (in a canonical text, so engines compare),
 /// or a typed error with the cell it names.
@@ -83,4 +83,21 @@ func randomText(_ rng: inout Xoshiro, maxLength: Int = 12) -> String {
         }
     }
     return String(scalars)
+}
+
+/// A decimal literal in one canonical form (`-123e-2` for `-1.230`), or nil for
+/// text that is not one: the oracle's own reading, written apart from the
+/// decoder's, so a fault in the decoder cannot agree with itself.
+func canonicalDecimalLiteral(_ text: String) -> String? {
+    guard let match = text.wholeMatch(of: /([+-]?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]{1,6}))?/) else { return nil }
+    let fraction = match.3.map(String.init) ?? ""
+    var digits = String(match.2) + fraction
+    var exponent = (match.4.flatMap { Int($0) } ?? 0) - fraction.count
+    while digits.hasSuffix("0") {
+        digits.removeLast()
+        exponent += 1
+    }
+    let significant = digits.drop { $0 == "0" }
+    guard !significant.isEmpty else { return "0" }
+    return (match.1 == "-" ? "-" : "") + significant + "e\(exponent)"
 }

@@ -1,13 +1,12 @@
 import Depot
 @testable import DepotConformance
 import Foundation
-import Testing
 import DepotTesting
 
 /// Random texts with accents, case, punctuation, compatibility forms and
 /// emoji, indexed and searched on both engines and in a model in Swift: the
 /// same records, in the same order, with the same ranks.
-extension QueryFuzzTests {
+extension QueryFuzz {
     static let searchWords = ["Café", "cafe", "CAFÉ", "cafe\u{301}", "crème", "creme", "milk", "MILK", "milkshake", "oat-milk", "Straße",
                               "STRASSE", "ß", "ﬁne", "fine", "naïve", "x²", "x2", "3.14", "314", "😀", "👍🏽test", "under_score", "100%",
                               "Über", "uber", "ÉCOLE", "école", "Σίσυφος", "ΣΊΣΥΦΟΣ", "東京", "한국어", "a", "ab", "abc", "İstanbul",
@@ -31,17 +30,17 @@ extension QueryFuzzTests {
         }
     }
 
-    @Test func randomSearchesFindAndRankTheSameRecordsOnBothEnginesAndInTheModel() async throws {
+    static func randomSearches(_ run: DifferentialRun) async throws {
         let environment = ProcessInfo.processInfo.environment
         let seed = environment["DEPOT_FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         let count = (environment["DEPOT_FUZZ_QUERIES"].flatMap { Int($0) } ?? 2_000) / 4
-        print("QueryFuzzTests (search): seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
+        print("QueryFuzz (search): seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
         var g = Generator(seed: seed)
         var articles: [Int64: [String]] = [:]
         for id in Int64(1)...30 { articles[id] = [Self.searchText(&g, words: 3), Self.searchText(&g, words: 8)] }
         let index = Article.searchIndex
         let weights = index.fields.map(\.weight)
-        let engines = try await Engines.make()
+        let engines = try await run.makeEngines()
         defer { Task { await engines.close() } }
         let initial = articles.sorted(by: { $0.key < $1.key })
         for (_, store) in engines.both {
@@ -83,11 +82,11 @@ extension QueryFuzzTests {
                 }.map { "\($0.0 ?? 0):\($0.1)" }
                 if got != expected {
                     disagreements += 1
-                    Issue.record("seed \(seed), query \(step): \(query.terms) \(query.matching): \(name) gave \(got), the model \(expected)")
+                    run.record("seed \(seed), query \(step): \(query.terms) \(query.matching): \(name) gave \(got), the model \(expected)")
                 }
             }
             if disagreements > 5 { break }
         }
-        #expect(disagreements == 0)
+        run.expect(disagreements == 0, "\(disagreements) disagreements")
     }
 }

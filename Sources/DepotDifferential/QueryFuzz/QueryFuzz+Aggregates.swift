@@ -1,12 +1,11 @@
 import Depot
 import Foundation
-import Testing
 import DepotTesting
 
 /// Random grouped and ungrouped aggregates over random filters, on both engines
 /// and in the model: the same groups, in the same order, with the same values
 /// (or the same kind of error).
-extension QueryFuzzTests {
+extension QueryFuzz {
     /// A group key in the model: NULL, an integer (also Booleans and instants), or text as bytes.
     enum ModelKey: Hashable {
         case null, int(Int64), bytes([UInt8])
@@ -178,13 +177,13 @@ extension QueryFuzzTests {
         }
     }
 
-    @Test func randomAggregatesGiveTheSameGroupsAndValuesOnBothEnginesAndInTheModel() async throws {
+    static func randomAggregates(_ run: DifferentialRun) async throws {
         let environment = ProcessInfo.processInfo.environment
         let seed = environment["DEPOT_FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         let count = (environment["DEPOT_FUZZ_QUERIES"].flatMap { Int($0) } ?? 2_000) / 4
-        print("QueryFuzzTests (aggregates): seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
+        print("QueryFuzz (aggregates): seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
         var g = Generator(seed: seed)
-        let (engines, rows, _) = try await Self.setUp(&g)
+        let (engines, rows, _) = try await Self.setUp(run, &g)
         defer { Task { await engines.close() } }
         var disagreements = 0
         for index in 0..<count {
@@ -199,11 +198,11 @@ extension QueryFuzzTests {
                 }
                 if got != expected {
                     disagreements += 1
-                    Issue.record("seed \(seed), query \(index): \(fuzzCase.text): \(name) gave \(got), the model \(expected)")
+                    run.record("seed \(seed), query \(index): \(fuzzCase.text): \(name) gave \(got), the model \(expected)")
                 }
             }
             if disagreements > 5 { break }
         }
-        #expect(disagreements == 0)
+        run.expect(disagreements == 0, "\(disagreements) disagreements")
     }
 }

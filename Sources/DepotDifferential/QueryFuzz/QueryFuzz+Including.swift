@@ -1,12 +1,11 @@
 import Depot
 import Foundation
-import Testing
 import DepotTesting
 
 /// Random related-record loading: `fuzz` rows with their `fuzzLinks`, and
 /// links with the row they name (optional and required), under random filters,
 /// orders and pages on both sides, on both engines and in the model.
-extension QueryFuzzTests {
+extension QueryFuzz {
     struct IncludingCase: @unchecked Sendable {
         let run: (Database) throws -> [String]
         let expected: [String]
@@ -80,13 +79,13 @@ extension QueryFuzzTests {
         }
     }
 
-    @Test func randomRelatedRecordLoadingGivesTheSameRecordsOnBothEnginesAndInTheModel() async throws {
+    static func randomIncluding(_ run: DifferentialRun) async throws {
         let environment = ProcessInfo.processInfo.environment
         let seed = environment["DEPOT_FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         let count = (environment["DEPOT_FUZZ_QUERIES"].flatMap { Int($0) } ?? 2_000) / 4
-        print("QueryFuzzTests (including): seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
+        print("QueryFuzz (including): seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
         var g = Generator(seed: seed)
-        let (engines, rows, links) = try await Self.setUp(&g)
+        let (engines, rows, links) = try await Self.setUp(run, &g)
         defer { Task { await engines.close() } }
         var disagreements = 0
         for index in 0..<count {
@@ -95,11 +94,11 @@ extension QueryFuzzTests {
                 let got = try await store.read { db in try fuzzCase.run(db) }
                 if got != fuzzCase.expected {
                     disagreements += 1
-                    Issue.record("seed \(seed), query \(index): \(fuzzCase.text): \(name) gave \(got), the model \(fuzzCase.expected)")
+                    run.record("seed \(seed), query \(index): \(fuzzCase.text): \(name) gave \(got), the model \(fuzzCase.expected)")
                 }
             }
             if disagreements > 5 { break }
         }
-        #expect(disagreements == 0)
+        run.expect(disagreements == 0, "\(disagreements) disagreements")
     }
 }

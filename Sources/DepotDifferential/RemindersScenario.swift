@@ -2,38 +2,43 @@ import Depot
 import Foundation
 import Reminders
 
-/// One seeded data set and every query the model offers, run against a store.
-/// The answers are plain values, so two engines' answers compare with `==`.
-struct RemindersScenario {
+/// One seeded data set and every query the reminders model offers, run against
+/// a store: every screen, view, search and edit, at two time zones.
+///
+/// The answers are plain values, so two engines' answers compare with `==`; the
+/// differential check "the reminders scenario gives the same answers on both
+/// engines" compares them part by part, so a difference names its part.
+public struct RemindersScenario {
     /// Sunday 2026-03-15 10:00 UTC. In Los Angeles (PDT, UTC-7) it is 03:00 the same day.
-    static let now = Date(timeIntervalSince1970: 1_773_568_800)
+    public static let now = Date(timeIntervalSince1970: 1_773_568_800)
 
     static func at(_ iso: String) -> Date {
         guard let date = try? Date(iso, strategy: Date.ISO8601FormatStyle()) else { return .distantPast }
         return date
     }
 
-    struct Answers: Equatable, Sendable {
-        var home: HomeScreen
-        var homeInLosAngeles: HomeScreen
-        var listOrders: [String: [String]]
-        var storedChoice: RemindersList
-        var views: [String: [String]]
-        var viewsInLosAngeles: [String: [String]]
-        var tagged: [String: [String]]
-        var searches: [String: [String]]
-        var searchCompletedCounts: [String: Int]
-        var tagTitles: [String]
-        var afterDeletingCompletedMilk: (deleted: Int, completedCount: Int)
-        var listsAfterReordering: [String]
-        var afterDeletingWork: [String]
-        var movedReminder: String
+    /// What every query of the scenario answered.
+    public struct Answers: Equatable, Sendable {
+        public var home: HomeScreen
+        public var homeInLosAngeles: HomeScreen
+        public var listOrders: [String: [String]]
+        public var storedChoice: RemindersList
+        public var views: [String: [String]]
+        public var viewsInLosAngeles: [String: [String]]
+        public var tagged: [String: [String]]
+        public var searches: [String: [String]]
+        public var searchCompletedCounts: [String: Int]
+        public var tagTitles: [String]
+        public var afterDeletingCompletedMilk: (deleted: Int, completedCount: Int)
+        public var listsAfterReordering: [String]
+        public var afterDeletingWork: [String]
+        public var movedReminder: String
         /// Rows, tags and the last list, as text.
-        var more: [String: String]
+        public var more: [String: String]
         /// Every screen in every order, shown or hiding completed reminders.
-        var screens: [String: [String]]
+        public var screens: [String: [String]]
 
-        static func == (a: Answers, b: Answers) -> Bool {
+        public static func == (a: Answers, b: Answers) -> Bool {
             a.home == b.home && a.homeInLosAngeles == b.homeInLosAngeles && a.listOrders == b.listOrders
                 && a.storedChoice == b.storedChoice && a.views == b.views && a.viewsInLosAngeles == b.viewsInLosAngeles
                 && a.tagged == b.tagged && a.searches == b.searches && a.searchCompletedCounts == b.searchCompletedCounts
@@ -85,7 +90,10 @@ struct RemindersScenario {
         static func hex(_ color: Int64) -> String { String(format: "#%08llX", color) }
     }
 
-    static func run(_ store: Store) async throws -> Answers {
+    /// Seeds a fresh store through the model and runs every query of the scenario.
+    ///
+    /// - Parameter store: an empty store; the scenario migrates it.
+    public static func run(_ store: Store) async throws -> Answers {
         // Keys in order, the same on both engines: 00000000-0000-0000-0000-000000000001, ...
         let counter = Counter()
         var model = RemindersModel(store: store, now: { now })
@@ -260,5 +268,44 @@ final class Counter: @unchecked Sendable {
         let number = lock.withLock { value += 1; return value }
         let text = String(number, radix: 16)
         return UUID(uuidString: "00000000-0000-0000-0000-" + String(repeating: "0", count: 12 - text.count) + text) ?? UUID()
+    }
+}
+
+extension RemindersScenario {
+    /// The differential check: the scenario on both engines, compared part by
+    /// part, so a difference names its part of the scenario.
+    static func sameAnswersOnBothEngines(_ check: DifferentialRun) async throws {
+        let engines = try await check.makeEngines()
+        let reference: Answers, subject: Answers
+        do {
+            reference = try await run(engines.reference.store)
+            subject = try await run(engines.subject.store)
+        } catch {
+            await engines.close()
+            throw error
+        }
+        await engines.close()
+        func compare<T: Equatable>(_ part: String, _ a: T, _ b: T) {
+            check.expect(a == b, "\(part): \(engines.reference.name) gives \(a), \(engines.subject.name) gives \(b)")
+        }
+        compare("home", reference.home, subject.home)
+        compare("home in Los Angeles", reference.homeInLosAngeles, subject.homeInLosAngeles)
+        compare("list orders", reference.listOrders, subject.listOrders)
+        compare("stored choice", reference.storedChoice, subject.storedChoice)
+        compare("views", reference.views, subject.views)
+        compare("views in Los Angeles", reference.viewsInLosAngeles, subject.viewsInLosAngeles)
+        compare("tagged", reference.tagged, subject.tagged)
+        compare("searches", reference.searches, subject.searches)
+        compare("search completed counts", reference.searchCompletedCounts, subject.searchCompletedCounts)
+        compare("tag titles", reference.tagTitles, subject.tagTitles)
+        compare("deleting completed milk: deleted", reference.afterDeletingCompletedMilk.deleted, subject.afterDeletingCompletedMilk.deleted)
+        compare("deleting completed milk: completed left", reference.afterDeletingCompletedMilk.completedCount,
+                subject.afterDeletingCompletedMilk.completedCount)
+        compare("lists after reordering", reference.listsAfterReordering, subject.listsAfterReordering)
+        compare("after deleting Work", reference.afterDeletingWork, subject.afterDeletingWork)
+        compare("moved reminder", reference.movedReminder, subject.movedReminder)
+        compare("more", reference.more, subject.more)
+        compare("screens", reference.screens, subject.screens)
+        check.expect(reference == subject, "the answers differ as a whole")
     }
 }

@@ -1,6 +1,5 @@
 import Depot
 import Foundation
-import Testing
 import DepotTesting
 
 /// Random computed expressions (integer arithmetic at the Int64 edges and with
@@ -8,7 +7,7 @@ import DepotTesting
 /// and substrings over accents and emoji) selected, filtered and ordered on
 /// both engines and in the model: the same values in the same order, or an
 /// `encoding` error on both when the model's arithmetic fails on a row.
-extension QueryFuzzTests {
+extension QueryFuzz {
     /// A model value, or the failure (an overflow or a zero divisor) that fails the statement.
     enum Outcome<T: Equatable>: Equatable {
         case value(T?)
@@ -178,13 +177,13 @@ extension QueryFuzzTests {
         bytes.map { String(decoding: $0, as: UTF8.self).unicodeScalars.map { $0.isASCII ? String($0) : "\\u{\(String($0.value, radix: 16))}" }.joined() } ?? "NULL"
     }
 
-    @Test func randomComputedExpressionsGiveTheSameValuesOnBothEnginesAndInTheModel() async throws {
+    static func randomComputedExpressions(_ run: DifferentialRun) async throws {
         let environment = ProcessInfo.processInfo.environment
         let seed = environment["DEPOT_FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         let count = (environment["DEPOT_FUZZ_QUERIES"].flatMap { Int($0) } ?? 2_000) / 2
-        print("QueryFuzzTests (expressions): seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
+        print("QueryFuzz (expressions): seed \(seed), \(count) queries (replay with DEPOT_FUZZ_SEED=\(seed))")
         var g = Generator(seed: seed)
-        let (engines, rows, _) = try await Self.setUp(&g)
+        let (engines, rows, _) = try await Self.setUp(run, &g)
         defer { Task { await engines.close() } }
         var disagreements = 0
         for index in 0..<count {
@@ -239,11 +238,11 @@ extension QueryFuzzTests {
                 }
                 if got != expected {
                     disagreements += 1
-                    Issue.record("seed \(seed), \(described): \(name) gave \(got), the model \(expected)")
+                    run.record("seed \(seed), \(described): \(name) gave \(got), the model \(expected)")
                 }
             }
             if disagreements > 5 { break }
         }
-        #expect(disagreements == 0)
+        run.expect(disagreements == 0, "\(disagreements) disagreements")
     }
 }

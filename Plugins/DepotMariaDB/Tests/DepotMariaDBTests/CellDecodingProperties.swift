@@ -1,1 +1,0 @@
-../../../../Tests/DepotPropertyTests/CellDecodingProperties.swift

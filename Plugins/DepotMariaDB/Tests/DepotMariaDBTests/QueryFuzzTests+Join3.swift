@@ -1,1 +1,0 @@
-../../../../Tests/DepotPropertyTests/QueryFuzzTests+Join3.swift

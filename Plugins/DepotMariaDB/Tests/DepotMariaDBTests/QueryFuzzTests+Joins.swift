@@ -1,1 +1,0 @@
-../../../../Tests/DepotPropertyTests/QueryFuzzTests+Joins.swift

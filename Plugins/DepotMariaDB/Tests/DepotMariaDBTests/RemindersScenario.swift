@@ -1,1 +1,0 @@
-../../../../Tests/RemindersTests/RemindersScenario.swift
