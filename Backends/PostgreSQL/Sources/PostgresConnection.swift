@@ -166,6 +166,12 @@ final class PostgresConnection: DriverConnection {
         try runInAccess(script)
     }
 
+    /// `pg_advisory_xact_lock(key)`: held until the transaction ends; write
+    /// transactions at READ COMMITTED see what the previous holder committed.
+    func lockForMigration(key: Int64) throws {
+        try execute(script: "SELECT pg_advisory_xact_lock(\(key))")
+    }
+
     /// Runs a script of the open access: with the pending BEGIN in one message
     /// when the access has sent nothing yet.
     private func runInAccess(_ script: String) throws {

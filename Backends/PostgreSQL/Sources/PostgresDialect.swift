@@ -51,12 +51,6 @@ public struct PostgresDialect: SQLDialect {
         """
     }
 
-    /// `pg_advisory_xact_lock(key)`: held until the transaction ends; write
-    /// transactions at READ COMMITTED see what the previous holder committed.
-    public func migrationLock(key: Int64) -> SQL? {
-        "SELECT pg_advisory_xact_lock(\(key))"
-    }
-
     /// Whether the column has an identity or serial sequence.
     /// Whether the column is an identity column or takes a sequence's next
     /// value by default, read from the catalog: `pg_get_serial_sequence`

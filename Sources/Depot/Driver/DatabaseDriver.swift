@@ -93,6 +93,21 @@ public protocol DriverConnection: AnyObject {
     /// Undoes the work since a savepoint, which stays marked. The default runs `ROLLBACK TO SAVEPOINT name`.
     func rollbackToSavepoint(named name: String) throws
 
+    /// Takes the migration lock `key` inside the open write transaction:
+    /// another connection that takes the same key (another process's migrator)
+    /// waits until this transaction ends, by COMMIT or ROLLBACK, and then sees
+    /// what it committed. ``Migrator`` takes it first, so migrators racing on
+    /// one database apply each migration once.
+    ///
+    /// The default does nothing: right where every write transaction already
+    /// excludes every other (SQLite's `BEGIN IMMEDIATE`). A lock that outlives
+    /// the transaction on its engine (MariaDB's `GET_LOCK`) is the
+    /// connection's to release when the transaction ends.
+    ///
+    /// - Throws: a `busy` error when another holder kept the lock past the
+    ///   engine's wait.
+    func lockForMigration(key: Int64) throws
+
     /// Whether a transaction is open on this connection.
     var isInTransaction: Bool { get }
     /// Whether the connection can still be used; false once it is broken.
@@ -184,6 +199,8 @@ extension DriverConnection {
 }
 
 extension DriverConnection {
+    /// Does nothing: the engine's write transactions already exclude each other.
+    public func lockForMigration(key: Int64) throws {}
     /// False: a healthy connection is kept.
     public var wantsReplacement: Bool { false }
     /// Nil: nothing to tell.

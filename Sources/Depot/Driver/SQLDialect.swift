@@ -44,13 +44,6 @@ public protocol SQLDialect: Sendable {
     /// of explicit keys into a column without a generator cost no extra statement.
     func hasKeyGenerator(table: String, column: String) -> SQL?
 
-    /// A statement that, run first in a write transaction, makes other
-    /// transactions that run it with the same `key` wait until this one ends;
-    /// nil when every write transaction already excludes every other (SQLite's
-    /// `BEGIN IMMEDIATE`). ``Migrator`` takes it so that migrators racing on one
-    /// database (several processes starting at once) apply each migration once.
-    func migrationLock(key: Int64) -> SQL?
-
     /// The statement that streams the rows of `select` (which binds no values)
     /// through the engine's bulk export path, read as the SELECT's own rows
     /// would be; nil when the engine has none (the default), and
@@ -103,7 +96,6 @@ extension SQLDialect {
     public func hasKeyGenerator(table: String, column: String) -> SQL? { nil }
 
     /// None: write transactions already exclude each other.
-    public func migrationLock(key: Int64) -> SQL? { nil }
 
     /// None.
     public var caseFoldingCollation: String? { nil }

@@ -300,6 +300,15 @@ public final class Database {
         record?.end(self, text: text, values: [], changes: nil, error: nil)
     }
 
+    /// Takes the migration lock `key` for this write transaction, through the
+    /// connection's own call (``DriverConnection/lockForMigration(key:)``):
+    /// another transaction that takes it waits until this one ends. Logged as
+    /// `migration lock <key>`.
+    @_spi(Driver)
+    public func lockForMigration(key: Int64) throws {
+        try control("migration lock \(key)") { try connection.driver.lockForMigration(key: key) }
+    }
+
     func runScript(_ text: String) throws {
         try control(text) { try connection.driver.execute(script: text) }
     }

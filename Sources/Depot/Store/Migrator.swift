@@ -207,16 +207,17 @@ public struct Migrator: Sendable {
     }
 
     /// Waits for any other migrator of this table (another process, another
-    /// connection) to finish its transaction: on PostgreSQL an advisory lock on a
-    /// key made from the table's name; SQLite's write transactions already exclude each other.
+    /// connection) to finish its transaction: the connection's migration lock
+    /// (``DriverConnection/lockForMigration(key:)``) on a key made from the
+    /// table's name, an advisory lock on PostgreSQL; SQLite's write
+    /// transactions already exclude each other.
     static func lock(_ table: String, _ db: Database) throws {
         // FNV-1a: stable across processes, unlike Hasher.
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in "depot.migrations.\(table)".utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
         }
-        guard let statement = db.dialect.migrationLock(key: Int64(bitPattern: hash)) else { return }
-        try db.execute(statement)
+        try db.lockForMigration(key: Int64(bitPattern: hash))
     }
 
     static func createTable(_ table: String, _ db: Database) throws {

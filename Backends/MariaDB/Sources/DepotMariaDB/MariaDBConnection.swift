@@ -196,6 +196,27 @@ final class MariaDBConnection: DriverConnection {
         try releaseNamedLocks()
     }
 
+    /// `GET_LOCK` on a name of this database, waiting up to
+    /// ``MariaDBDialect/migrationLockSeconds``: held by the session until
+    /// ``releaseNamedLocks()`` after the transaction ends (COMMIT does not
+    /// release it).
+    ///
+    /// - Throws: `busy` when the lock was not granted (GET_LOCK answered 0:
+    ///   another migrator held it all that time; or NULL).
+    func lockForMigration(key: Int64) throws {
+        let sql = "SELECT GET_LOCK(CONCAT('depot:', DATABASE(), ':', ?), \(MariaDBDialect.migrationLockSeconds))"
+        let statement = try MariaDBStatement(connection: self, sql: sql)
+        // Released after the transaction even if the answer is lost on the way.
+        holdsNamedLock = true
+        try statement.bind([.text(String(key))])
+        let granted = try statement.step() ? try statement.value(at: 0) : nil
+        statement.reset()
+        guard case .integer(1)? = granted else {
+            throw DatabaseError(.busy, "another migrator held the migration lock for \(MariaDBDialect.migrationLockSeconds) seconds (GET_LOCK did not return 1)",
+                                engineCode: "GET_LOCK", sql: sql)
+        }
+    }
+
     /// `GET_LOCK` locks outlive COMMIT: the migrator's is released here.
     private func releaseNamedLocks() throws {
         guard holdsNamedLock else { return }

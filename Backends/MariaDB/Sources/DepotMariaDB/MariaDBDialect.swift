@@ -98,18 +98,8 @@ public struct MariaDBDialect: SQLDialect {
         }
     }
 
-    /// `GET_LOCK` on a name of this database: held by the session until the
-    /// connection releases it after the transaction ends (COMMIT does not).
-    /// The connection recognises this statement and fails it as `busy` when
-    /// the lock was not granted.
-    public func migrationLock(key: Int64) -> SQL? {
-        "SELECT GET_LOCK(CONCAT('depot:', DATABASE(), ':', '\(unsafeRaw: String(key))'), \(unsafeRaw: String(Self.migrationLockSeconds)))"
-    }
-
     /// How long a migrator waits for another's lock.
     static let migrationLockSeconds = 600
-    /// The text a migration lock statement starts with, as the connection sees it.
-    static let migrationLockPrefix = "SELECT GET_LOCK(CONCAT('depot:', DATABASE(), ':',"
 
     /// `utf8mb4_general_ci`: ignores letter case.
     public var caseFoldingCollation: String? { "utf8mb4_general_ci" }

@@ -28,15 +28,12 @@ final class MariaDBStatement: DriverStatement {
     /// Whether the statement failed in the middle of a result and is prepared again before it runs.
     private var mustPrepareAgain = false
     private(set) var changes = 0
-    /// Whether this is the migrator's `GET_LOCK`, whose answer must be 1.
-    private let isMigrationLock: Bool
 
     init(connection: MariaDBConnection, sql: String) throws {
         self.connection = connection
         self.sql = sql
         (rewritten, markers) = MariaDBPlaceholders.rewrite(sql)
         generation = connection.generation
-        isMigrationLock = sql.hasPrefix(MariaDBDialect.migrationLockPrefix)
         columns = ColumnSet([])
         try prepareOnServer()
     }
@@ -133,12 +130,6 @@ final class MariaDBStatement: DriverStatement {
             throw error
         }
         rowsSeen += 1
-        if isMigrationLock, rowsSeen == 1 {
-            guard case .integer(1) = try results.value(at: 0) else {
-                throw DatabaseError(.busy, "another migrator held the migration lock for \(MariaDBDialect.migrationLockSeconds) seconds (GET_LOCK did not return 1)", engineCode: "GET_LOCK", sql: sql)
-            }
-            connection.holdsNamedLock = true
-        }
         return true
     }
 
