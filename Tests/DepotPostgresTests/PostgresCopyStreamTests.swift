@@ -109,7 +109,7 @@ struct PostgresCopyStreamTests {
         }
         #expect(read == 699, "the rows before the one that cannot decode")
         #expect(error?.kind == .decoding && error?.column == "title", "\(error.map { "\($0)" } ?? "")")
-        #expect(logs.text.contains("COPY (SELECT"), "the export ran as COPY")
+        #expect(logs.text.contains("copy out: SELECT"), "the export ran through the bulk export path")
         #expect(try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM entries") } == 1000, "the store goes on")
         await store.close()
     }

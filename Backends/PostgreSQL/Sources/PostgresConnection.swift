@@ -157,8 +157,7 @@ final class PostgresConnection: DriverConnection {
     }
 
     func prepare(_ sql: String) throws -> any DriverStatement {
-        if let select = Self.copyOutSelect(sql) { return PostgresCopyOutStatement(connection: self, sql: sql, select: select) }
-        return PostgresStatement(connection: self, sql: sql)
+        PostgresStatement(connection: self, sql: sql)
     }
 
     func execute(script: String) throws {

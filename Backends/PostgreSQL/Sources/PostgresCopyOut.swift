@@ -2,13 +2,11 @@ import CLibPQ
 import Depot
 import Foundation
 
-extension PostgresConnection {
-    /// The SELECT of a `COPY (SELECT ...) TO STDOUT (FORMAT binary)`, which
-    /// this connection runs as a stream of rows; nil for any other statement.
-    static func copyOutSelect(_ sql: String) -> Substring? {
-        let prefix = "COPY (", suffix = ") TO STDOUT (FORMAT binary)"
-        guard sql.hasPrefix(prefix), sql.hasSuffix(suffix), sql.count > prefix.count + suffix.count else { return nil }
-        return sql.dropFirst(prefix.count).dropLast(suffix.count)
+extension PostgresConnection: CopyingOutConnection {
+    /// `COPY (select) TO STDOUT (FORMAT binary)`, read as the SELECT's rows.
+    func prepareCopyOut(select: String) throws -> any DriverStatement {
+        try finishStreaming()
+        return PostgresCopyOutStatement(connection: self, sql: "COPY (" + select + ") TO STDOUT (FORMAT binary)", select: select)
     }
 }
 
@@ -37,10 +35,10 @@ final class PostgresCopyOutStatement: DriverStatement {
     private var state = State.idle
     let changes = 0
 
-    init(connection: PostgresConnection, sql: String, select: Substring) {
+    init(connection: PostgresConnection, sql: String, select: String) {
         self.connection = connection
         self.sql = sql
-        self.select = String(select)
+        self.select = select
     }
 
     deinit { reset() }

@@ -80,10 +80,6 @@ public struct PostgresDialect: SQLDialect {
 extension PostgresDialect: QueryDialect {
     /// `x COLLATE "C"` for ordering; equality under PostgreSQL's deterministic
     /// collations already compares bytes, and leaving it out keeps indexes usable.
-    /// `COPY (select) TO STDOUT (FORMAT binary)`: the connection reads it as
-    /// the SELECT's rows, decoded as a result's (the SELECT is described first).
-    public func copyOut(select: String) -> String? { "COPY (" + select + ") TO STDOUT (FORMAT binary)" }
-
     public func binaryCollated(_ text: String, ordering: Bool) -> String {
         ordering ? text + " COLLATE \"C\"" : text
     }

@@ -215,6 +215,18 @@ extension DriverStatement {
     public var returnsOneRowAtMost: Bool { false }
 }
 
+/// A connection with a bulk export path, such as PostgreSQL's binary
+/// `COPY (SELECT ...) TO STDOUT`. Optional: ``Store/copyRows(_:bufferSize:)``
+/// uses it for a query that binds no values, and streams the SELECT's own rows
+/// otherwise. A call, not a statement: the backend writes its own COPY text.
+public protocol CopyingOutConnection: DriverConnection {
+    /// A statement whose rows are those of `select` (which binds no values),
+    /// read through the engine's bulk export path as the SELECT's own rows
+    /// would be: the same columns, the same values, in the same order.
+    /// ``Store/copyRows(_:bufferSize:)`` runs it; the core does not cache it.
+    func prepareCopyOut(select: String) throws -> any DriverStatement
+}
+
 /// A connection with a faster way to insert many rows than repeated INSERTs,
 /// such as PostgreSQL's COPY. Optional: the core uses it for batch inserts when
 /// a connection offers it, and multi-row INSERTs otherwise.

@@ -44,12 +44,6 @@ public protocol SQLDialect: Sendable {
     /// of explicit keys into a column without a generator cost no extra statement.
     func hasKeyGenerator(table: String, column: String) -> SQL?
 
-    /// The statement that streams the rows of `select` (which binds no values)
-    /// through the engine's bulk export path, read as the SELECT's own rows
-    /// would be; nil when the engine has none (the default), and
-    /// ``Store/copyRows(_:bufferSize:)`` streams the SELECT itself.
-    func copyOut(select: String) -> String?
-
     /// The column type of text that is part of a primary key or an index: the
     /// migrator's history table and a search index's tokens use it. The default
     /// is ``typeName(_:)`` of ``ColumnType/text``; an engine that cannot key its
@@ -108,9 +102,6 @@ extension SQLDialect {
 
     /// The column type: the engine casts to its own column types.
     public func castTypeName(_ type: ColumnType) -> String { typeName(type) }
-
-    /// None: the SELECT streams as it is.
-    public func copyOut(select: String) -> String? { nil }
 
     /// `INSERT INTO table DEFAULT VALUES`.
     public func insertDefaultValues(into table: String) -> String { "INSERT INTO " + table + " DEFAULT VALUES" }

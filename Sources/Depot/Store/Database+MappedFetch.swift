@@ -120,9 +120,9 @@ extension Database {
 
     /// Steps through a statement's rows and hands each to `body` as a reader.
     @usableFromInline
-    func mappedRows(_ type: any ColumnMapped.Type, text: String, values: [Value], limit: RowLimit,
+    func mappedRows(_ type: any ColumnMapped.Type, text: String, values: [Value], limit: RowLimit, copyingOut: Bool = false,
                     _ body: (inout ColumnReader) throws -> Void) throws {
-        try withStatement(text: text, values: values) { statement, _ in
+        try withStatement(text: text, values: values, copyingOut: copyingOut) { statement, _ in
             if case .streaming = limit { try statement.prepareForStreaming() }
             guard try statement.step() else { return }
             let plan = self.plan(for: statement, type)

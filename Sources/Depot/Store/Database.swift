@@ -359,6 +359,20 @@ public final class Database {
         connection.plan(columns: statement.columns, type: type, options: coding.decoding)
     }
 
+    /// A statement reading the rows of the SELECT `text` through the
+    /// connection's bulk export path; a `misuse` error on a connection without one.
+    func prepareCopyOut(_ text: String) throws -> any DriverStatement {
+        guard let copying = connection.driver as? any CopyingOutConnection else {
+            throw DatabaseError.misuse("this engine has no bulk export path").with(sql: text, values: nil)
+        }
+        do {
+            return try copying.prepareCopyOut(select: text)
+        } catch let error as DatabaseError {
+            noteEngineFailure()
+            throw error.with(sql: text, values: nil)
+        }
+    }
+
     func prepare(_ text: String) throws -> (any DriverStatement, cached: CachedStatement?) {
         do {
             return try connection.statement(text)

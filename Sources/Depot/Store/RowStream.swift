@@ -44,10 +44,10 @@ extension Store {
         RowStream(bufferSize: bufferSize) { store, channel in
             try await store.read { db in
                 let (text, values) = try db.renderSelect(query)
-                guard values.isEmpty, let copy = db.dialect.copyOut(select: text) else {
+                guard values.isEmpty, db.connection.driver is any CopyingOutConnection else {
                     return try db.forEach(query) { try channel.send($0) }
                 }
-                try db.mappedRows(T.self, text: copy, values: [], limit: .streaming) { reader in
+                try db.mappedRows(T.self, text: text, values: [], limit: .streaming, copyingOut: true) { reader in
                     try channel.send(try reader.record(T.self))
                 }
             }

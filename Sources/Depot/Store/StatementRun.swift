@@ -16,6 +16,8 @@ import Tracing
 struct StatementRun {
     let statement: any DriverStatement
     let text: String
+    /// Whether the statement reads the SELECT `text` through the bulk export path.
+    private let copyingOut: Bool
     /// The bound values, kept only when something may need them after the
     /// bind: an error that shows them, a log line, an observation's read.
     private(set) var values: [Value]
@@ -24,8 +26,10 @@ struct StatementRun {
     private var record: StatementRecord?
 
     /// Prepares (or reuses) the statement for `text`, binds `values`, and starts the run.
-    init(_ db: Database, text: String, values: [Value], streaming: Bool = false) throws {
-        self = try StatementRun(db, preparing: text)
+    /// With `copyingOut`, `text` is a SELECT read through the connection's bulk
+    /// export path (``CopyingOutConnection``), prepared afresh.
+    init(_ db: Database, text: String, values: [Value], streaming: Bool = false, copyingOut: Bool = false) throws {
+        self = try StatementRun(db, preparing: text, copyingOut: copyingOut)
         do {
             try begin(db, values: values)
             if streaming { try statement.prepareForStreaming() }
@@ -37,19 +41,24 @@ struct StatementRun {
     /// Prepares (or reuses) the statement for `text` without running it: a
     /// batch insert's full-size statement, run once per group of rows with
     /// ``runAgain(_:values:)`` and released with ``release(_:)``.
-    init(_ db: Database, preparing text: String) throws {
+    init(_ db: Database, preparing text: String, copyingOut: Bool = false) throws {
         try db.checkUsable()
-        let (statement, cached) = try db.prepare(text)
+        let (statement, cached) = copyingOut ? (try db.prepareCopyOut(text), nil) : try db.prepare(text)
         cached?.isBusy = true
         self.statement = statement
         self.cached = cached
         self.text = text
+        self.copyingOut = copyingOut
         self.values = []
     }
 
+    /// How the log, the duration metric and the span name the statement: a
+    /// bulk export as `copy out: SELECT ...`.
+    private var logged: String { copyingOut ? "copy out: " + text : text }
+
     private mutating func begin(_ db: Database, values: [Value]) throws {
         if db.keepsValues { self.values = values }
-        record = StatementRecord.start(db, text: text)
+        record = StatementRecord.start(db, text: logged)
         try statement.bind(values)
     }
 
@@ -63,7 +72,7 @@ struct StatementRun {
             statement.reset()
             throw recordFailure(db, error, values: values)
         }
-        record?.end(db, text: text, values: self.values, changes: statement.changes, error: nil)
+        record?.end(db, text: logged, values: self.values, changes: statement.changes, error: nil)
         record = nil
         statement.reset()
     }
@@ -71,7 +80,7 @@ struct StatementRun {
     /// Ends a run whose statement did all it was asked: logged, timed, traced;
     /// the statement reset and freed; the tables it read recorded for an observation.
     func finish(_ db: Database) throws {
-        record?.end(db, text: text, values: values, changes: statement.changes, error: nil)
+        record?.end(db, text: logged, values: values, changes: statement.changes, error: nil)
         release(db)
         guard let recorder = db.readRecorder else { return }
         do {
@@ -103,7 +112,7 @@ struct StatementRun {
         default:
             named = error
         }
-        record?.end(db, text: text, values: values, changes: nil, error: named)
+        record?.end(db, text: logged, values: values, changes: nil, error: named)
         return named
     }
 
@@ -165,9 +174,9 @@ extension Database {
     }
 
     /// Runs one statement through ``StatementRun``: `body` steps through its rows.
-    func withStatement<T>(text: String, values: [Value], streaming: Bool = false,
+    func withStatement<T>(text: String, values: [Value], streaming: Bool = false, copyingOut: Bool = false,
                           _ body: (any DriverStatement, _ text: String) throws -> T) throws -> T {
-        let run = try StatementRun(self, text: text, values: values, streaming: streaming)
+        let run = try StatementRun(self, text: text, values: values, streaming: streaming, copyingOut: copyingOut)
         let result: T
         do {
             result = try body(run.statement, text)
