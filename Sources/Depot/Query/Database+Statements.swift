@@ -37,16 +37,7 @@ extension Database {
         for name in updated where !columns.names.contains(name) {
             throw DatabaseError.misuse("upsert(_:onConflict:updating:) updates \(name), which the record does not insert")
         }
-        guard dialect.capabilities.conflictClause else {
-            return try lockingUpsert(T.self, columns, target: targetNames, updating: updated)
-        }
-        var text = insertSQL(T.self, columns.names)
-        text += " ON CONFLICT (" + targetNames.map { dialect.quote(identifier: $0) }.joined(separator: ", ") + ") DO UPDATE SET "
-        text += updated.map { dialect.quote(identifier: $0) + " = excluded." + dialect.quote(identifier: $0) }.joined(separator: ", ")
-        text += " RETURNING *"
-        let stored = try fetchReturned(T.self, text, columns.values, action: "upsert")
-        try advanceKeyGenerators(T.self, past: columns)
-        return stored
+        return try upsertRow(T.self, columns, target: targetNames, updating: updated)
     }
 
     /// Inserts a record unless it conflicts with a stored row on the columns of
@@ -63,16 +54,7 @@ extension Database {
         let columns = try encodeForInsert(record)
         let targetNames = try names(target(T.columns), T.self)
         guard !targetNames.isEmpty else { throw DatabaseError.misuse("insert(_:ignoringConflictOn:) needs at least one conflict column") }
-        let stored: T?
-        if dialect.capabilities.conflictClause {
-            var text = insertSQL(T.self, columns.names)
-            text += " ON CONFLICT (" + targetNames.map { dialect.quote(identifier: $0) }.joined(separator: ", ") + ") DO NOTHING RETURNING *"
-            stored = try fetchReturnedIfAny(T.self, text, columns.values)
-        } else {
-            stored = try lockingUpsert(T.self, columns, target: targetNames, onConflict: .keep)
-        }
-        if stored != nil { try advanceKeyGenerators(T.self, past: columns) }
-        return stored
+        return try upsertRow(T.self, columns, target: targetNames, onConflict: .keep)
     }
 
     /// Inserts the rows of a selection decoded into `Target` (its outputs named

@@ -43,13 +43,41 @@ extension Database {
         }
     }
 
-    /// ``lockingUpsert(_:_:target:onConflict:)`` that updates: the row as
-    /// stored, the key generators advanced past an explicit key.
-    func lockingUpsert<T: Record>(_ type: T.Type, _ columns: EncodedColumns, target: [String], updating: [String]) throws -> T {
-        guard let stored = try lockingUpsert(T.self, columns, target: target, onConflict: .update(updating)) else {
+    /// Every upsert's one path: inserts the encoded record or, when a stored
+    /// row holds the values of `target` (the columns of a primary key or a
+    /// unique constraint), keeps it (nil) or updates it (the row as stored).
+    /// `INSERT … ON CONFLICT (target) DO UPDATE | DO NOTHING … RETURNING *`
+    /// where the engine has the clause (``Capabilities/conflictClause``),
+    /// ``lockingUpsert(_:_:target:onConflict:)`` with the same meaning where
+    /// it has not; the key generators are advanced past an explicit key of a
+    /// row stored.
+    func upsertRow<T: Record>(_ type: T.Type, _ columns: EncodedColumns, target: [String], onConflict action: ConflictAction) throws -> T? {
+        let stored: T?
+        if dialect.capabilities.conflictClause {
+            var text = insertSQL(T.self, columns.names)
+            text += " ON CONFLICT (" + target.map { dialect.quote(identifier: $0) }.joined(separator: ", ") + ")"
+            switch action {
+            case .keep:
+                text += " DO NOTHING"
+            case .update(let names):
+                // Nothing to update: set the target to itself, so RETURNING still yields the row.
+                let set = names.isEmpty ? target : names
+                text += " DO UPDATE SET " + set.map { dialect.quote(identifier: $0) + " = excluded." + dialect.quote(identifier: $0) }.joined(separator: ", ")
+            }
+            stored = try fetchReturnedIfAny(T.self, text + " RETURNING *", columns.values)
+        } else {
+            stored = try lockingUpsert(T.self, columns, target: target, onConflict: action)
+        }
+        if stored != nil { try advanceKeyGenerators(T.self, past: columns) }
+        return stored
+    }
+
+    /// ``upsertRow(_:_:target:onConflict:)`` that updates `updating` (none:
+    /// leaves the row as it is): the row as stored, always.
+    func upsertRow<T: Record>(_ type: T.Type, _ columns: EncodedColumns, target: [String], updating: [String]) throws -> T {
+        guard let stored = try upsertRow(T.self, columns, target: target, onConflict: .update(updating)) else {
             throw DatabaseError(.other, "upsert returned no row", table: T.tableName)
         }
-        try advanceKeyGenerators(T.self, past: columns)
         return stored
     }
 

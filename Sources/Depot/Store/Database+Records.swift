@@ -79,21 +79,8 @@ extension Database {
             return stored
         }
         let updated = columns.names.filter { !key.contains($0) }
-        guard dialect.capabilities.conflictClause else {
-            return try lockingUpsert(T.self, columns, target: key, updating: updated)
-        }
-        var sql = insertSQL(T.self, columns.names)
-        sql += " ON CONFLICT (" + key.map { dialect.quote(identifier: $0) }.joined(separator: ", ") + ")"
-        if updated.isEmpty {
-            // Nothing to update: touch the key so RETURNING still yields the row.
-            sql += " DO UPDATE SET " + key.map { "\(dialect.quote(identifier: $0)) = excluded.\(dialect.quote(identifier: $0))" }.joined(separator: ", ")
-        } else {
-            sql += " DO UPDATE SET " + updated.map { "\(dialect.quote(identifier: $0)) = excluded.\(dialect.quote(identifier: $0))" }.joined(separator: ", ")
-        }
-        sql += " RETURNING *"
-        let stored = try fetchReturned(T.self, sql, columns.values, action: "upsert")
-        try advanceKeyGenerators(T.self, past: columns)
-        return stored
+        // Nothing to update: the stored row is returned as it is.
+        return try upsertRow(T.self, columns, target: key, updating: updated)
     }
 
     /// Updates every column of the stored record with the same primary key;
