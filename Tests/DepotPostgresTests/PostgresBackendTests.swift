@@ -376,6 +376,24 @@ struct PostgresBackendTests {
         #expect(configuration.description == "postgres://app@corp:***@db.example.com:6543/reminders")
     }
 
+    @Test func theClientCheckIntervalIsFiveSecondsUnlessTheURLSaysOtherwise() throws {
+        #expect(try PostgresConfiguration(url: "postgres://me@localhost").clientConnectionCheckInterval == .seconds(5))
+        let cases: [(String, Duration?)] = [("250ms", .milliseconds(250)), ("250", .milliseconds(250)), ("2s", .seconds(2)),
+                                            ("1min", .seconds(60)), ("off", nil), ("0", nil)]
+        for (text, expected) in cases {
+            let configuration = try PostgresConfiguration(url: "postgres://me@localhost/db?client_connection_check_interval=\(text)")
+            #expect(configuration.clientConnectionCheckInterval == expected, "\(text)")
+            #expect(configuration.parameters.isEmpty, "Depot's own parameter, never passed to libpq")
+        }
+        for text in ["", "2h", "-1s", "1.5s", "99999999999999999999"] {
+            let error = #expect(throws: DatabaseError.self) {
+                try PostgresConfiguration(url: "postgres://me:topsecret@localhost/db?client_connection_check_interval=\(text)")
+            }
+            #expect(error?.kind == .connection && error.map { "\($0)".contains("client_connection_check_interval must be") } == true, "\(text)")
+            #expect(error.map { "\($0)".contains("topsecret") } == false)
+        }
+    }
+
     @Test func defaultsFollowLibpq() throws {
         let configuration = try PostgresConfiguration(url: "postgres://me@localhost")
         #expect(configuration.port == 5432 && configuration.database == "me" && configuration.password == nil)

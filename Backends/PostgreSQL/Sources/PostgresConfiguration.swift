@@ -105,6 +105,21 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// itself, or its primary and standbys. Nil: the store's hosts. The URL says
     /// it with `listener=host:port[,host:port...]`.
     public var listenerHosts: [Host]?
+    /// How often the server checks, while a statement of this store runs, that
+    /// the store's process is still there (PostgreSQL 14's
+    /// `client_connection_check_interval`). A process that is killed while its
+    /// write waits on a lock would otherwise leave its backend waiting in the
+    /// lock queue, holding its place, until the lock frees; with the check it
+    /// ends within about this interval. Default: 5 seconds; nil leaves the
+    /// server's setting (off, unless the server sets it). The URL says it with
+    /// `client_connection_check_interval=2s` (`ms`, `s` or `min`; `0` or `off`
+    /// for nil).
+    ///
+    /// Caveat: a server before PostgreSQL 14 has no such check; there the
+    /// setting is not sent. The listener's connection does not get it: the
+    /// check runs only while a statement runs, and the listener's backend
+    /// waits idle between notifications.
+    public var clientConnectionCheckInterval: Duration?
     /// How many rows one INSERT of a batch insert holds. Default: 500.
     public var batchInsertRows: Int
     /// The settings every store has: coders, error verbosity, checkout timeout.
@@ -136,6 +151,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         self.transactionPooling = false
         self.listenerHosts = nil
         self.batchInsertRows = 500
+        self.clientConnectionCheckInterval = .seconds(5)
         self.store = Store.Configuration()
         self.passwordProvider = nil
         self.connectionLifetime = nil
@@ -157,9 +173,10 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     ///
     /// Query parameters are libpq connection parameters (`sslmode=require`...). Percent-encoded
     /// characters in the user and password are decoded. Several servers are
-    /// listed as libpq lists them, `postgres://app@db1:5432,db2:5432/app`; three
+    /// listed as libpq lists them, `postgres://app@db1:5432,db2:5432/app`; four
     /// parameters are Depot's own: `search_path`, `pgbouncer=true`
-    /// (``transactionPooling``) and `listener=host:port` (``listenerHosts``).
+    /// (``transactionPooling``), `listener=host:port` (``listenerHosts``) and
+    /// `client_connection_check_interval=5s` (``clientConnectionCheckInterval``).
     ///
     /// - Throws: a `connection` `DatabaseError` that says what is wrong with the URL
     ///   (and never repeats the password).
@@ -179,6 +196,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         var searchPath: String?
         var transactionPooling = false
         var listenerHosts: [Host]?
+        var checkInterval: Duration?? = nil
         for item in components.queryItems ?? [] {
             switch item.name {
             case "search_path":
@@ -192,6 +210,11 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
                 }
             case "listener":
                 listenerHosts = try Self.parseHosts(item.value ?? "", in: url)
+            case "client_connection_check_interval":
+                guard let interval = Self.parseInterval(item.value ?? "") else {
+                    throw DatabaseError(.connection, "client_connection_check_interval must be a whole number of ms, s or min (or off) in the PostgreSQL URL: \(Self.redact(url))")
+                }
+                checkInterval = .some(interval)
             default:
                 parameters[item.name] = item.value ?? ""
             }
@@ -204,6 +227,36 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
                   parameters: parameters)
         self.transactionPooling = transactionPooling
         self.listenerHosts = listenerHosts
+        if let checkInterval { self.clientConnectionCheckInterval = checkInterval }
+    }
+
+    /// `250ms`, `5s`, `1min`, or a number of milliseconds, as PostgreSQL writes
+    /// the setting: `.some(nil)` for `0` or `off`; nil for anything else.
+    static func parseInterval(_ text: String) -> Duration?? {
+        let lowered = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if lowered == "off" { return .some(nil) }
+        let digits = lowered.prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty, let number = Int64(digits) else { return nil }
+        let duration: Duration
+        switch lowered.dropFirst(digits.count) {
+        case "", "ms": duration = .milliseconds(number)
+        case "s": duration = .seconds(number)
+        case "min":
+            guard number <= Int64.max / 60 else { return nil }
+            duration = .seconds(number * 60)
+        default: return nil
+        }
+        return .some(number == 0 ? nil : duration)
+    }
+
+    /// The setting's text for `SET`: whole milliseconds, at least 1; nil when
+    /// the interval does not fit PostgreSQL's (a positive 32-bit number of ms).
+    static func checkIntervalSetting(_ interval: Duration) -> String? {
+        let (seconds, attoseconds) = interval.components
+        guard seconds >= 0, seconds < Int64(Int32.max) / 1000 + 1 else { return nil }
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        guard milliseconds >= 1, milliseconds <= Int64(Int32.max) else { return nil }
+        return "\(milliseconds)ms"
     }
 
     /// A URL that lists several hosts (`@db1:5432,db2:5433/`), rewritten with
@@ -273,7 +326,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
             "parameters": parameters.mapValues { _ in "…" }, "maxConnections": maxConnections,
             "maxReplicaConnections": maxReplicaConnections, "transactionPooling": transactionPooling,
             "listenerHosts": listenerHosts.map { $0.map(\.description) } as Any,
-            "batchInsertRows": batchInsertRows, "store": store,
+            "batchInsertRows": batchInsertRows, "clientConnectionCheckInterval": clientConnectionCheckInterval as Any, "store": store,
         ], displayStyle: .struct)
     }
 

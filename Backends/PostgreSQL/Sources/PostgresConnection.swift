@@ -82,6 +82,15 @@ final class PostgresConnection: DriverConnection {
             PQfinish(connection)
             throw error
         }
+        // PostgreSQL 14 and later notice a client gone while a statement runs.
+        var checkInterval: String?
+        if let interval = configuration.clientConnectionCheckInterval, PQserverVersion(connection) >= 140000 {
+            guard let setting = PostgresConfiguration.checkIntervalSetting(interval) else {
+                PQfinish(connection)
+                throw DatabaseError(.misuse, "clientConnectionCheckInterval must be from 1 millisecond to 24 days (PostgreSQL's range), or nil")
+            }
+            checkInterval = setting
+        }
         server = (PQhost(connection).map { String(cString: $0) } ?? configuration.host) + ":" + (PQport(connection).map { String(cString: $0) } ?? String(configuration.port))
         handle = connection
         retireAt = configuration.connectionLifetime.map { ContinuousClock.now + $0 }
@@ -90,6 +99,7 @@ final class PostgresConnection: DriverConnection {
         // by default; a library must stay quiet.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
         var settings = ["TIME ZONE 'UTC'"]
+        if let checkInterval { settings.append("client_connection_check_interval = '\(checkInterval)'") }
         if let path = configuration.searchPath {
             settings.append("search_path TO " + path.split(separator: ",").map {
                 "\"" + $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\"", with: "\"\"") + "\""
