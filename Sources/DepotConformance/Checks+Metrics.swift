@@ -54,7 +54,7 @@ final class CapturedMetrics: MetricsFactory, @unchecked Sendable {
 /// Connections, waits, statement durations and errors by kind reach swift-metrics.
 enum MetricsChecks {
     static let all: [ConformanceCheck] = [
-        ConformanceCheck("metrics: connections, checkout and statement durations, and errors by kind") { context in
+        ConformanceCheck("metrics: connections, waits, statement durations and errors under OpenTelemetry's names") { context in
             let metrics = CapturedMetrics()
             var configuration = Store.Configuration()
             configuration.metricsFactory = metrics
@@ -66,15 +66,25 @@ enum MetricsChecks {
                 try await store.write { db in try db.execute("INSERT INTO \(ident: "events") VALUES (\(1), \("b"))") }
             }
             let system = store.dialect.engineName.lowercased()
-            let statements = metrics.handlers("depot.statement.duration").flatMap(\.values)
-            try expect(statements.count >= 3 && statements.allSatisfy { $0 >= 0 }, "statement durations recorded: \(statements)")
-            try expect(metrics.handlers("depot.statement.duration").allSatisfy { $0.dimensions["db.system"] == system }, "db.system is \(system)")
-            try expect(metrics.handlers("depot.checkout.duration").flatMap(\.values).count >= 4, "a checkout duration per access")
-            try expect(metrics.handlers("depot.connections.open").flatMap(\.values).contains { $0 >= 1 }, "connections open reported")
-            try expect(metrics.handlers("depot.connections.in_use").flatMap(\.values).contains(0), "connections in use back to 0 after the accesses")
-            try expect(metrics.handlers("depot.connections.idle").flatMap(\.values).contains { $0 >= 1 }, "idle connections reported")
-            let errors = metrics.handlers("depot.errors").filter { $0.dimensions["error.kind"] == "unique" }.flatMap(\.values)
+            // OpenTelemetry's names for database clients.
+            let operations = metrics.handlers("db.client.operation.duration")
+            let succeeded = operations.filter { $0.dimensions["error.type"] == nil }.flatMap(\.values)
+            try expect(succeeded.count >= 3 && succeeded.allSatisfy { $0 >= 0 }, "statement durations recorded: \(succeeded)")
+            try expect(operations.allSatisfy { $0.dimensions["db.system.name"] == system }, "db.system.name is \(system)")
+            let failed = operations.filter { $0.dimensions["error.type"] == "unique" }.flatMap(\.values)
+            try expectEqual(failed.count, 1, "the failed INSERT's duration, with error.type unique")
+            try expect(metrics.handlers("db.client.connection.wait_time").flatMap(\.values).count >= 4, "a checkout wait per access")
+            let counts = metrics.handlers("db.client.connection.count")
+            try expect(counts.allSatisfy { $0.dimensions["db.client.connection.pool.name"] != nil }, "every count names its pool")
+            try expect(counts.filter { $0.dimensions["db.client.connection.state"] == "used" }.flatMap(\.values).contains(0),
+                       "connections used back to 0 after the accesses")
+            try expect(counts.filter { $0.dimensions["db.client.connection.state"] == "idle" }.flatMap(\.values).contains { $0 >= 1 },
+                       "idle connections reported")
+            try expect(metrics.handlers("db.client.connection.max").flatMap(\.values).contains { $0 >= 1 }, "the pool's maximum reported")
+            try expect(!metrics.handlers("db.client.connection.pending_requests").isEmpty, "pending requests reported")
+            let errors = metrics.handlers("depot.errors").filter { $0.dimensions["error.type"] == "unique" }.flatMap(\.values)
             try expectEqual(errors, [1], "unique errors counted")
+            try expect(metrics.handlers("depot.errors").allSatisfy { $0.dimensions["db.system.name"] == system }, "errors carry db.system.name")
         },
     ]
 }

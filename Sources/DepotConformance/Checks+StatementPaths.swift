@@ -143,7 +143,7 @@ enum StatementPathChecks {
             ]
             paths += writePaths
             for (name, path) in paths {
-                let before = (logs.records.count, tracer.finishedSpans.count, metrics.handlers("depot.statement.duration").flatMap(\.values).count)
+                let before = (logs.records.count, tracer.finishedSpans.count, metrics.handlers("db.client.operation.duration").flatMap(\.values).count)
                 try await store.write { db in try path(db) }
                 let lines = logs.records.dropFirst(before.0).filter { $0.message == "statement" }
                 try expect(!lines.isEmpty, "\(name): no statement was logged")
@@ -151,7 +151,7 @@ enum StatementPathChecks {
                 let spans = tracer.finishedSpans.dropFirst(before.1).filter { $0.operationName != "depot.write" }
                 try expect(!spans.isEmpty, "\(name): no statement span")
                 try expect(spans.allSatisfy { $0.attributes["db.query.text"] != nil }, "\(name): a statement span without its SQL")
-                let timed = metrics.handlers("depot.statement.duration").flatMap(\.values).count - before.2
+                let timed = metrics.handlers("db.client.operation.duration").flatMap(\.values).count - before.2
                 try expect(timed >= 1, "\(name): no statement duration recorded")
                 try expectEqual(timed, lines.count, "\(name): statement durations recorded against statements logged")
             }

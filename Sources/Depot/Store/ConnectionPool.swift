@@ -45,9 +45,9 @@ final class ConnectionPool: @unchecked Sendable {
         self.waitsForServer = waitsForServer
         self.databaseLivesInItsConnection = databaseLivesInItsConnection
         self.logger = logger
-        self.metrics = metrics?.pool(role)
         self.role = role
         self.maxConnections = max(1, maxConnections)
+        self.metrics = metrics?.pool(role, maxConnections: self.maxConnections)
         self.label = label
         self.open = open
     }
@@ -67,8 +67,7 @@ final class ConnectionPool: @unchecked Sendable {
     private func publish() {
         guard let metrics else { return }
         let (open, idleCount) = lock.withLock { (openCount, idle.count) }
-        metrics.open.set(open)
-        metrics.inUse.set(open - idleCount)
+        metrics.used.set(open - idleCount)
         metrics.idle.set(idleCount)
     }
 

@@ -42,7 +42,7 @@ public final class Database {
     /// What this access logs; nil when its logger would drop everything.
     let log: AccessLog?
     /// Where statement durations go; nil when the store records no metrics.
-    let statementTimer: CoreMetrics.Timer?
+    let metrics: StoreMetrics?
 
     /// The access's span, for the statements' spans; nil when the store traces nothing.
     let tracing: AccessTracing?
@@ -73,7 +73,7 @@ public final class Database {
     let replayTarget: (CommitPosition, Duration)?
 
     init(connection: PooledConnection, dialect: any SQLDialect, settings: StoreSettings, cancellation: CancellationFlag,
-         log: AccessLog?, statementTimer: CoreMetrics.Timer?, tracing: AccessTracing?,
+         log: AccessLog?, metrics: StoreMetrics?, tracing: AccessTracing?,
          readRecorder: ReadRecorder?, observers: ObservationCenter?, tracksCommitPosition: Bool, replayTarget: (CommitPosition, Duration)?,
          access: Access) {
         self.access = access
@@ -83,8 +83,8 @@ public final class Database {
         self.replayTarget = replayTarget
         self.log = log
         self.tracing = tracing
-        self.statementTimer = statementTimer
-        self.recordsStatements = log != nil || statementTimer != nil || tracing != nil
+        self.metrics = metrics
+        self.recordsStatements = log != nil || metrics != nil || tracing != nil
         self.connection = connection
         self.dialect = dialect
         self.settings = settings

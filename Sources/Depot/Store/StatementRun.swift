@@ -150,7 +150,7 @@ final class StatementRecord {
     }
 
     private init(_ db: Database, text: String) {
-        start = db.log != nil || db.statementTimer != nil ? .now : nil
+        start = db.log != nil || db.metrics != nil ? .now : nil
         span = db.tracing.map { $0.startStatement(text) }
     }
 
@@ -158,7 +158,7 @@ final class StatementRecord {
     func end(_ db: Database, text: String, values: [Value], changes: Int?, error: (any Error)?) {
         if let start {
             let duration = ContinuousClock.now - start
-            db.statementTimer?.recordNanoseconds(duration.saturatingNanoseconds)
+            db.metrics?.statement(nanoseconds: duration.saturatingNanoseconds, error: error)
             db.log?.statement(text, values: values, duration: duration, changes: changes, error: error)
         }
         if let span { AccessTracing.end(span, error: error) }

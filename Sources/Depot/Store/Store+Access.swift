@@ -100,7 +100,7 @@ extension Store {
                 return work
             }
             let db = Database(connection: connection, dialect: dialect, settings: settings, cancellation: cancellation,
-                              log: log, statementTimer: metrics?.statementDuration, tracing: tracing, readRecorder: recorder,
+                              log: log, metrics: metrics, tracing: tracing, readRecorder: recorder,
                               observers: observers, tracksCommitPosition: tracksPosition, replayTarget: replay,
                               access: Database.Access(kind: kind, isolation: isolation, body: body.value, positionBox: positionBox))
             let outcome = await withTaskCancellationHandler {

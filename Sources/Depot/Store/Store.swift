@@ -49,10 +49,26 @@ public final class Store: Sendable {
         /// configuration.logger = Logger(label: "reminders.db")
         /// ```
         public var logger = Logger(label: "depot", factory: { _ in SwiftLogNoOpLogHandler() })
-        /// Where the store records its metrics (connections open, in use and
-        /// awaited, checkout and statement durations, errors by kind; see the
-        /// labels in `StoreMetrics`): `MetricsSystem.factory` for the backend the
-        /// app bootstrapped. Nil, the default, records nothing and costs nothing.
+        /// Where the store records its metrics: `MetricsSystem.factory` for the
+        /// backend the app bootstrapped. Nil, the default, records nothing and
+        /// costs nothing.
+        ///
+        /// The metrics carry OpenTelemetry's names for database clients, with
+        /// `db.system.name` (`sqlite`, `postgresql`, `mariadb`), and for a pool
+        /// `db.client.connection.pool.name` (`writer`, `reader`):
+        ///
+        /// | label | kind | what |
+        /// | --- | --- | --- |
+        /// | `db.client.operation.duration` | timer | each statement, rows read included; a failed one with `error.type` |
+        /// | `db.client.connection.count` | meter | connections by `db.client.connection.state`, `idle` or `used` |
+        /// | `db.client.connection.max` | meter | the most connections a pool opens |
+        /// | `db.client.connection.pending_requests` | meter | accesses waiting for a connection |
+        /// | `db.client.connection.wait_time` | timer | how long an access waited for its connection |
+        /// | `depot.errors` | counter | failed accesses by `error.type` (OpenTelemetry names none) |
+        ///
+        /// Caveat: these replaced `depot.statement.duration`,
+        /// `depot.checkout.duration`, `depot.connections.*` and
+        /// `depot.accesses.waiting` (with `db.system`); rename them in dashboards.
         public var metricsFactory: (any MetricsFactory)?
         /// The tracer of the store's spans: one per access (a child of the
         /// caller's span) and one per statement, with OpenTelemetry's database

@@ -2,61 +2,91 @@ import CoreMetrics
 import Foundation
 
 /// The metrics a store records through swift-metrics, when
-/// ``Store/Configuration/metricsFactory`` is set. Every metric carries the
-/// dimension `db.system` (`sqlite`, `postgresql`); pool metrics also `db.pool`
-/// (`writer`, `reader`).
+/// ``Store/Configuration/metricsFactory`` is set, under OpenTelemetry's names
+/// for database clients, so dashboards built for other clients show Depot.
+/// Every metric carries `db.system.name` (`sqlite`, `postgresql`, `mariadb`);
+/// pool metrics also `db.client.connection.pool.name` (`writer`, `reader`:
+/// the store's own pools, not unique across stores).
 ///
 /// | label | kind | what |
 /// | --- | --- | --- |
-/// | `depot.connections.open` | meter | connections open (or opening) |
-/// | `depot.connections.in_use` | meter | connections serving an access |
-/// | `depot.connections.idle` | meter | connections open and free |
-/// | `depot.accesses.waiting` | meter | accesses waiting for a connection |
-/// | `depot.checkout.duration` | timer | how long an access waited for its connection |
-/// | `depot.statement.duration` | timer | each statement's run, rows read included |
-/// | `depot.errors` | counter | failed accesses, by `error.kind` |
+/// | `db.client.operation.duration` | timer | each statement's run, rows read included; a failed one with `error.type` (its ``DatabaseError/Kind``) |
+/// | `db.client.connection.count` | meter | connections open, by `db.client.connection.state`: `idle` or `used` |
+/// | `db.client.connection.max` | meter | the most connections the pool opens |
+/// | `db.client.connection.pending_requests` | meter | accesses waiting for a connection |
+/// | `db.client.connection.wait_time` | timer | how long an access waited for its connection |
+/// | `depot.errors` | counter | failed accesses, by `error.type` (Depot's own: OpenTelemetry names none) |
+///
+/// Caveat: before these names, Depot recorded `depot.statement.duration`,
+/// `depot.checkout.duration`, `depot.connections.open`, `.in_use`, `.idle` and
+/// `depot.accesses.waiting`, with `db.system`; a dashboard on those needs the new names.
 final class StoreMetrics: @unchecked Sendable {
+    // Unchecked: the caches below are read and written under `lock`; the rest is immutable.
     let factory: any MetricsFactory
     let system: String
     let checkoutDuration: CoreMetrics.Timer
-    let statementDuration: CoreMetrics.Timer
+    private let statementDuration: CoreMetrics.Timer
     private let lock = NSLock()
     private var errors: [String: Counter] = [:]
+    private var failedStatements: [String: CoreMetrics.Timer] = [:]
 
     init(factory: any MetricsFactory, engineName: String) {
         self.factory = factory
         system = engineName.lowercased()
-        checkoutDuration = CoreMetrics.Timer(label: "depot.checkout.duration", dimensions: [("db.system", system)], factory: factory)
-        statementDuration = CoreMetrics.Timer(label: "depot.statement.duration", dimensions: [("db.system", system)], factory: factory)
+        checkoutDuration = CoreMetrics.Timer(label: "db.client.connection.wait_time", dimensions: [("db.system.name", system)], factory: factory)
+        statementDuration = CoreMetrics.Timer(label: "db.client.operation.duration", dimensions: [("db.system.name", system)], factory: factory)
+    }
+
+    /// The kind an error is counted under: a ``DatabaseError``'s kind, `cancelled`, or `other`.
+    static func kind(of error: any Error) -> String {
+        (error as? DatabaseError).map { "\($0.kind)" } ?? (error is CancellationError ? "cancelled" : "other")
+    }
+
+    /// Records one statement's duration, with the kind of its error when it failed.
+    func statement(nanoseconds: Int, error: (any Error)?) {
+        guard let error else {
+            statementDuration.recordNanoseconds(Int64(nanoseconds))
+            return
+        }
+        let kind = Self.kind(of: error)
+        let timer = lock.withLock { () -> CoreMetrics.Timer in
+            if let timer = failedStatements[kind] { return timer }
+            let timer = CoreMetrics.Timer(label: "db.client.operation.duration", dimensions: [("db.system.name", system), ("error.type", kind)], factory: factory)
+            failedStatements[kind] = timer
+            return timer
+        }
+        timer.recordNanoseconds(Int64(nanoseconds))
     }
 
     /// Counts a failed access.
     func failed(_ error: any Error) {
-        let kind = (error as? DatabaseError).map { "\($0.kind)" } ?? (error is CancellationError ? "cancelled" : "other")
+        let kind = Self.kind(of: error)
         let counter = lock.withLock { () -> Counter in
             if let counter = errors[kind] { return counter }
-            let counter = Counter(label: "depot.errors", dimensions: [("db.system", system), ("error.kind", kind)], factory: factory)
+            let counter = Counter(label: "depot.errors", dimensions: [("db.system.name", system), ("error.type", kind)], factory: factory)
             errors[kind] = counter
             return counter
         }
         counter.increment()
     }
 
-    /// The meters of one pool.
-    func pool(_ role: ConnectionRole) -> PoolMetrics {
-        let dimensions = [("db.system", system), ("db.pool", role == .writer ? "writer" : "reader")]
+    /// The meters of one pool, which opens at most `maxConnections`.
+    func pool(_ role: ConnectionRole, maxConnections: Int) -> PoolMetrics {
+        let dimensions = [("db.system.name", system), ("db.client.connection.pool.name", role == .writer ? "writer" : "reader")]
+        let max = Meter(label: "db.client.connection.max", dimensions: dimensions, factory: factory)
+        max.set(maxConnections)
         return PoolMetrics(
-            open: Meter(label: "depot.connections.open", dimensions: dimensions, factory: factory),
-            inUse: Meter(label: "depot.connections.in_use", dimensions: dimensions, factory: factory),
-            idle: Meter(label: "depot.connections.idle", dimensions: dimensions, factory: factory),
-            waiting: Meter(label: "depot.accesses.waiting", dimensions: dimensions, factory: factory))
+            used: Meter(label: "db.client.connection.count", dimensions: dimensions + [("db.client.connection.state", "used")], factory: factory),
+            idle: Meter(label: "db.client.connection.count", dimensions: dimensions + [("db.client.connection.state", "idle")], factory: factory),
+            max: max,
+            waiting: Meter(label: "db.client.connection.pending_requests", dimensions: dimensions, factory: factory))
     }
 }
 
 /// One pool's meters.
 struct PoolMetrics: @unchecked Sendable {
-    let open: Meter
-    let inUse: Meter
+    let used: Meter
     let idle: Meter
+    let max: Meter
     let waiting: Meter
 }
