@@ -67,4 +67,52 @@ import Testing
         }
         Issue.record("\(interruption): every timeout came before the COMMIT")
     }
+
+    /// Cancelling a task returns at once, whatever the engine's interrupt costs:
+    /// PostgreSQL's cancel request opens a connection and waits for the server
+    /// to close it, and `Task.cancel()` runs the access's cancellation handler
+    /// on the caller's thread, which may be a server's event loop.
+    @Test func cancellingATaskDoesNotWaitForTheEnginesInterrupt() async throws {
+        let log = FakeLog()
+        let store = Store(driver: FakeDriver(log: log))
+        let commitHeld = DispatchSemaphore(value: 0), releaseCommit = DispatchSemaphore(value: 0)
+        log.onCommit = {
+            commitHeld.signal()
+            _ = releaseCommit.wait(timeout: .now() + 120)
+        }
+        let interruptEntered = DispatchSemaphore(value: 0), releaseInterrupt = DispatchSemaphore(value: 0)
+        let interruptReturned = Flag()
+        log.onInterrupt = {
+            interruptEntered.signal()
+            _ = releaseInterrupt.wait(timeout: .now() + 120)
+            interruptReturned.set()
+        }
+        let write = Task { try await store.write { db in try db.execute("WRITE THING") } }
+        // The access is inside its COMMIT (the guard only ends a hung run).
+        #expect(await Self.wait(for: commitHeld), "the COMMIT never went out")
+        write.cancel()
+        #expect(!interruptReturned.isSet, "cancel() returned only after the engine's interrupt did")
+        #expect(await Self.wait(for: interruptEntered), "the access was never interrupted")
+        releaseInterrupt.signal()
+        releaseCommit.signal()
+        _ = await write.result
+        log.onCommit = nil
+        log.onInterrupt = nil
+        await store.close()
+    }
+
+    /// Waits for a semaphore off the cooperative pool; false after 120 s (a hung run).
+    static func wait(for semaphore: DispatchSemaphore) async -> Bool {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: semaphore.wait(timeout: .now() + 120) == .success) }
+        }
+    }
+
+    final class Flag: @unchecked Sendable {
+        // Unchecked: `value` is read and written under `lock`.
+        private let lock = NSLock()
+        private var value = false
+        func set() { lock.withLock { value = true } }
+        var isSet: Bool { lock.withLock { value } }
+    }
 }

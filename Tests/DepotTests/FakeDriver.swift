@@ -65,6 +65,13 @@ final class FakeLog: @unchecked Sendable {
         set { lock.withLock { commitHook = newValue } }
     }
     private var commitHook: (@Sendable () throws -> Void)?
+    /// Runs when the core interrupts the connection, on the caller's thread: it
+    /// may block, as a cancel request over the network does.
+    var onInterrupt: (@Sendable () -> Void)? {
+        get { lock.withLock { interruptHook } }
+        set { lock.withLock { interruptHook = newValue } }
+    }
+    private var interruptHook: (@Sendable () -> Void)?
 
     private var openings = 0
     /// How many connections the driver opened.
@@ -124,7 +131,10 @@ final class FakeConnection: DriverConnection {
         if log.transactionEnded { throw DatabaseError(.syntax, "no such savepoint: " + name) }
     }
     var isUsable: Bool { true }
-    func interrupt() { log.record("INTERRUPT") }
+    func interrupt() {
+        log.record("INTERRUPT")
+        log.onInterrupt?()
+    }
     func close() {}
 }
 

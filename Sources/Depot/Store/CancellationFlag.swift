@@ -59,11 +59,28 @@ final class CancellationFlag: @unchecked Sendable {
     /// The access's task was cancelled: marks it, and interrupts the statement
     /// running unless the access already finished with its connection.
     func cancel(_ access: UInt64) {
-        lock.withLock {
-            guard access == generation else { return }
+        let running = lock.withLock { () -> Bool in
+            guard access == generation else { return false }
             cancelled = true
             markRaised(true)
-            if !finished { connection.interrupt() }
+            return !finished
+        }
+        if running { interruptElsewhere(access) }
+    }
+
+    /// Interrupts the access `access` from a thread of its own, unless it
+    /// finished meanwhile. The engine's interrupt may take a network round
+    /// trip (PostgreSQL's cancel request opens a connection and waits for the
+    /// server to close it) and `Task.cancel()` runs the access's cancellation
+    /// handler on the caller's thread, which may be a server's event loop:
+    /// the caller must not wait for it. The check and the interrupt happen
+    /// under the lock, so an interrupt never reaches the next access.
+    private func interruptElsewhere(_ access: UInt64) {
+        DispatchQueue.global().async { [self] in
+            lock.withLock {
+                guard access == generation, !finished else { return }
+                connection.interrupt()
+            }
         }
     }
 
@@ -85,12 +102,13 @@ final class CancellationFlag: @unchecked Sendable {
     /// Marks the access stopped by the store's shutdown and interrupts,
     /// unless the access already finished.
     func stop() {
-        lock.withLock {
-            guard !finished else { return }
+        let running = lock.withLock { () -> UInt64? in
+            guard !finished else { return nil }
             stoppedByShutdown = true
             markRaised(true)
-            connection.interrupt()
+            return generation
         }
+        if let running { interruptElsewhere(running) }
     }
 
     /// The access is done with the connection's statements.
