@@ -189,6 +189,43 @@ struct PostgresBackendTests {
         await store.close()
     }
 
+    @Test func aWriteWhoseCommitAnswerIsLostAfterItsTaskWasCancelledIsOutcomeUnknownAndCommitted() async throws {
+        // A real server behind a proxy that holds the COMMIT's answer: the
+        // server committed, the task is cancelled while the access waits for
+        // the answer, then the connection drops. The caller must hear "may have
+        // committed", never "cancelled, rolled back".
+        let (proxy, configuration) = try proxied(waitsForServer: false, maxConnections: 1)
+        defer { proxy.stop() }
+        try proxy.start()
+        let direct = try await Store.postgres(try PostgresTestServer.requireConfiguration())
+        let table = "commit_outcome_" + UUID().uuidString.prefix(8).lowercased()
+        try await direct.write { db in try db.execute("CREATE TABLE \(ident: table) (id integer PRIMARY KEY)") }
+        let store = try await Store.postgres(configuration)
+        let write = Task {
+            try await store.write { db in
+                try db.execute("INSERT INTO \(ident: table) VALUES (1)")
+                proxy.holdsReplies = true
+            }
+        }
+        // The COMMIT reached the server: the row is there, read past the proxy
+        // (the guard only ends a hung run).
+        let deadline = ContinuousClock.now + .seconds(120)
+        var committed = false
+        while !committed, ContinuousClock.now < deadline {
+            committed = try await direct.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: table)") } == 1
+            if !committed { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(committed, "the COMMIT never reached the server")
+        write.cancel()  // marks the access cancelled before it returns
+        proxy.stop()    // the COMMIT's answer is lost with the connection
+        let error = await #expect(throws: DatabaseError.self) { try await write.value }
+        #expect(error?.kind == .connection && error?.commitOutcomeUnknown == true, "\(String(describing: error))")
+        #expect(try await direct.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: table)") } == 1)
+        try await direct.write { db in try db.execute("DROP TABLE \(ident: table)") }
+        await store.close()
+        await direct.close()
+    }
+
     @Test func aConnectionClosedDuringItsLoginIsOpenedOnceMore() async throws {
         // As a pooler does while it restarts: the first connection is closed at once.
         let (proxy, configuration) = try proxied(waitsForServer: false, maxConnections: 1)
