@@ -1,14 +1,10 @@
 import Depot
-@testable import DepotConformance
 import Foundation
 import DepotTesting
 
 /// Random JSON documents read at random paths as random kinds, selected and
 /// filtered on both engines and in the model: a value of the asked kind, or NULL.
 extension QueryFuzz {
-    /// Any JSON value: the conformance suite's.
-    typealias Doc = JSONDocument
-
     @Columns
     struct FuzzDoc: Record, Equatable {
         static let tableName = "fuzzDocs"

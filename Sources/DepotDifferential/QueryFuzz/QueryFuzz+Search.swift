@@ -1,5 +1,4 @@
 import Depot
-@testable import DepotConformance
 import Foundation
 import DepotTesting
 
