@@ -96,7 +96,7 @@ let package = Package(
         // test, against a model of their meaning.
         .target(
             name: "DepotDifferential",
-            dependencies: ["Depot", "DepotTesting", "Reminders", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["Depot", "DepotSQLite", "DepotSync", "DepotTesting", "Reminders", .product(name: "PropertyBased", package: "swift-property-based")],
             path: "Sources/DepotDifferential"
         ),
 
@@ -192,7 +192,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DepotSyncTests",
-            dependencies: ["Depot", "DepotSQLite", "DepotPostgres", "DepotSync", "Reminders", "TestSupport"],
+            dependencies: ["Depot", "DepotSQLite", "DepotPostgres", "DepotSync", "DepotDifferential", "Reminders", "TestSupport"],
             path: "Tests/DepotSyncTests"
         ),
         .testTarget(

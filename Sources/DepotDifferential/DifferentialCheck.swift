@@ -106,6 +106,7 @@ public struct DifferentialCheck: Sendable, CustomStringConvertible {
         DifferentialCheck("every record round-trips exactly or is refused alike on both engines", RecordRoundTripProperties.everyRecordRoundTrips),
         DifferentialCheck("every operation under every strategy agrees on both engines", StrategyOperationProperties.everyOperationUnderEveryStrategy),
         DifferentialCheck("the reminders scenario gives the same answers on both engines", RemindersScenario.sameAnswersOnBothEngines),
+        DifferentialCheck("sync: random histories with the server on this engine converge, lose nothing and resurrect nothing", SyncHistory.serverOnTheSubject),
     ]
 
     /// The check named `name`, if there is one.

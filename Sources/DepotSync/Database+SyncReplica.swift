@@ -80,10 +80,10 @@ extension Database {
             for name in ["insert", "update", "delete", "key"] {
                 try execute("DROP TRIGGER IF EXISTS \(ident: "depot_sync_\(name)_" + table.name)")
             }
-            for trigger in SyncTriggers.sqlite(table, quote: dialect.quote(identifier:)) { try execute(SQL(unsafeRaw: trigger)) }
+            for trigger in SyncTriggers.sqlite(table, dialect: dialect) { try execute(SQL(unsafeRaw: trigger)) }
             if known.isEmpty {
                 // What is stored already: as inserted now.
-                let keys = try fetchAll(String.self, "SELECT \(unsafeRaw: SyncKey.expression(table.keyColumns, row: nil, quote: dialect.quote(identifier:))) FROM \(ident: table.name)")
+                let keys = try fetchAll(String.self, "SELECT \(unsafeRaw: SyncKey.expression(table.keyColumns, row: nil, dialect: dialect)) FROM \(ident: table.name)")
                 for key in keys { try recordLocalInsert(table, key: key) }
             }
             try execute("DELETE FROM \(ident: SyncTables.columns) WHERE \"tbl\" = \(table.name)")
@@ -155,16 +155,15 @@ extension Database {
             throw DatabaseError(.misuse, SyncTriggers.exhausted)
         }
         try execute(SQL(unsafeRaw: SyncTriggers.stampSQL))
-        try execute("""
-            INSERT INTO \(ident: SyncStateTables.replica.rows) ("tbl", "row_key", "cl") VALUES (\(table.name), \(key), 1)
-            ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = "cl" + 1 WHERE "cl" % 2 = 0
-            """)
+        let rows = SyncStateTables.replica.rows
+        // A deleted row (an even causal length) lives again; a living one stays as it is.
+        try insert(into: rows, columns: ["tbl", "row_key", "cl"], "VALUES (\(table.name), \(key), 1)", onConflict: .update(["tbl", "row_key"], set: [
+            .init("cl", "CASE WHEN \(ident: rows).\"cl\" % 2 = 0 THEN \(ident: rows).\"cl\" + 1 ELSE \(ident: rows).\"cl\" END"),
+        ]))
         for column in table.columns {
-            try execute("""
-                INSERT INTO \(ident: SyncStateTables.replica.clocks) ("tbl", "row_key", "col", "hlc", "node")
+            try insert(into: SyncStateTables.replica.clocks, columns: ["tbl", "row_key", "col", "hlc", "node"], """
                 SELECT \(table.name), \(key), \(column), "hlc", "node" FROM \(ident: SyncTables.state) WHERE "id" = 1
-                ON CONFLICT ("tbl", "row_key", "col") DO UPDATE SET "hlc" = excluded."hlc", "node" = excluded."node"
-                """)
+                """, onConflict: .update(["tbl", "row_key", "col"], setting: ["hlc", "node"]))
         }
         try execute("INSERT INTO \(ident: SyncTables.outbox) (\"tbl\", \"row_key\") VALUES (\(table.name), \(key))")
     }
@@ -304,7 +303,7 @@ extension Database {
             for parent in child.parents where parent.table == table.name {
                 for chunk in SyncKey.chunks(keys) {
                     let inTable = try fetchAll(String.self, """
-                        SELECT \(unsafeRaw: SyncKey.expression(child.keyColumns, row: nil, quote: dialect.quote(identifier:))) FROM \(ident: child.name)
+                        SELECT \(unsafeRaw: SyncKey.expression(child.keyColumns, row: nil, dialect: dialect)) FROM \(ident: child.name)
                         WHERE \(SyncKey.matching([parent.column], chunk))
                         """)
                     let isNamed = { (key: String) in named.contains(SyncRowID(table: child.name, key: key)) }

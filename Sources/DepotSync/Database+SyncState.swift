@@ -66,17 +66,9 @@ extension Database {
             let lengths: [SQL] = chunk.map { item in
                 version.map { "(\(table.name), \(item.key), \(item.row.causalLength), \($0))" } ?? "(\(table.name), \(item.key), \(item.row.causalLength))"
             }
-            if version != nil {
-                try execute("""
-                    INSERT INTO \(ident: state.rows) ("tbl", "row_key", "cl", "version") VALUES \(SQL.join(lengths, separator: ", "))
-                    ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = excluded."cl", "version" = excluded."version"
-                    """)
-            } else {
-                try execute("""
-                    INSERT INTO \(ident: state.rows) ("tbl", "row_key", "cl") VALUES \(SQL.join(lengths, separator: ", "))
-                    ON CONFLICT ("tbl", "row_key") DO UPDATE SET "cl" = excluded."cl"
-                    """)
-            }
+            let set = version != nil ? ["cl", "version"] : ["cl"]
+            try insert(into: state.rows, columns: ["tbl", "row_key"] + set, "VALUES \(SQL.join(lengths, separator: ", "))",
+                       onConflict: .update(["tbl", "row_key"], setting: set))
             let clocks: [SQL] = chunk.flatMap { item in
                 item.row.registers.sorted { $0.key < $1.key }.map { column, register in
                     let (time, node) = (register.stamp.time.rawValue, register.stamp.node.uuidString.lowercased())
@@ -86,19 +78,19 @@ extension Database {
             }
             for part in stride(from: 0, to: clocks.count, by: 400) {
                 let values = SQL.join(Array(clocks[part..<min(part + 400, clocks.count)]), separator: ", ")
+                let target = ["tbl", "row_key", "col"]
                 if version != nil {
                     // The server notes when each stamp was written: whose value a later push replaced, unseen, is told by it.
-                    try execute("""
-                        INSERT INTO \(ident: state.clocks) ("tbl", "row_key", "col", "hlc", "node", "version") VALUES \(values)
-                        ON CONFLICT ("tbl", "row_key", "col") DO UPDATE SET "hlc" = excluded."hlc", "node" = excluded."node",
-                            "version" = CASE WHEN \(ident: state.clocks)."hlc" = excluded."hlc" AND \(ident: state.clocks)."node" = excluded."node"
-                                THEN \(ident: state.clocks)."version" ELSE excluded."version" END
-                        """)
+                    let clocks = state.clocks
+                    try insert(into: clocks, columns: target + ["hlc", "node", "version"], "VALUES \(values)", onConflict: .update(target, set: [
+                        .inserted("hlc"), .inserted("node"),
+                        .init("version", """
+                            CASE WHEN \(ident: clocks)."hlc" = \(inserted: "hlc") AND \(ident: clocks)."node" = \(inserted: "node")
+                            THEN \(ident: clocks)."version" ELSE \(inserted: "version") END
+                            """),
+                    ]))
                 } else {
-                    try execute("""
-                        INSERT INTO \(ident: state.clocks) ("tbl", "row_key", "col", "hlc", "node") VALUES \(values)
-                        ON CONFLICT ("tbl", "row_key", "col") DO UPDATE SET "hlc" = excluded."hlc", "node" = excluded."node"
-                        """)
+                    try insert(into: state.clocks, columns: target + ["hlc", "node"], "VALUES \(values)", onConflict: .update(target, setting: ["hlc", "node"]))
                 }
             }
         }
@@ -132,17 +124,13 @@ extension Database {
         // Rows with the same columns go in one statement (a row from a device that does not know a column lacks it).
         let groups = Dictionary(grouping: shown) { item in table.columns.filter { item.row.registers[$0] != nil } }
         for (columns, group) in groups.sorted(by: { $0.key.joined() < $1.key.joined() }) {
-            let names = SQL.join(columns.map { "\(ident: $0)" }, separator: ", ")
-            let target = SQL.join(table.keyColumns.map { "\(ident: $0)" }, separator: ", ")
-            let updates = columns.filter { !table.keyColumns.contains($0) }.map { "\(ident: $0) = excluded.\(ident: $0)" as SQL }
+            let updates = columns.filter { !table.keyColumns.contains($0) }
             for start in stride(from: 0, to: group.count, by: 100) {
                 let values: [SQL] = group[start..<min(start + 100, group.count)].map { item in
                     "(\(SQL.join(columns.map { "\(item.row.registers[$0]?.value ?? .null)" }, separator: ", ")))"
                 }
-                let list = SQL.join(values, separator: ", ")
-                try execute(updates.isEmpty
-                    ? "INSERT INTO \(ident: table.name) (\(names)) VALUES \(list) ON CONFLICT (\(target)) DO NOTHING"
-                    : "INSERT INTO \(ident: table.name) (\(names)) VALUES \(list) ON CONFLICT (\(target)) DO UPDATE SET \(SQL.join(updates, separator: ", "))")
+                try insert(into: table.name, columns: columns, "VALUES \(SQL.join(values, separator: ", "))",
+                           onConflict: updates.isEmpty ? .doNothing(table.keyColumns) : .update(table.keyColumns, setting: updates))
             }
         }
         if hiddenHere { try forgetHidden(table, keys: shown.map(\.key), in: state) }
@@ -183,10 +171,8 @@ extension Database {
 
     private func hide(_ registers: [String: SyncRegister], of table: SyncedTable, key: String, in state: SyncStateTables) throws {
         let encoded = try JSONEncoder().encode(registers)
-        try execute("""
-            INSERT INTO \(ident: state.hidden) ("tbl", "row_key", "registers") VALUES (\(table.name), \(key), \(encoded))
-            ON CONFLICT ("tbl", "row_key") DO UPDATE SET "registers" = excluded."registers"
-            """)
+        try insert(into: state.hidden, columns: ["tbl", "row_key", "registers"], "VALUES (\(table.name), \(key), \(encoded))",
+                   onConflict: .update(["tbl", "row_key"], setting: ["registers"]))
     }
 
     /// Takes rows out of their table and keeps them aside with their state
@@ -245,6 +231,6 @@ extension Database {
 
     /// The SQL text of a row's key text, as `SyncKey.text(_:)` writes it.
     private func keyTextSQL(_ columns: [String]) -> String {
-        SyncKey.expression(columns, row: nil, quote: dialect.quote(identifier:))
+        SyncKey.expression(columns, row: nil, dialect: dialect)
     }
 }

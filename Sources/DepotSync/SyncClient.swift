@@ -108,10 +108,8 @@ public struct SyncClient: Sendable {
                 if fixed == nil { try db.execute("UPDATE \(ident: SyncTables.state) SET \"push_upto\" = \(upTo) WHERE \"id\" = 1") }
                 let push = SyncPush(client: node, number: state.pushed + 1, changes: changes, seen: state.cursor_version)
                 let body = try JSONEncoder().encode(push)
-                try db.execute("""
-                    INSERT INTO \(ident: SyncTables.pushing) ("id", "number", "body") VALUES (1, \(push.number), \(body))
-                    ON CONFLICT ("id") DO UPDATE SET "number" = excluded."number", "body" = excluded."body"
-                    """)
+                try db.insert(into: SyncTables.pushing, columns: ["id", "number", "body"], "VALUES (1, \(push.number), \(body))",
+                              onConflict: .update(["id"], setting: ["number", "body"]))
                 return (push, body)
             }
             guard let (push, _) = fixed else { return report }

@@ -84,22 +84,18 @@ extension SyncServer {
             }
             guard account != owner else { return }
             if shared {
-                try db.execute("""
-                    INSERT INTO \(ident: SyncAccountTables.shares) ("root_tbl", "root_key", "account") VALUES (\(table), \(key), \(account))
-                    ON CONFLICT ("root_tbl", "root_key", "account") DO NOTHING
-                    """)
+                try db.insert(into: SyncAccountTables.shares, columns: ["root_tbl", "root_key", "account"], "VALUES (\(table), \(key), \(account))",
+                              onConflict: .doNothing(["root_tbl", "root_key", "account"]))
                 // Every row in the root is news to the new account's devices.
                 try db.execute("UPDATE \(ident: SyncStateTables.server.rows) SET \"version\" = \(version) WHERE \"root_tbl\" = \(table) AND \"root_key\" = \(key)")
             } else {
                 try db.execute("""
                     DELETE FROM \(ident: SyncAccountTables.shares) WHERE "root_tbl" = \(table) AND "root_key" = \(key) AND "account" = \(account)
                     """)
-                try db.execute("""
-                    INSERT INTO \(ident: SyncAccountTables.evictions) ("account", "version", "tbl", "row_key")
+                try db.insert(into: SyncAccountTables.evictions, columns: ["account", "version", "tbl", "row_key"], """
                     SELECT \(account), \(version), "tbl", "row_key" FROM \(ident: SyncStateTables.server.rows)
                     WHERE "root_tbl" = \(table) AND "root_key" = \(key)
-                    ON CONFLICT ("account", "version", "tbl", "row_key") DO NOTHING
-                    """)
+                    """, onConflict: .doNothing(["account", "version", "tbl", "row_key"]))
             }
         }
     }
@@ -116,9 +112,10 @@ extension SyncServer {
     public static func addAccounts(in db: Database, account: String = "") throws {
         let names = SyncStateTables.server
         for column in ["account", "root_tbl", "root_key", "parent"] {
-            try db.execute("ALTER TABLE \(ident: names.rows) ADD COLUMN \(ident: column) \(type: .text) NOT NULL DEFAULT ''")
+            let type: SQL = column == "root_tbl" ? SyncServer.nameType : "\(keyType: .text)"
+            try db.execute("ALTER TABLE \(ident: names.rows) ADD COLUMN \(ident: column) \(type) NOT NULL DEFAULT ''")
         }
-        try db.execute("ALTER TABLE \(ident: clients) ADD COLUMN \"account\" \(type: .text) NOT NULL DEFAULT ''")
+        try db.execute("ALTER TABLE \(ident: clients) ADD COLUMN \"account\" \(keyType: .text) NOT NULL DEFAULT ''")
         try db.execute("UPDATE \(ident: names.rows) SET \"account\" = \(account), \"root_tbl\" = \"tbl\", \"root_key\" = \"row_key\"")
         try db.execute("UPDATE \(ident: clients) SET \"account\" = \(account)")
         try createAccountTables(in: db)
@@ -130,20 +127,22 @@ extension SyncServer {
         try db.execute("CREATE INDEX \(ident: names.rows + "_root") ON \(ident: names.rows) (\"root_tbl\", \"root_key\")")
         try db.execute("CREATE INDEX \(ident: names.rows + "_parent") ON \(ident: names.rows) (\"parent\", \"tbl\")")
         try db.execute("""
-            CREATE TABLE \(ident: SyncAccountTables.shares) ("root_tbl" \(type: .text) NOT NULL, "root_key" \(type: .text) NOT NULL,
-                "account" \(type: .text) NOT NULL, PRIMARY KEY ("root_tbl", "root_key", "account"))
+            CREATE TABLE \(ident: SyncAccountTables.shares) ("root_tbl" \(SyncServer.nameType) NOT NULL, "root_key" \(keyType: .text) NOT NULL,
+                "account" \(keyType: .text) NOT NULL, PRIMARY KEY ("root_tbl", "root_key", "account"))
             """)
         try db.execute("CREATE INDEX \(ident: SyncAccountTables.shares + "_account") ON \(ident: SyncAccountTables.shares) (\"account\")")
         try db.execute("""
-            CREATE TABLE \(ident: SyncAccountTables.evictions) ("account" \(type: .text) NOT NULL, "version" \(type: .integer) NOT NULL,
-                "tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, PRIMARY KEY ("account", "version", "tbl", "row_key"))
+            CREATE TABLE \(ident: SyncAccountTables.evictions) ("account" \(keyType: .text) NOT NULL, "version" \(type: .integer) NOT NULL,
+                "tbl" \(SyncServer.nameType) NOT NULL, "row_key" \(keyType: .text) NOT NULL, PRIMARY KEY ("account", "version", "tbl", "row_key"))
             """)
     }
 
     /// Takes the next version: the counter row's lock orders writers, so versions follow commits.
     static func nextVersion(_ db: Database) throws -> (version: Int64, node: UUID, hlc: Int64) {
         struct Head: Decodable { var version: Int64; var node: String; var hlc: Int64 }
-        guard let head = try db.fetchOne(Head.self, "UPDATE \(ident: state) SET \"version\" = \"version\" + 1 WHERE \"id\" = 1 RETURNING \"version\", \"node\", \"hlc\""),
+        // An UPDATE, then a read of what it wrote (no RETURNING: not every engine has it on an UPDATE).
+        try db.execute("UPDATE \(ident: state) SET \"version\" = \"version\" + 1 WHERE \"id\" = 1")
+        guard let head = try db.fetchOne(Head.self, "SELECT \"version\", \"node\", \"hlc\" FROM \(ident: state) WHERE \"id\" = 1"),
               let node = UUID(uuidString: head.node) else {
             throw DatabaseError(.misuse, "the sync server's tables are missing: run SyncServer.installSyncServer(in:) in a migration")
         }
@@ -218,10 +217,8 @@ extension SyncServer {
     private static func carry(_ db: Database, _ table: SyncedTable, key: String, to scope: SyncScope, losing lost: Set<String>,
                               among tables: [SyncedTable], version: Int64) throws {
         for account in lost.sorted() {
-            try db.execute("""
-                INSERT INTO \(ident: SyncAccountTables.evictions) ("account", "version", "tbl", "row_key") VALUES (\(account), \(version), \(table.name), \(key))
-                ON CONFLICT ("account", "version", "tbl", "row_key") DO NOTHING
-                """)
+            try db.insert(into: SyncAccountTables.evictions, columns: ["account", "version", "tbl", "row_key"],
+                          "VALUES (\(account), \(version), \(table.name), \(key))", onConflict: .doNothing(["account", "version", "tbl", "row_key"]))
         }
         for child in tables where child.parents.first?.table == table.name {
             let keys = try db.fetchAll(String.self, """

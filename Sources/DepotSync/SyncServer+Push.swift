@@ -169,17 +169,13 @@ extension SyncServer {
             try Self.moveScopes(db, moves, among: tables, version: version)
             try afterApplying?(db, push.changes)
             for notice in notices {
-                try db.execute("""
-                    INSERT INTO \(ident: Self.notices) ("client", "version", "tbl", "row_key", "col")
-                    VALUES (\(notice.client), \(version), \(notice.row.table), \(notice.row.key), \(notice.column))
-                    ON CONFLICT ("client", "version", "tbl", "row_key", "col") DO NOTHING
-                    """)
+                try db.insert(into: Self.notices, columns: ["client", "version", "tbl", "row_key", "col"],
+                              "VALUES (\(notice.client), \(version), \(notice.row.table), \(notice.row.key), \(notice.column))",
+                              onConflict: .doNothing(["client", "version", "tbl", "row_key", "col"]))
             }
             try db.execute("UPDATE \(ident: Self.state) SET \"hlc\" = \(clock.last.rawValue) WHERE \"id\" = 1")
-            try db.execute("""
-                INSERT INTO \(ident: Self.clients) ("client", "last_push", "applied", "account") VALUES (\(client), \(push.number), 1, \(account))
-                ON CONFLICT ("client") DO UPDATE SET "last_push" = excluded."last_push", "applied" = \(ident: Self.clients)."applied" + 1
-                """)
+            try db.insert(into: Self.clients, columns: ["client", "last_push", "applied", "account"], "VALUES (\(client), \(push.number), 1, \(account))",
+                          onConflict: .update(["client"], set: [.inserted("last_push"), .init("applied", "\(ident: Self.clients).\"applied\" + 1")]))
             let answer = SyncPushAnswer(wasDuplicate: false, version: version, dropped: access.dropped, droppedRows: droppedRows, overridden: overridden)
             try db.execute("""
                 INSERT INTO \(ident: Self.pushes) ("client", "number", "hash", "answer") VALUES (\(client), \(push.number), \(hash), \(try JSONEncoder().encode(answer)))

@@ -30,6 +30,13 @@ public struct SyncServer: Sendable {
     static let state = "depot_sync_server_state", clients = "depot_sync_server_clients"
     static let pushes = "depot_sync_server_pushes", notices = "depot_sync_server_notices"
 
+    /// The type of a table's or a column's name in the server's tables:
+    /// bounded, as the text of every key there (`\(keyType: .text)`), so that
+    /// an engine that keys only bounded text (MariaDB) holds their keys, and
+    /// a key of five such columns fits its 3,072 bytes. Names are at most 63
+    /// bytes on PostgreSQL and 64 characters on MariaDB.
+    static let nameType: SQL = "VARCHAR(64)"
+
     /// How far ahead of the server's clock a pushed stamp may be: a push
     /// with a later one is refused whole (``SyncPushRefused/Reason/stampAhead``),
     /// so no device's clock, however wrong, drags the others' along and wins
@@ -58,25 +65,25 @@ public struct SyncServer: Sendable {
         try db.execute("INSERT INTO \(ident: state) VALUES (1, 0, \(node.uuidString.lowercased()), 0)")
         let names = SyncStateTables.server
         try db.execute("""
-            CREATE TABLE \(ident: names.rows) ("tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, "cl" \(type: .integer) NOT NULL,
-                "version" \(type: .integer) NOT NULL, "account" \(type: .text) NOT NULL DEFAULT '', "root_tbl" \(type: .text) NOT NULL DEFAULT '',
-                "root_key" \(type: .text) NOT NULL DEFAULT '', "parent" \(type: .text) NOT NULL DEFAULT '', PRIMARY KEY ("tbl", "row_key"))
+            CREATE TABLE \(ident: names.rows) ("tbl" \(SyncServer.nameType) NOT NULL, "row_key" \(keyType: .text) NOT NULL, "cl" \(type: .integer) NOT NULL,
+                "version" \(type: .integer) NOT NULL, "account" \(keyType: .text) NOT NULL DEFAULT '', "root_tbl" \(SyncServer.nameType) NOT NULL DEFAULT '',
+                "root_key" \(keyType: .text) NOT NULL DEFAULT '', "parent" \(keyType: .text) NOT NULL DEFAULT '', PRIMARY KEY ("tbl", "row_key"))
             """)
         try db.execute("CREATE INDEX \(ident: names.rows + "_version") ON \(ident: names.rows) (\"version\", \"tbl\", \"row_key\")")
         try createAccountTables(in: db)
         try db.execute("""
-            CREATE TABLE \(ident: names.clocks) ("tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, "col" \(type: .text) NOT NULL,
+            CREATE TABLE \(ident: names.clocks) ("tbl" \(SyncServer.nameType) NOT NULL, "row_key" \(keyType: .text) NOT NULL, "col" \(SyncServer.nameType) NOT NULL,
                 "hlc" \(type: .integer) NOT NULL, "node" \(type: .text) NOT NULL, "version" \(type: .integer) NOT NULL DEFAULT 0,
                 PRIMARY KEY ("tbl", "row_key", "col"))
             """)
         try db.execute("""
-            CREATE TABLE \(ident: names.hidden) ("tbl" \(type: .text) NOT NULL, "row_key" \(type: .text) NOT NULL, "registers" \(type: .blob) NOT NULL,
+            CREATE TABLE \(ident: names.hidden) ("tbl" \(SyncServer.nameType) NOT NULL, "row_key" \(keyType: .text) NOT NULL, "registers" \(type: .blob) NOT NULL,
                 PRIMARY KEY ("tbl", "row_key"))
             """)
         // `applied` counts the pushes applied: equal to `last_push` when each was applied once.
         try db.execute("""
-            CREATE TABLE \(ident: clients) ("client" \(type: .text) PRIMARY KEY, "last_push" \(type: .integer) NOT NULL,
-                "applied" \(type: .integer) NOT NULL, "account" \(type: .text) NOT NULL DEFAULT '')
+            CREATE TABLE \(ident: clients) ("client" \(keyType: .text) PRIMARY KEY, "last_push" \(type: .integer) NOT NULL,
+                "applied" \(type: .integer) NOT NULL, "account" \(keyType: .text) NOT NULL DEFAULT '')
             """)
         try createPushLog(in: db)
     }
@@ -100,22 +107,21 @@ public struct SyncServer: Sendable {
     /// replaced, for the devices that wrote them.
     static func createPushLog(in db: Database) throws {
         try db.execute("""
-            CREATE TABLE \(ident: pushes) ("client" \(type: .text) NOT NULL, "number" \(type: .integer) NOT NULL, "hash" \(type: .text) NOT NULL,
+            CREATE TABLE \(ident: pushes) ("client" \(keyType: .text) NOT NULL, "number" \(type: .integer) NOT NULL, "hash" \(type: .text) NOT NULL,
                 "answer" \(type: .blob) NOT NULL, PRIMARY KEY ("client", "number"))
             """)
         try db.execute("""
-            CREATE TABLE \(ident: notices) ("client" \(type: .text) NOT NULL, "version" \(type: .integer) NOT NULL, "tbl" \(type: .text) NOT NULL,
-                "row_key" \(type: .text) NOT NULL, "col" \(type: .text) NOT NULL, PRIMARY KEY ("client", "version", "tbl", "row_key", "col"))
+            CREATE TABLE \(ident: notices) ("client" \(keyType: .text) NOT NULL, "version" \(type: .integer) NOT NULL, "tbl" \(SyncServer.nameType) NOT NULL,
+                "row_key" \(keyType: .text) NOT NULL, "col" \(SyncServer.nameType) NOT NULL, PRIMARY KEY ("client", "version", "tbl", "row_key", "col"))
             """)
     }
 
-    /// On PostgreSQL, plans each statement for its own values in this
-    /// transaction: a page looks up hundreds of keys in tables that grow
-    /// fast, and a generic plan made while a table was small (its index for
-    /// the table name only) reads the whole table for every page.
+    /// Plans each statement for its own values in this transaction, where
+    /// the engine would not: a page looks up hundreds of keys in tables that
+    /// grow fast, and a generic plan made while a table was small (its index
+    /// for the table name only) reads the whole table for every page.
     static func planForEachPage(_ db: Database) throws {
-        guard db.dialect.engineName == "PostgreSQL" else { return }
-        try db.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+        try db.planForEachExecution()
     }
 
     /// The server version of each row's last change.

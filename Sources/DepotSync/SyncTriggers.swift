@@ -40,7 +40,8 @@ enum SyncTriggers {
     /// update the synced columns it changed (an update that changes none, or
     /// only local columns, records nothing), a delete ends the row's life; an
     /// update of the key is refused.
-    static func sqlite(_ table: SyncedTable, quote ident: (String) -> String) -> [String] {
+    static func sqlite(_ table: SyncedTable, dialect: some SQLDialect) -> [String] {
+        let ident = dialect.quote(identifier:)
         let name = literal(table.name)
         let applying = "(SELECT \"applying\" FROM \"depot_sync_state\" WHERE \"id\" = 1) = 0"
         func clock(_ column: String, key: String, onlyIfChanged: Bool) -> String {
@@ -51,8 +52,8 @@ enum SyncTriggers {
               ON CONFLICT ("tbl", "row_key", "col") DO UPDATE SET "hlc" = excluded."hlc", "node" = excluded."node";
             """
         }
-        let newKey = SyncKey.expression(table.keyColumns, row: "NEW", quote: ident)
-        let oldKey = SyncKey.expression(table.keyColumns, row: "OLD", quote: ident)
+        let newKey = SyncKey.expression(table.keyColumns, row: "NEW", dialect: dialect)
+        let oldKey = SyncKey.expression(table.keyColumns, row: "OLD", dialect: dialect)
         let values = table.columns.filter { !table.keyColumns.contains($0) }
         let changed = values.isEmpty ? "0" : values.map { "OLD.\(ident($0)) IS NOT NEW.\(ident($0))" }.joined(separator: " OR ")
         let insert = """

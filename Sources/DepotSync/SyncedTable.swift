@@ -161,22 +161,24 @@ enum SyncKey {
             if columns.count == 1 {
                 return uuids.count == texts.count
                     ? "\(ident: columns[index]) IN (\(SQL.join(uuids.map { "\(Value.uuid($0))" }, separator: ", ")))"
-                    : "CAST(\(ident: columns[index]) AS TEXT) IN (\(SQL.join(texts.map { "\($0)" }, separator: ", ")))"
+                    : "CAST(\(ident: columns[index]) AS \(castType: .text)) IN (\(SQL.join(texts.map { "\($0)" }, separator: ", ")))"
             }
-            return uuids.count == texts.count ? "\(ident: columns[index])" : "CAST(\(ident: columns[index]) AS TEXT)"
+            return uuids.count == texts.count ? "\(ident: columns[index])" : "CAST(\(ident: columns[index]) AS \(castType: .text))"
         }
         if columns.count == 1 { return terms[0] }
-        // A pair: (a, b) IN (VALUES (x, y), ...), with each part bound as its column compares.
+        // A pair: (a = x AND b = y) OR ..., with each part bound as its column compares. Not
+        // `(a, b) IN (VALUES ...)`: MariaDB names a VALUES list's columns after its first row's
+        // values, and refuses two placeholders as two columns of one name.
         let uuids = split.map { row in row.map(UUID.init(uuidString:)) }
         let uuidColumns = columns.indices.map { index in uuids.allSatisfy { $0[index] != nil } }
         let rows: [SQL] = split.indices.map { row in
-            let values: [SQL] = columns.indices.map { index in
-                if uuidColumns[index], let uuid = uuids[row][index] { return "\(Value.uuid(uuid))" }
-                return "\(split[row][index])"
+            let parts: [SQL] = columns.indices.map { index in
+                if uuidColumns[index], let uuid = uuids[row][index] { return "\(terms[index]) = \(Value.uuid(uuid))" }
+                return "\(terms[index]) = \(split[row][index])"
             }
-            return "(\(SQL.join(values, separator: ", ")))"
+            return "(\(SQL.join(parts, separator: " AND ")))"
         }
-        return "(\(SQL.join(terms, separator: ", "))) IN (VALUES \(SQL.join(rows, separator: ", ")))"
+        return "(\(SQL.join(rows, separator: " OR ")))"
     }
 
     /// The text of a key's values.
@@ -213,10 +215,12 @@ enum SyncKey {
     }
 
     /// The SQL expression of a row's key text (in a trigger, of `NEW` or `OLD`).
-    static func expression(_ columns: [String], row: String?, quote: (String) -> String) -> String {
+    static func expression(_ columns: [String], row: String?, dialect: some SQLDialect) -> String {
         let prefix = row.map { $0 + "." } ?? ""
-        if columns.count == 1 { return "CAST(\(prefix)\(quote(columns[0])) AS TEXT)" }
-        return columns.map { "replace(replace(CAST(\(prefix)\(quote($0)) AS TEXT), '\\', '\\\\'), '|', '\\|')" }.joined(separator: " || '|' || ")
+        let text = dialect.castTypeName(.text)
+        if columns.count == 1 { return "CAST(\(prefix)\(dialect.quote(identifier: columns[0])) AS \(text))" }
+        return columns.map { "replace(replace(CAST(\(prefix)\(dialect.quote(identifier: $0)) AS \(text)), '\\', '\\\\'), '|', '\\|')" }
+            .joined(separator: " || '|' || ")
     }
 }
 

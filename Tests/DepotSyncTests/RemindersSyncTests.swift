@@ -63,7 +63,7 @@ struct RemindersSyncTests {
         try await store.read { db in
             var result: [String: [String: [String: Value]]] = [:]
             for table in tables {
-                let keys = try db.fetchAll(String.self, "SELECT \(unsafeRaw: SyncKey.expression(table.keyColumns, row: nil, quote: db.dialect.quote(identifier:))) FROM \(ident: table.name)")
+                let keys = try db.fetchAll(String.self, "SELECT \(unsafeRaw: SyncKey.expression(table.keyColumns, row: nil, dialect: db.dialect)) FROM \(ident: table.name)")
                 // UUID keys: their texts are never canonically equivalent to one another.
                 result[table.name] = Dictionary(try table.read(db, keys).map { ($0.key.text, $0.value) }, uniquingKeysWith: { a, _ in a })
             }

@@ -1,4 +1,5 @@
 import Depot
+import DepotDifferential
 import DepotPostgres
 import DepotSQLite
 import DepotSync
@@ -28,35 +29,22 @@ import TestSupport
             let serverStore = engine == "SQLite"
                 ? try Store.sqlite(at: folder.appendingPathComponent("server.sqlite").path) : try await PostgresTestServer.freshStore()
             try await serverStore.write { db in
-                try db.execute(script: engine == "SQLite" ? SyncHistory.schema : SyncHistoryTests.postgresSchema)
+                try db.execute(script: SyncHistory.schema)
                 try SyncServer.installSyncServer(in: db)
             }
             let findings = try await SyncHistory.run(seed: seed, operations: operations, serverStore: serverStore, folder: folder)
             await serverStore.close()
-            totals.operations += findings.operations; totals.syncs += findings.syncs; totals.restores += findings.restores
-            totals.shares += findings.shares; totals.jumps += findings.jumps; totals.dropped += findings.dropped
-            totals.pulls += findings.pulls; totals.farJumps += findings.farJumps
+            totals.add(findings)
             if !findings.problems.isEmpty {
                 failed.append("history \(seed) (replay with DEPOT_SYNC_HISTORY_SEED=\(seed)):\n\(findings)")
             }
         }
-        print("SyncHistoryTests (\(engine) server): \(seeds.count) histories from seed \(seeds.first ?? 0), \(totals.operations) operations, "
-              + "\(totals.syncs) syncs, \(totals.pulls) pulls alone, \(totals.restores) restores, \(totals.shares) shares and unshares, "
-              + "\(totals.jumps) clock jumps (\(totals.farJumps) a day ahead), \(totals.dropped) changes dropped by rule; "
+        print("SyncHistoryTests (\(engine) server): \(seeds.count) histories from seed \(seeds.first ?? 0), \(totals.summary); "
               + "\(failed.count) histories with findings")
         if !failed.isEmpty {
             Issue.record(Comment(rawValue: "\(failed.count) of \(seeds.count) histories broke a rule; the first:\n" + failed.prefix(3).joined(separator: "\n")))
         }
     }
-
-    static let postgresSchema: SQL = """
-        CREATE TABLE "syncFolders" ("id" uuid PRIMARY KEY, "title" text NOT NULL);
-        CREATE TABLE "syncItems" ("id" uuid PRIMARY KEY, "folderID" uuid NOT NULL REFERENCES "syncFolders" ("id") ON DELETE CASCADE,
-            "title" text NOT NULL);
-        CREATE TABLE "syncLabels" ("itemID" uuid NOT NULL REFERENCES "syncItems" ("id") ON DELETE CASCADE,
-            "folderID" uuid NOT NULL REFERENCES "syncFolders" ("id") ON DELETE CASCADE, PRIMARY KEY ("itemID", "folderID"));
-        CREATE TABLE "syncWords" ("id" text PRIMARY KEY, "meaning" text NOT NULL)
-        """
 
     @Test func historiesOnAnSQLiteServerConvergeLoseNothingAndResurrectNothing() async throws {
         try await Self.runHistories(Self.seeds(150), operations: 80, engine: "SQLite")

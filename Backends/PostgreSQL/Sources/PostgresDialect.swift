@@ -19,6 +19,11 @@ public struct PostgresDialect: SQLDialect {
     /// The protocol's limit: a statement binds at most 65,535 values.
     public var maxBoundValues: Int { 65_535 }
 
+    /// `SET LOCAL plan_cache_mode = force_custom_plan`: a generic plan made
+    /// while a table was small (its index for one column only, say) reads
+    /// the whole table for every execution once it has grown.
+    public var planForEachExecutionStatement: String? { "SET LOCAL plan_cache_mode = force_custom_plan" }
+
     /// Reads run beside writes on other connections; text cannot hold U+0000.
     public var capabilities: Capabilities { Capabilities(concurrentReadsDuringWrite: true, textCanHoldNUL: false) }
 

@@ -80,6 +80,28 @@ public protocol SQLDialect: Sendable {
     /// checks an upsert's conflict target against it, so that a target that
     /// is no unique key is a `syntax` error there too.
     func uniqueKeys(of table: String) -> SQL?
+
+    /// On an engine without ``Capabilities/conflictClause``, the clause after
+    /// an INSERT's rows that keeps or updates the stored row its target's
+    /// values clash with (MariaDB's `ON DUPLICATE KEY UPDATE`); nil (the
+    /// default) when the engine has none. `assignments` nil keeps the stored
+    /// row; `table` is the table inserted into. Each assignment reads the stored row as it was before the
+    /// statement, whatever their order. The core calls it only for a table
+    /// whose one unique key is the target (from ``uniqueKeys(of:)``): such a
+    /// clause takes a clash on any unique key for a conflict.
+    func duplicateKeyClause(table: String, target: [String], assignments: [OnConflict.Assignment]?) -> SQL?
+
+    /// In an upsert's update, the value the statement would have inserted
+    /// into the (quoted) column, written by `\(inserted:)` in ``SQL``. The
+    /// default: `excluded.` and the column, as in `ON CONFLICT … DO UPDATE`.
+    func insertedValue(column: String) -> String
+
+    /// A statement that makes the rest of a transaction plan each statement
+    /// for its own bound values, for work whose tables grow fast (a plan
+    /// made while a table was small reads all of it once it is big); nil
+    /// (the default) when the engine plans so anyway. PostgreSQL: `SET LOCAL
+    /// plan_cache_mode = force_custom_plan`.
+    var planForEachExecutionStatement: String? { get }
 }
 
 extension SQLDialect {
@@ -88,8 +110,6 @@ extension SQLDialect {
 
     /// None: no column needs its generator advanced.
     public func hasKeyGenerator(table: String, column: String) -> SQL? { nil }
-
-    /// None: write transactions already exclude each other.
 
     /// None.
     public var caseFoldingCollation: String? { nil }
@@ -108,6 +128,15 @@ extension SQLDialect {
 
     /// None: the engine checks an upsert's conflict target itself.
     public func uniqueKeys(of table: String) -> SQL? { nil }
+
+    /// None: the engine has `ON CONFLICT`.
+    public func duplicateKeyClause(table: String, target: [String], assignments: [OnConflict.Assignment]?) -> SQL? { nil }
+
+    /// `excluded.` and the column.
+    public func insertedValue(column: String) -> String { "excluded." + column }
+
+    /// None.
+    public var planForEachExecutionStatement: String? { nil }
 }
 
 extension SQLDialect {

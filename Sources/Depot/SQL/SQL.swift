@@ -29,6 +29,8 @@ public struct SQL: Sendable, Hashable {
         case type(ColumnType)
         case castType(ColumnType)
         case keyType(ColumnType)
+        /// The value an upsert would have inserted into a column, in its update.
+        case inserted(String)
         /// A value that could not be encoded; rendering throws this message.
         case invalid(String)
     }
@@ -87,6 +89,7 @@ public struct SQL: Sendable, Hashable {
             case .type(let type): text += dialect.typeName(type)
             case .castType(let type): text += dialect.castTypeName(type)
             case .keyType(let type): text += dialect.keyTypeName(type)
+            case .inserted(let column): text += dialect.insertedValue(column: dialect.quote(identifier: column))
             case .invalid(let message): throw DatabaseError(.encoding, message)
             }
         }
@@ -200,6 +203,17 @@ extension SQL: ExpressibleByStringInterpolation {
             fragments.append(.keyType(keyType))
         }
 
+        /// In an upsert's update (``OnConflict``), the value the statement
+        /// would have inserted into `column`: `excluded."c"` on SQLite and
+        /// PostgreSQL, ``SQLDialect/insertedValue(column:)`` on another engine.
+        ///
+        /// ```swift
+        /// OnConflict.update(["id"], set: [.init("count", "\(ident: "counters").\"count\" + \(inserted: "count")")])
+        /// ```
+        public mutating func appendInterpolation(inserted column: String) {
+            fragments.append(.inserted(column))
+        }
+
         /// Text pasted into the statement as it is.
         ///
         /// Caveat: this is the one way to inject SQL. Never give it user input.
@@ -218,6 +232,7 @@ extension SQL: CustomStringConvertible {
             case .value: "?"
             case .identifier(let name): "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
             case .type(let type), .castType(let type), .keyType(let type): "<\(type)>"
+            case .inserted(let column): "excluded.\"" + column.replacingOccurrences(of: "\"", with: "\"\"") + "\""
             case .invalid: "<invalid value>"
             }
         }.joined()

@@ -114,17 +114,23 @@ extension Database {
 
     /// Fails with `syntax` unless `columns` are exactly one unique key of `table`
     /// (in any order), as `ON CONFLICT` does on the engines that have it.
-    private func requireUniqueKey(_ table: String, _ columns: [String]) throws {
-        guard let query = dialect.uniqueKeys(of: table) else { return }
-        let keys = try fetchAll(String.self, query).map { json in
+    func requireUniqueKey(_ table: String, _ columns: [String]) throws {
+        guard let keys = try uniqueKeys(of: table) else { return }
+        guard keys.contains(Set(columns)) else {
+            throw DatabaseError(.syntax, "no primary key or unique constraint of \(table) is exactly (\(columns.joined(separator: ", "))): an upsert's conflict target must be one",
+                                table: table)
+        }
+    }
+
+    /// The unique keys of `table`, from ``SQLDialect/uniqueKeys(of:)``; nil
+    /// when the dialect has no query for them.
+    func uniqueKeys(of table: String) throws -> [Set<String>]? {
+        guard let query = dialect.uniqueKeys(of: table) else { return nil }
+        return try fetchAll(String.self, query).map { json in
             guard let names = try? JSONDecoder().decode([String].self, from: Data(json.utf8)) else {
                 throw DatabaseError(.other, "the dialect's unique keys of \(table) are not a JSON array of names: \(json)", table: table)
             }
             return Set(names)
-        }
-        guard keys.contains(Set(columns)) else {
-            throw DatabaseError(.syntax, "no primary key or unique constraint of \(table) is exactly (\(columns.joined(separator: ", "))): an upsert's conflict target must be one",
-                                table: table)
         }
     }
 }

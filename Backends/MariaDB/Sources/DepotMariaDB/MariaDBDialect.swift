@@ -49,6 +49,22 @@ public struct MariaDBDialect: SQLDialect {
         """
     }
 
+    /// `ON DUPLICATE KEY UPDATE`: assignments in the session's
+    /// `SIMULTANEOUS_ASSIGNMENT` mode, so each reads the stored row as it was;
+    /// keeping the stored row sets the target's first column to its inserted
+    /// value, the stored one (not `INSERT IGNORE`, which would turn other
+    /// errors into warnings).
+    public func duplicateKeyClause(table: String, target: [String], assignments: [OnConflict.Assignment]?) -> SQL? {
+        guard let first = target.first else { return nil }
+        // The inserted value of the target, equal to the stored one on a conflict: no column name,
+        // which an INSERT … SELECT from the same table would make ambiguous (1052).
+        let set = assignments.flatMap { $0.isEmpty ? nil : $0 } ?? [OnConflict.Assignment(first, "\(inserted: first)")]
+        return "ON DUPLICATE KEY UPDATE " + SQL.join(set.map { "\(ident: $0.column) = \($0.value)" }, separator: ", ")
+    }
+
+    /// `VALUE(column)`: the row the statement would have inserted.
+    public func insertedValue(column: String) -> String { "VALUE(" + column + ")" }
+
     /// The native type for a portable type.
     public func typeName(_ type: ColumnType) -> String {
         switch type {

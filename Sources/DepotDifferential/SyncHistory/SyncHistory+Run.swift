@@ -1,17 +1,35 @@
 import Depot
-import DepotPostgres
 import DepotSQLite
 import DepotSync
+import DepotTesting
 import Foundation
-import Testing
-import TestSupport
 
 extension SyncHistory {
     /// What a history found wrong; empty when every check held.
-    struct Findings: CustomStringConvertible {
-        var problems: [String] = []
-        var operations = 0, syncs = 0, pulls = 0, restores = 0, shares = 0, jumps = 0, farJumps = 0, refusedAhead = 0, dropped = 0
-        var description: String { problems.prefix(8).joined(separator: "\n") + (problems.count > 8 ? "\n… \(problems.count - 8) more" : "") }
+    public struct Findings: CustomStringConvertible, Sendable {
+        /// Each broken rule, with the seed that replays it.
+        public var problems: [String] = []
+        /// What the history did: writes, syncs, pulls alone, restores from a copy, shares and unshares, clock jumps, changes dropped by rule.
+        public var operations = 0, syncs = 0, pulls = 0, restores = 0, shares = 0, jumps = 0, farJumps = 0, refusedAhead = 0, dropped = 0
+
+        /// No findings yet.
+        public init() {}
+
+        /// Adds another history's counts and problems.
+        public mutating func add(_ other: Findings) {
+            problems += other.problems
+            operations += other.operations; syncs += other.syncs; pulls += other.pulls; restores += other.restores
+            shares += other.shares; jumps += other.jumps; farJumps += other.farJumps; refusedAhead += other.refusedAhead; dropped += other.dropped
+        }
+
+        /// What the histories did, in one line.
+        public var summary: String {
+            "\(operations) operations, \(syncs) syncs, \(pulls) pulls alone, \(restores) restores, \(shares) shares and unshares, "
+                + "\(jumps) clock jumps (\(farJumps) a day ahead), \(dropped) changes dropped by rule"
+        }
+
+        /// The first problems, one a line.
+        public var description: String { problems.prefix(8).joined(separator: "\n") + (problems.count > 8 ? "\n… \(problems.count - 8) more" : "") }
     }
 
     /// A device: an account's replica on a file, its snapshot, its write log's lineage.
@@ -32,7 +50,7 @@ extension SyncHistory {
     /// Runs one history of `operations` steps from `seed` against a fresh
     /// server (`serverStore`, with the schema and sync tables installed),
     /// devices on files in `folder`; returns what its checks found.
-    static func run(seed: UInt64, operations: Int, serverStore: Store, folder: URL) async throws -> Findings {
+    public static func run(seed: UInt64, operations: Int, serverStore: Store, folder: URL) async throws -> Findings {
         var g = SeededGenerator(seed: seed)
         var findings = Findings()
         let server = SyncServer(store: serverStore, tables: tables)
@@ -434,6 +452,40 @@ extension SyncHistory {
         let extra = shown.keys.filter { expected[$0] == nil }.sorted().prefix(3)
         return "missing or other \(Array(missing)), extra \(Array(extra))"
     }
+}
+
+/// A folder: a row shared as a whole, with what is in it.
+@Columns
+struct SyncFolder: Record, Equatable {
+    static let tableName = "syncFolders"
+    var id: UUID
+    var title: String
+}
+
+/// An item in a folder.
+@Columns
+struct SyncItem: Record, Equatable {
+    static let tableName = "syncItems"
+    var id: UUID
+    var folderID: UUID
+    var title: String
+}
+
+/// A link between an item and a folder: a key of two parents.
+@Columns
+struct SyncLabel: Record, Equatable {
+    static let tableName = "syncLabels"
+    static let primaryKey = ["itemID", "folderID"]
+    var itemID: UUID
+    var folderID: UUID
+}
+
+/// A word keyed by its text, some of which Swift calls equal.
+@Columns
+struct SyncWord: Record, Equatable {
+    static let tableName = "syncWords"
+    var id: String
+    var meaning: String
 }
 
 extension SeededGenerator {

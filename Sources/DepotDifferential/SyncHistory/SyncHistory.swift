@@ -1,9 +1,6 @@
 import Depot
-import DepotSQLite
 import DepotSync
 import Foundation
-import Testing
-import TestSupport
 
 /// A Jepsen-style history of sync, and its checker: random inserts, edits,
 /// moves, deletes, re-inserts of deleted keys, shares and unshares, restores
@@ -23,16 +20,27 @@ import TestSupport
 /// - Read-your-writes and monotonic reads for each device: after a sync, a
 ///   device holds each of its own acknowledged writes or a later one, and no
 ///   row's (life, stamp) goes back between its syncs (a restore starts afresh).
-struct SyncHistory {
-    static let tables = SyncParentsTests.tables + [try! SyncedTable(SyncWord.self)]
+public struct SyncHistory {
+    /// The synced tables: folders, the items in them, labels linking both, words keyed by text.
+    public static let tables = [
+        try! SyncedTable(SyncFolder.self),
+        try! SyncedTable(SyncItem.self, parents: [SyncParent("folderID", SyncFolder.self)]),
+        try! SyncedTable(SyncLabel.self, parents: [SyncParent("itemID", SyncItem.self), SyncParent("folderID", SyncFolder.self)]),
+        try! SyncedTable(SyncWord.self),
+    ]
     static let kept: [String: [String]] = [
         "syncFolders": ["id", "title"], "syncItems": ["id", "folderID", "title"], "syncLabels": ["itemID", "folderID"], "syncWords": ["id", "meaning"],
     ]
-    /// The replicas' and the SQLite server's schema: folders, items, labels, and words keyed by
-    /// texts some of which Swift calls equal ("é" and "e" + U+0301).
-    static let schema: SQL = """
-        \(SyncParentsTests.schema);
-        CREATE TABLE "syncWords" ("id" TEXT PRIMARY KEY, "meaning" TEXT NOT NULL)
+    /// The schema of the replicas (SQLite) and of the server (any engine):
+    /// folders, items, labels, and words keyed by texts some of which Swift
+    /// calls equal ("é" and "e" + U+0301).
+    public static let schema: SQL = """
+        CREATE TABLE "syncFolders" ("id" \(keyType: .uuid) PRIMARY KEY, "title" \(type: .text) NOT NULL);
+        CREATE TABLE "syncItems" ("id" \(keyType: .uuid) PRIMARY KEY, "folderID" \(keyType: .uuid) NOT NULL REFERENCES "syncFolders" ("id") ON DELETE CASCADE,
+            "title" \(type: .text) NOT NULL);
+        CREATE TABLE "syncLabels" ("itemID" \(keyType: .uuid) NOT NULL REFERENCES "syncItems" ("id") ON DELETE CASCADE,
+            "folderID" \(keyType: .uuid) NOT NULL REFERENCES "syncFolders" ("id") ON DELETE CASCADE, PRIMARY KEY ("itemID", "folderID"));
+        CREATE TABLE "syncWords" ("id" \(keyType: .text) PRIMARY KEY, "meaning" \(type: .text) NOT NULL)
         """
     /// The words each account writes.
     static let words = ["a": ["\u{E9}", "e\u{301}", "\u{3A9}", "a|b"], "b": ["\u{2126}", "Caf\u{E9}", "Cafe\u{301}"]]
@@ -92,9 +100,10 @@ struct SyncHistory {
             states[RowID(table: clock.tbl, key: clock.row_key), default: RowState(cl: 0)].stamps[clock.col] = Stamp(hlc: clock.hlc, node: clock.node)
         }
         for (table, columns) in kept {
-            let key = table == "syncLabels" ? "\"itemID\" || '|' || \"folderID\"" : "\"id\""
-            let list = columns.map { "CAST(\"\($0)\" AS TEXT)" }.joined(separator: ", ")
-            for row in try db.fetchAll(Row.self, "SELECT CAST(\(unsafeRaw: key) AS TEXT), \(unsafeRaw: list) FROM \(ident: table)") {
+            let text = db.dialect.castTypeName(.text)
+            let key = table == "syncLabels" ? "CAST(\"itemID\" AS \(text)) || '|' || CAST(\"folderID\" AS \(text))" : "CAST(\"id\" AS \(text))"
+            let list = columns.map { "CAST(\"\($0)\" AS \(text))" }.joined(separator: ", ")
+            for row in try db.fetchAll(Row.self, "SELECT \(unsafeRaw: key), \(unsafeRaw: list) FROM \(ident: table)") {
                 guard case .text(let keyText) = row[0] else { continue }
                 var values: [String: String] = [:]
                 for (index, column) in columns.enumerated() { if case .text(let text) = row[index + 1] { values[column] = text } }
