@@ -8,6 +8,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     dependencies: [
         .package(name: "Depot", path: "../.."),
+        // The MariaDB backend, a plug-in package: the server serves on it too.
+        .package(name: "DepotMariaDB", path: "../../Backends/MariaDB"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         // Sync accounts: bcrypt for passwords, SHA-256 for device tokens.
@@ -23,6 +25,7 @@ let package = Package(
                 .product(name: "DepotSync", package: "Depot"),
                 .product(name: "DepotSQLite", package: "Depot"),
                 .product(name: "DepotPostgres", package: "Depot"),
+                .product(name: "DepotMariaDB", package: "DepotMariaDB"),
                 .product(name: "DepotLifecycle", package: "Depot"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -41,6 +44,8 @@ let package = Package(
                 .product(name: "DepotSQLite", package: "Depot"),
                 .product(name: "Reminders", package: "Depot"),
                 .product(name: "DepotTesting", package: "Depot"),
+                .product(name: "DepotMariaDB", package: "DepotMariaDB"),
+                .product(name: "DepotMariaDBTesting", package: "DepotMariaDB"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

@@ -15,7 +15,7 @@ enum SyncTables {
 }
 
 extension Database {
-    /// Makes this SQLite database a sync replica of these tables, in a
+    /// Makes this embedded database a sync replica of these tables, in a
     /// migration: the sync tables, and triggers that record every write to a
     /// synced table (raw SQL included) in the same transaction as the write:
     /// the row's existence, a stamp of the node's hybrid clock for each
@@ -24,14 +24,13 @@ extension Database {
     ///
     /// List parents before their children.
     ///
-    /// - Throws: `misuse` on an engine other than SQLite (a server records
-    ///   what it applies itself, without triggers), and for a table that
+    /// - Throws: `misuse` on an engine whose dialect writes no capture
+    ///   (``ChangeCapturingDialect``: SQLite's does; a server records what
+    ///   it applies itself, without triggers), and for a table that
     ///   breaks a rule of sync: an integer key, a unique constraint besides
     ///   the key, a foreign key to a synced table not declared as a parent.
     public func installSyncReplica(of tables: [SyncedTable], node: UUID = UUID()) throws {
-        guard dialect.engineName == "SQLite" else {
-            throw DatabaseError(.misuse, "installSyncReplica captures writes with SQLite triggers; this store is \(dialect.engineName)'s")
-        }
+        _ = try SyncTriggers.capturing(dialect)
         try execute(script: """
             CREATE TABLE \(ident: SyncTables.state) ("id" INTEGER PRIMARY KEY CHECK ("id" = 1), "node" TEXT NOT NULL,
                 "hlc" INTEGER NOT NULL CHECK (typeof("hlc") = 'integer'), "applying" INTEGER NOT NULL, "pushed" INTEGER NOT NULL DEFAULT 0,
@@ -77,10 +76,9 @@ extension Database {
                         + "still send it and expect it stored. Keep the column (it may become nullable), or sync a new table")
                 }
             }
-            for name in ["insert", "update", "delete", "key"] {
-                try execute("DROP TRIGGER IF EXISTS \(ident: "depot_sync_\(name)_" + table.name)")
-            }
-            for trigger in SyncTriggers.sqlite(table, dialect: dialect) { try execute(SQL(unsafeRaw: trigger)) }
+            let capturing = try SyncTriggers.capturing(dialect)
+            for statement in capturing.dropCaptureStatements(table: table.name) { try execute(SQL(unsafeRaw: statement)) }
+            for statement in capturing.captureStatements(SyncTriggers.capture(table, dialect: dialect)) { try execute(SQL(unsafeRaw: statement)) }
             if known.isEmpty {
                 // What is stored already: as inserted now.
                 let keys = try fetchAll(String.self, "SELECT \(unsafeRaw: SyncKey.expression(table.keyColumns, row: nil, dialect: dialect)) FROM \(ident: table.name)")
@@ -154,7 +152,7 @@ extension Database {
         if try fetchOne(Int64.self, "SELECT \"hlc\" FROM \(ident: SyncTables.state) WHERE \"id\" = 1") == Int64.max {
             throw DatabaseError(.misuse, SyncTriggers.exhausted)
         }
-        try execute(SQL(unsafeRaw: SyncTriggers.stampSQL))
+        try execute(SQL(unsafeRaw: try SyncTriggers.capturing(dialect).clockTickStatement(SyncTriggers.tables)))
         let rows = SyncStateTables.replica.rows
         // A deleted row (an even causal length) lives again; a living one stays as it is.
         try insert(into: rows, columns: ["tbl", "row_key", "cl"], "VALUES (\(table.name), \(key), 1)", onConflict: .update(["tbl", "row_key"], set: [
@@ -170,7 +168,10 @@ extension Database {
 
     /// Whether this database is a sync replica: ``installSyncReplica(of:node:)`` ran.
     public func isSyncReplica() throws -> Bool {
-        try fetchOne(Int.self, "SELECT count(*) FROM sqlite_schema WHERE \"type\" = 'table' AND \"name\" = \(SyncTables.state)") == 1
+        // Only an engine that captures writes holds a replica.
+        guard dialect.capturesChanges else { return false }
+        let objects = SQL(unsafeRaw: dialect.schemaObjectsQuery)
+        return try fetchOne(Int.self, "SELECT count(*) FROM (\(objects)) AS \"objects\" WHERE \"kind\" = 'table' AND \"name\" = \(SyncTables.state)") == 1
     }
 
     /// This replica's node id.

@@ -126,7 +126,12 @@ extension Database {
         for (columns, group) in groups.sorted(by: { $0.key.joined() < $1.key.joined() }) {
             let updates = columns.filter { !table.keyColumns.contains($0) }
             for start in stride(from: 0, to: group.count, by: 100) {
-                let values: [SQL] = group[start..<min(start + 100, group.count)].map { item in
+                let chunk = Array(group[start..<min(start + 100, group.count)])
+                guard dialect.capabilities.conflictClause else {
+                    try storeRowsByKey(chunk, columns: columns, updating: updates, of: table)
+                    continue
+                }
+                let values: [SQL] = chunk.map { item in
                     "(\(SQL.join(columns.map { "\(item.row.registers[$0]?.value ?? .null)" }, separator: ", ")))"
                 }
                 try insert(into: table.name, columns: columns, "VALUES \(SQL.join(values, separator: ", "))",
@@ -135,6 +140,34 @@ extension Database {
         }
         if hiddenHere { try forgetHidden(table, keys: shown.map(\.key), in: state) }
         try restoreChildren(of: table, keys: Set(shown.map { ExactText($0.key) }), among: tables, in: state)
+    }
+
+    /// Stores rows where the engine has no `ON CONFLICT` (MariaDB), whose own
+    /// clause would take a clash on any unique key of a synced table (a
+    /// local column's, say) for a conflict and update that other row: the
+    /// stored rows are updated by key, the others inserted, so a clash on
+    /// another unique key fails as `unique`, as it does elsewhere.
+    private func storeRowsByKey(_ items: [(key: String, row: SyncRow)], columns: [String], updating updates: [String], of table: SyncedTable) throws {
+        let stored = Set(try fetchAll(String.self, """
+            SELECT \(unsafeRaw: keyTextSQL(table.keyColumns)) FROM \(ident: table.name) WHERE \(SyncKey.matching(table.keyColumns, items.map(\.key)))
+            """).map(ExactText.init))
+        var inserted: [SQL] = []
+        for item in items {
+            func value(_ column: String) -> Value { item.row.registers[column]?.value ?? .null }
+            if stored.contains(ExactText(item.key)) {
+                guard !updates.isEmpty else { continue }
+                try execute("""
+                    UPDATE \(ident: table.name) SET \(SQL.join(updates.map { "\(ident: $0) = \(value($0))" }, separator: ", "))
+                    WHERE \(SyncKey.matching(table.keyColumns, [item.key]))
+                    """)
+            } else {
+                inserted.append("(\(SQL.join(columns.map { "\(value($0))" }, separator: ", ")))")
+            }
+        }
+        guard !inserted.isEmpty else { return }
+        try execute("""
+            INSERT INTO \(ident: table.name) (\(SQL.join(columns.map { "\(ident: $0)" }, separator: ", "))) VALUES \(SQL.join(inserted, separator: ", "))
+            """)
     }
 
     /// For each parent column, the keys it names that are in the parent's table.

@@ -29,13 +29,14 @@ extension RemindersModel {
         ]
     }
 
-    /// Makes this store sync: on SQLite, a replica whose writes are recorded
-    /// from now on (what it holds already is sent at the first sync); on
-    /// PostgreSQL, a sync server. Doing it again changes nothing.
+    /// Makes this store sync: on an embedded engine that records its writes
+    /// (SQLite), a replica whose writes are recorded from now on (what it
+    /// holds already is sent at the first sync); on a server's engine
+    /// (PostgreSQL, MariaDB), a sync server. Doing it again changes nothing.
     public func enableSync() async throws {
         let tables = try Self.syncedTables()
         try await store.write(logger: logger) { db in
-            if db.isPostgres {
+            if !db.dialect.capturesChanges {
                 if try !SyncServer.isInstalled(in: db) { try SyncServer.installSyncServer(in: db) }
                 else { try SyncServer.updateSyncServer(in: db) }
             } else if try !db.isSyncReplica() {
@@ -51,7 +52,7 @@ extension RemindersModel {
         return client
     }
 
-    /// A sync server over this store (PostgreSQL, or any store: ``enableSync()``).
+    /// A sync server over this store (PostgreSQL, MariaDB, or any store: ``enableSync()``).
     public func syncServer(resolver: SyncResolver? = nil) throws -> SyncServer {
         var server = SyncServer(store: store, tables: try Self.syncedTables(), resolver: resolver)
         server.afterApplying = { db, changes in try Self.reindexAfterSync(db, changes) }

@@ -139,10 +139,12 @@ extension SyncCommand {
         return (try model.syncClient(transport: transport), text)
     }
 
-    /// Sync runs on a device's SQLite database; a PostgreSQL one is a server's.
+    /// Sync runs on a device's database, on an engine that records its
+    /// writes (SQLite); a server's engine (PostgreSQL, MariaDB) serves it.
     static func requireDevice(_ model: RemindersModel) throws {
-        guard model.store.dialect.engineName == "SQLite" else {
-            throw RemindersError.invalidInput("reminders sync syncs a device's SQLite database; a PostgreSQL database is a server's: serve it with RemindersServer --sync")
+        let dialect = model.store.dialect
+        guard dialect.capturesChanges else {
+            throw RemindersError.invalidInput("reminders sync syncs a device's database (SQLite); a \(dialect.engineName) database is a server's: serve it with RemindersServer --sync")
         }
     }
 

@@ -141,7 +141,7 @@ import TestSupport
         for arguments in [["sync"], ["sync", "sign-in", "alice", "--server", "http://127.0.0.1:9"]] {
             let sync = try run(arguments + ["--database", url])
             #expect(sync.status == 1)
-            #expect(sync.stderr == "reminders: reminders sync syncs a device's SQLite database; a PostgreSQL database is a server's: serve it with RemindersServer --sync\n",
+            #expect(sync.stderr == "reminders: reminders sync syncs a device's database (SQLite); a PostgreSQL database is a server's: serve it with RemindersServer --sync\n",
                     "\(arguments): \(sync.stderr)")
         }
         let refused = try run(["demo", "--database", url])

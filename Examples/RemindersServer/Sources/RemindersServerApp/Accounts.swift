@@ -4,7 +4,7 @@ import Logging
 
 /// The sync server's accounts and their signed-in devices, in two tables of
 /// the server's own (`syncAccounts`, `syncDevices`), created by its own
-/// migrator (history in `remindersServerMigrations`) on SQLite and PostgreSQL.
+/// migrator (history in `remindersServerMigrations`) on SQLite, PostgreSQL and MariaDB.
 ///
 /// An account is a name and a password (stored as a bcrypt hash); each
 /// sign-up or sign-in makes a device, whose bearer token is stored as its
@@ -21,15 +21,15 @@ struct SyncAccounts: Sendable {
         var migrator = Migrator(tableName: "remindersServerMigrations")
         migrator.register("create syncAccounts and syncDevices", script: """
             CREATE TABLE "syncAccounts" (
-                "id" \(type: .text) PRIMARY KEY NOT NULL,
-                "name" \(type: .text) NOT NULL UNIQUE,
+                "id" \(keyType: .text) PRIMARY KEY NOT NULL,
+                "name" \(keyType: .text) NOT NULL UNIQUE,
                 "passwordHash" \(type: .text) NOT NULL,
                 "createdAt" \(type: .date) NOT NULL
             );
             CREATE TABLE "syncDevices" (
-                "id" \(type: .text) PRIMARY KEY NOT NULL,
-                "accountID" \(type: .text) NOT NULL REFERENCES "syncAccounts" ("id") ON DELETE CASCADE,
-                "tokenHash" \(type: .text) NOT NULL UNIQUE,
+                "id" \(keyType: .text) PRIMARY KEY NOT NULL,
+                "accountID" \(keyType: .text) NOT NULL REFERENCES "syncAccounts" ("id") ON DELETE CASCADE,
+                "tokenHash" \(keyType: .text) NOT NULL UNIQUE,
                 "createdAt" \(type: .date) NOT NULL
             );
             CREATE INDEX "syncDevices_accountID" ON "syncDevices" ("accountID")

@@ -1,5 +1,6 @@
 import Depot
 import DepotLifecycle
+import DepotMariaDB
 import DepotPostgres
 import DepotSQLite
 import Foundation
@@ -8,7 +9,7 @@ import Logging
 import Reminders
 
 extension RemindersRoutes {
-    /// The store a location names: a `postgres://` URL, or else an SQLite file
+    /// The store a location names: a `postgres://` or `mariadb://` URL, or else an SQLite file
     /// path (its folder must exist; the file is created). An SQLite file that
     /// exists must be a reminders database: one that holds another program's
     /// tables, or nothing, is refused before it is opened for writing (looked
@@ -21,7 +22,10 @@ extension RemindersRoutes {
         if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
             return try await store(postgres: try PostgresConfiguration(url: location), logger: logger)
         }
-        guard !location.isEmpty else { throw StartupError("the database location is empty; give a file path or a postgres:// URL") }
+        if location.hasPrefix("mariadb://") {
+            return try await store(mariadb: try MariaDBConfiguration(url: location), logger: logger)
+        }
+        guard !location.isEmpty else { throw StartupError("the database location is empty; give a file path, a postgres:// or a mariadb:// URL") }
         let folder = URL(fileURLWithPath: location).deletingLastPathComponent().path
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
@@ -70,6 +74,15 @@ extension RemindersRoutes {
         return try await Store.postgres(configuration)
     }
 
+    /// A MariaDB store with the server's settings: a request waits at most 2
+    /// seconds for a connection.
+    public static func store(mariadb configuration: MariaDBConfiguration, logger: Logger) async throws -> Store {
+        var configuration = configuration
+        configuration.store.logger = logger
+        configuration.store.checkoutTimeout = .seconds(2)
+        return try await Store.mariadb(configuration)
+    }
+
     /// The application: the routes, and the store as a service shut down after
     /// the HTTP server (so requests in flight finish first). Runs the model's
     /// migrations first: a database that cannot be migrated never serves.
@@ -77,8 +90,8 @@ extension RemindersRoutes {
     /// - Parameters:
     ///   - sync: serve DepotSync (`/sync/...`) with accounts instead of the
     ///     model's routes, which answer 404 then (they would show every
-    ///     account's rows). The store becomes a sync server, on SQLite as on
-    ///     PostgreSQL, and the server's own tables are created
+    ///     account's rows). The store becomes a sync server, on SQLite,
+    ///     PostgreSQL or MariaDB, and the server's own tables are created
     ///     (`syncAccounts`, `syncDevices`; history in `remindersServerMigrations`).
     ///   - onServerRunning: called once the server listens, with its port
     ///     (the one picked when `port` is 0).

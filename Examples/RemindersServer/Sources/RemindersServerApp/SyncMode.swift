@@ -9,28 +9,24 @@ struct SyncEndpoints: Sendable {
     let server: SyncServer
     let accounts: SyncAccounts
 
-    /// Makes the model's store a sync server, on SQLite as on PostgreSQL
-    /// (the model's `enableSync()` makes an SQLite store a device replica
-    /// instead; like it on PostgreSQL, this brings a server installed before
-    /// accounts up to date), and creates the accounts' tables.
+    /// Makes the model's store a sync server, on any engine (the model's
+    /// `enableSync()` would make an SQLite store a device replica instead),
+    /// brings a server installed before accounts up to date, and creates the
+    /// accounts' tables.
     ///
     /// - Throws: ``StartupError`` for an SQLite file that is a device's replica.
     static func prepare(_ model: RemindersModel) async throws -> SyncEndpoints {
         let store = model.store
-        if store.dialect.engineName == "PostgreSQL" {
-            try await model.enableSync()
-        } else {
-            try await store.write { db in
-                if try db.isSyncReplica() {
-                    throw StartupError("this database is a device's sync replica; a sync server needs a database of its own")
-                }
-                if try !SyncServer.isInstalled(in: db) {
-                    try SyncServer.installSyncServer(in: db)
-                } else {
-                    // Installed by an earlier version: brought up to date (rows from before accounts go to the
-                    // empty account, which no one signs in as).
-                    try SyncServer.updateSyncServer(in: db)
-                }
+        try await store.write { db in
+            if try db.isSyncReplica() {
+                throw StartupError("this database is a device's sync replica; a sync server needs a database of its own")
+            }
+            if try !SyncServer.isInstalled(in: db) {
+                try SyncServer.installSyncServer(in: db)
+            } else {
+                // Installed by an earlier version: brought up to date (rows from before accounts go to the
+                // empty account, which no one signs in as).
+                try SyncServer.updateSyncServer(in: db)
             }
         }
         let accounts = SyncAccounts(store: store)

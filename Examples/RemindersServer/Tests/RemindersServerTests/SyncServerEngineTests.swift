@@ -1,4 +1,6 @@
 import Depot
+import DepotMariaDB
+import DepotMariaDBTesting
 import DepotPostgres
 import DepotSync
 import Foundation
@@ -8,10 +10,11 @@ import Reminders
 import RemindersServerApp
 import Testing
 
-/// The sync server on PostgreSQL, in a schema of its own: accounts, a push,
-/// what another account may not do, a share, and pushes that break the
-/// schema. In CI the server must be there (scripts/test starts one).
-@Suite struct SyncPostgresTests {
+/// The sync server on PostgreSQL and on MariaDB, each in a database of its
+/// own: accounts, a push, what another account may not do, a share, and
+/// pushes that break the schema. In CI both servers must be there
+/// (scripts/test starts them).
+@Suite struct SyncServerEngineTests {
     @Test func theSyncServerRunsOnPostgreSQL() async throws {
         let environment = ProcessInfo.processInfo.environment
         guard let url = environment["DEPOT_POSTGRES_URL"], !url.isEmpty else {
@@ -25,6 +28,33 @@ import Testing
         await admin.close()
         configuration.searchPath = schema
         let store = try await RemindersRoutes.store(postgres: configuration, logger: Logger(label: "store") { _ in SwiftLogNoOpLogHandler() })
+        try await Self.serveSync(on: store)
+        await store.close()
+    }
+
+    @Test func theSyncServerRunsOnMariaDB() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard let url = environment["DEPOT_MARIADB_URL"], !url.isEmpty else {
+            #expect(environment["CI"] != "true", "CI must name a MariaDB server (DEPOT_MARIADB_URL)")
+            return
+        }
+        let scratch = MariaDBScratchDatabases(base: try MariaDBConfiguration(url: url))
+        let database = try await scratch.makeDatabase()
+        let store = try await RemindersRoutes.store(mariadb: try MariaDBConfiguration(url: url).with(database: database),
+                                                    logger: Logger(label: "store") { _ in SwiftLogNoOpLogHandler() })
+        do {
+            try await Self.serveSync(on: store)
+        } catch {
+            await store.close()
+            await scratch.dropAll()
+            throw error
+        }
+        await store.close()
+        await scratch.dropAll()
+    }
+
+    /// Serves sync on `store` and uses every part of it.
+    static func serveSync(on store: Store) async throws {
         // Twice: the second start finds the tables made.
         _ = try await RemindersRoutes.application(store: store, logger: Logger(label: "test"), sync: true)
         try await withSyncServer(store) { client, store in
@@ -64,6 +94,5 @@ import Testing
             #expect(try await client.send(.delete, "/sync/sessions", token: phone.token).status == .noContent)
             #expect(try await client.pull(as: phone).status == .unauthorized)
         }
-        await store.close()
     }
 }
