@@ -4,9 +4,9 @@ import Depot
 /// with expressions, one meaning on every engine.
 enum UpsertStatementChecks {
     static let all: [ConformanceCheck] = [
-        ConformanceCheck("upsert statements: rows insert or update by the target; an assignment reads the stored row as it was and the inserted values", updates),
-        ConformanceCheck("upsert statements: doing nothing keeps the stored rows, from VALUES and from a SELECT", keeps),
-        ConformanceCheck("upsert statements: a target that is no unique key is syntax; a clash on another unique key changes no row", refusals),
+        ConformanceCheck("sql: an upsert statement inserts or updates rows by its target; an assignment reads the stored row as it was and the inserted values", updates),
+        ConformanceCheck("sql: an upsert statement that does nothing keeps the stored rows, from VALUES and from a SELECT", keeps),
+        ConformanceCheck("sql: an upsert statement whose target is no unique key is syntax; a clash on another unique key changes no row", refusals),
     ]
 
     struct Counter: Decodable, Equatable { var name: String; var count: Int64; var seen: Int64 }
