@@ -53,6 +53,7 @@ extension SyncHistory {
     public static func run(seed: UInt64, operations: Int, serverStore: Store, folder: URL) async throws -> Findings {
         var g = SeededGenerator(seed: seed)
         var findings = Findings()
+        let tables = try syncedTables()
         let server = SyncServer(store: serverStore, tables: tables)
         let transport = { (account: String, salt: UInt64) -> InProcessSyncTransport in
             let transport = InProcessSyncTransport(server: server, account: account, seed: seed &+ salt)
@@ -438,7 +439,7 @@ extension SyncHistory {
         // What the account sees, in its tables: a row whose parent it does not see (a label on a shared
         // item that names the sharee's own folder) is kept aside on its devices, as the rules say.
         var expected: [RowID: [String: String]] = [:]
-        for table in tables {
+        for table in server.tables {
             for (row, state) in onServer where row.table == table.name && visible.contains(row) && state.inTable {
                 let parentsShown = table.parents.allSatisfy { parent in
                     state.values[parent.column].map { expected[RowID(table: parent.table, key: $0)] != nil } ?? true

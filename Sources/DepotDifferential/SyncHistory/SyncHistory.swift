@@ -22,12 +22,14 @@ import Foundation
 ///   row's (life, stamp) goes back between its syncs (a restore starts afresh).
 public struct SyncHistory {
     /// The synced tables: folders, the items in them, labels linking both, words keyed by text.
-    public static let tables = [
-        try! SyncedTable(SyncFolder.self),
-        try! SyncedTable(SyncItem.self, parents: [SyncParent("folderID", SyncFolder.self)]),
-        try! SyncedTable(SyncLabel.self, parents: [SyncParent("itemID", SyncItem.self), SyncParent("folderID", SyncFolder.self)]),
-        try! SyncedTable(SyncWord.self),
-    ]
+    public static func syncedTables() throws -> [SyncedTable] {
+        [
+            try SyncedTable(SyncFolder.self),
+            try SyncedTable(SyncItem.self, parents: [SyncParent("folderID", SyncFolder.self)]),
+            try SyncedTable(SyncLabel.self, parents: [SyncParent("itemID", SyncItem.self), SyncParent("folderID", SyncFolder.self)]),
+            try SyncedTable(SyncWord.self),
+        ]
+    }
     static let kept: [String: [String]] = [
         "syncFolders": ["id", "title"], "syncItems": ["id", "folderID", "title"], "syncLabels": ["itemID", "folderID"], "syncWords": ["id", "meaning"],
     ]
