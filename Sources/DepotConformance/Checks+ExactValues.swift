@@ -95,6 +95,36 @@ enum ExactValueChecks {
                 try expectEqual(error.column, "v", "the failing column for \(text)")
             }
         },
+        ConformanceCheck("values: a decimal keeps its scale: 10.50 reads as the text 10.50 and as the Decimal 10.5") { context in
+            let store = try await context.makeStore()
+            let texts = ["10.50", "-0.970", "0.00", "5.000", "1.10", "12345678901234567890.1230", "7"]
+            try await store.write { db in
+                try createTable(db, "prices", [("id", .integer, "PRIMARY KEY"), ("amount", .decimal, "NOT NULL")])
+                for (index, text) in texts.enumerated() {
+                    try db.execute("INSERT INTO \(ident: "prices") VALUES (\(index), CAST(\(text) AS \(castType: .decimal)))")
+                }
+            }
+            for (index, text) in texts.enumerated() {
+                let (asText, asDecimal, asURL) = try await store.read { db in
+                    (try db.fetchOne(String.self, "SELECT \(ident: "amount") FROM \(ident: "prices") WHERE \(ident: "id") = \(index)"),
+                     try db.fetchOne(Decimal.self, "SELECT \(ident: "amount") FROM \(ident: "prices") WHERE \(ident: "id") = \(index)"),
+                     try db.fetchOne(URL.self, "SELECT \(ident: "amount") FROM \(ident: "prices") WHERE \(ident: "id") = \(index)"))
+                }
+                try expectEqual(asText, text, "the stored decimal \(text) read as a String")
+                try expectEqual(asURL?.absoluteString, text, "the stored decimal \(text) read as a URL")
+                try expectEqual(asDecimal, Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), "the stored decimal \(text) read as a Decimal")
+            }
+            // What was read is written back unchanged: a copy of the table's rows keeps every scale.
+            let rows = try await store.read { db in try db.fetchAll(Row.self, "SELECT \(ident: "id"), \(ident: "amount") FROM \(ident: "prices") ORDER BY \(ident: "id")") }
+            try await store.write { db in
+                try createTable(db, "prices_copy", [("id", .integer, "PRIMARY KEY"), ("amount", .decimal, "NOT NULL")])
+                for row in rows {
+                    try db.execute("INSERT INTO \(ident: "prices_copy") VALUES (\(row[0]), \(row[1]))")
+                }
+            }
+            let copied = try await store.read { db in try db.fetchAll(String.self, "SELECT \(ident: "amount") FROM \(ident: "prices_copy") ORDER BY \(ident: "id")") }
+            try expectEqual(copied, texts, "the decimals read as values and written back, read as text")
+        },
         ConformanceCheck("values: text that is not a URL is a decoding error naming the column, never percent-encoded") { context in
             let store = try await context.makeStore()
             for text in ["hello world", "https://example.com/a b", "ünïcode"] {

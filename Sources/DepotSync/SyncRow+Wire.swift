@@ -97,7 +97,7 @@ struct WireValue {
         case .date(let x): (kind, text) = ("date", String(x.timeIntervalSince1970.bitPattern, radix: 16))
         case .uuid(let x): (kind, text) = ("uuid", x.uuidString.lowercased())
         case .json(let x): (kind, text) = ("json", x)
-        case .decimal(let x): (kind, text) = ("decimal", x.description)
+        case .decimal(let x, let scale): (kind, text) = ("decimal", Value.decimalText(x, scale: scale))
         }
     }
 
@@ -136,8 +136,8 @@ struct WireValue {
         case "json": return .json(try required())
         case "decimal":
             let text = try required()
-            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { throw Failure(message: "not a decimal: \(text)") }
-            return .decimal(decimal)
+            guard let decimal = Value.decimal(text: text) else { throw Failure(message: "not a decimal a Decimal holds: \(text)") }
+            return decimal
         default: throw Failure(message: "an unknown kind of value: \(kind)")
         }
     }

@@ -129,7 +129,7 @@ public enum SyncValueOrder {
         case (.blob(let x), .blob(let y)): return x.lexicographicallyPrecedes(y)
         case (.date(let x), .date(let y)): return x < y
         case (.uuid(let x), .uuid(let y)): return x.uuidString < y.uuidString
-        case (.decimal(let x), .decimal(let y)): return x < y
+        case (.decimal(let x, let xs), .decimal(let y, let ys)): return x < y || (x == y && xs < ys)
         default: return false
         }
     }

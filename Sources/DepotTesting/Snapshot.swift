@@ -53,7 +53,7 @@ public enum Snapshot {
         case .blob(let data): return "x'" + data.map { String(format: "%02X", $0) }.joined() + "'"
         case .date(let date): return ISO8601.format(date) ?? "\(date)"
         case .uuid(let uuid): return uuid.uuidString.lowercased()
-        case .decimal(let decimal): return "\(decimal)"
+        case .decimal(let decimal, let scale): return Value.decimalText(decimal, scale: scale)
         }
     }
 }

@@ -282,7 +282,7 @@ final class PostgresCopyWriter: BulkInsertWriter {
             ISO8601.withFormatted(microseconds: micros) { buffer.append(contentsOf: $0) }
             buffer.append(contentsOf: [43, 48, 48]) // +00: UTC, whatever the session's zone
         case .uuid(let uuid): buffer.append(contentsOf: uuid.uuidString.lowercased().utf8)
-        case .decimal(let decimal): buffer.append(contentsOf: decimal.description.utf8)
+        case .decimal(let decimal, let scale): buffer.append(contentsOf: Value.decimalText(decimal, scale: scale).utf8)
         }
     }
 

@@ -164,9 +164,9 @@ final class PostgresParameters {
         case .uuid(let uuid):
             room(16).storeBytes(of: uuid.uuid, as: uuid_t.self)
             add(type: PostgresType.uuid, format: 1, length: 16)
-        case .decimal(let decimal):
+        case .decimal(let decimal, let scale):
             guard !decimal.isNaN else { throw DatabaseError(.encoding, "value \(position): Decimal NaN cannot be stored") }
-            try addText(decimal.description, position: position, type: PostgresType.numeric)
+            try addText(Value.decimalText(decimal, scale: scale), position: position, type: PostgresType.numeric)
         }
     }
 
@@ -251,7 +251,7 @@ enum PostgresBinary {
             guard !overflow else { throw outsideStorableYears }
             return .date(try storableDate(micros.addingReportingOverflow(postgresEpochMicros)))
         case PostgresType.numeric:
-            return .decimal(try numeric(bytes))
+            return try numeric(bytes)
         default:
             throw Unsupported(message: "Depot does not read PostgreSQL type OID \(type); cast the column in SQL (for example ::text)")
         }
@@ -283,8 +283,9 @@ enum PostgresBinary {
         return text
     }
 
-    /// A binary `numeric`: base-10000 digits with a weight, a sign and a display scale.
-    static func numeric(_ bytes: UnsafeRawBufferPointer) throws -> Decimal {
+    /// A binary `numeric`: base-10000 digits with a weight, a sign and a display scale,
+    /// read as a decimal that keeps the scale (`10.50` stays `10.50` as text).
+    static func numeric(_ bytes: UnsafeRawBufferPointer) throws -> Value {
         guard bytes.count >= 8 else { throw Unsupported(message: "a numeric needs at least 8 bytes") }
         let count = Int(read(Int16.self, bytes, at: 0))
         let weight = Int(read(Int16.self, bytes, at: 2))
@@ -320,7 +321,7 @@ enum PostgresBinary {
         guard normalized(decimal.description) == normalized(text) else {
             throw Unsupported(message: "the numeric \(text) has more digits than Decimal holds (it would read \(decimal))")
         }
-        return decimal
+        return .decimal(decimal, scale: max(0, scale))
     }
 
     /// `-0012.3400` → `-12.34`: the same number always has the same text.

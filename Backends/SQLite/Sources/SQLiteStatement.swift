@@ -140,7 +140,7 @@ final class SQLiteStatement: DriverStatement {
                     code = sqlite3_bind_text(handle, index, bytes.assumingMemoryBound(to: CChar.self), Int32(count), nil)
                     used &+= count
                 case .uuid(let uuid): code = bindText(uuid.uuidString.lowercased(), index)
-                case .decimal(let decimal): code = bindText(decimal.description, index)
+                case .decimal(let decimal, let scale): code = bindText(Value.decimalText(decimal, scale: scale), index)
                 }
                 guard code == SQLITE_OK else { throw SQLiteError.make(code, connection.handle, sql: sql) }
             }

@@ -173,7 +173,7 @@ enum ValueDecoding {
                 throw corrupted(String.self, value, ctx, "the date is outside the years 0001...9999, which Depot's date text can name")
             }
             return text
-        case .decimal(let d): return d.description
+        case .decimal(let d, let scale): return Value.decimalText(d, scale: scale)
         default: throw mismatch(String.self, value, ctx)
         }
     }
@@ -190,7 +190,7 @@ enum ValueDecoding {
                 throw corrupted(T.self, value, ctx, d.rounded() == d ? "out of range \(T.min)...\(T.max)" : "not a whole number")
             }
             return result
-        case .decimal(let d):
+        case .decimal(let d, _):
             guard let whole = Int64(d.description), let result = T(exactly: whole) else {
                 throw corrupted(T.self, value, ctx, "not a whole number in range \(T.min)...\(T.max)")
             }
@@ -233,7 +233,7 @@ enum ValueDecoding {
                 throw corrupted(Double.self, value, ctx, "not exactly representable as a Double")
             }
             return d
-        case .decimal(let dec):
+        case .decimal(let dec, _):
             guard let d = Double(dec.description), Decimal(string: "\(d)", locale: posix) == dec else {
                 throw corrupted(Double.self, value, ctx, "not exactly representable as a Double; decode a Decimal, or CAST(... AS DOUBLE PRECISION) in SQL")
             }
@@ -370,7 +370,7 @@ enum ValueDecoding {
 
     static func decimal(_ value: Value, _ ctx: ColumnContext) throws -> Decimal {
         switch value {
-        case .decimal(let d): return d
+        case .decimal(let d, _): return d
         case .integer(let i): return Decimal(i)
         case .bool(let b): return b ? 1 : 0 // a Bool is the INTEGER 0 or 1 on SQLite
         case .double(let d):

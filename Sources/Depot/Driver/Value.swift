@@ -32,8 +32,14 @@ public enum Value: Sendable, Hashable {
     case uuid(UUID)
     /// JSON text: a nested Codable value.
     case json(String)
-    /// An exact decimal number.
-    case decimal(Decimal)
+    /// An exact decimal number and its scale: how many digits after the point the
+    /// engine shows. A PostgreSQL `numeric` `10.50` is `.decimal(10.5, scale: 2)`,
+    /// and reads as the `String` `"10.50"`; a `Decimal` reads as `10.5` either way.
+    ///
+    /// Make one from a Swift `Decimal` with ``decimal(_:)`` (its own digits), or
+    /// from an engine's text with ``decimal(text:)``, which refuses digits a
+    /// `Decimal` would round away.
+    case decimal(Decimal, scale: Int)
 
     /// Whether this is SQL NULL.
     public var isNull: Bool {
@@ -76,7 +82,7 @@ extension Value: CustomStringConvertible {
             return d.count > 16 ? "BLOB x'\(hex)…' (\(d.count) bytes)" : "BLOB x'\(hex)'"
         case .date(let d): return "DATE " + (ISO8601.format(d) ?? "\(d.timeIntervalSince1970) seconds from 1970 (outside the years 0001...9999)")
         case .uuid(let u): return "UUID \(u.uuidString.lowercased())"
-        case .decimal(let d): return "DECIMAL \(d)"
+        case .decimal(let d, let scale): return "DECIMAL \(Value.decimalText(d, scale: scale))"
         }
     }
 
@@ -105,5 +111,45 @@ extension Value: Codable {
     public func encode(to encoder: any Encoder) throws {
         throw EncodingError.invalidValue(self, .init(
             codingPath: encoder.codingPath, debugDescription: "a Value can only be encoded by Depot's RowEncoder"))
+    }
+}
+
+extension Value {
+    /// A decimal with the scale its own text shows: `Decimal(string: "10.50")` is
+    /// `10.5` to Foundation, so its scale is 1.
+    public static func decimal(_ number: Decimal) -> Value {
+        let text = number.description
+        let scale = text.firstIndex(of: ".").map { text.distance(from: $0, to: text.endIndex) - 1 } ?? 0
+        return .decimal(number, scale: scale)
+    }
+
+    /// A decimal read from an engine's text (`-0.970`, `12`, `1.5e3`), keeping the
+    /// digits after the point as its scale.
+    ///
+    /// Returns nil when the text is not a decimal literal, or names more
+    /// significant digits (or a larger exponent) than `Decimal` holds: `Decimal`
+    /// would round them away silently.
+    public static func decimal(text: String) -> Value? {
+        guard let literal = ValueDecoding.canonicalDecimal(text),
+              let number = Decimal(string: text, locale: ValueDecoding.posix),
+              ValueDecoding.canonicalDecimal(number.description) == literal else { return nil }
+        var scale = 0
+        var body = Substring(text)
+        if let e = body.firstIndex(where: { $0 == "e" || $0 == "E" }) { body = body[..<e] }
+        if let point = body.firstIndex(of: ".") { scale = body.distance(from: point, to: body.endIndex) - 1 }
+        if body.count != text.count, let exponent = Int(text[text.index(after: body.endIndex)...]) {
+            // 1.50e1 is 15.0: the exponent moves the point.
+            scale = max(0, scale - exponent)
+        }
+        return .decimal(number, scale: scale)
+    }
+
+    /// A decimal's text with its scale: `10.5` at scale 2 is `10.50`. Digits are
+    /// never removed: a scale smaller than the number's own digits shows them all.
+    public static func decimalText(_ number: Decimal, scale: Int) -> String {
+        let text = number.description
+        let shown = text.firstIndex(of: ".").map { text.distance(from: $0, to: text.endIndex) - 1 } ?? 0
+        guard scale > shown else { return text }
+        return text + (shown == 0 ? "." : "") + String(repeating: "0", count: scale - shown)
     }
 }

@@ -80,7 +80,7 @@ enum CellDecodingProperties {
                     .uuid(UUID())].randomElement(using: &rng) ?? .null
         default:
             let texts = ["0.1", "-12.50", "12345678901234567890.123", "1e-10", "42", "0", "-7.000"]
-            return .decimal(Decimal(string: texts.randomElement(using: &rng) ?? "0", locale: Locale(identifier: "en_US_POSIX")) ?? 0)
+            return Value.decimal(text: texts.randomElement(using: &rng) ?? "0") ?? .null
         }
     }
 
@@ -95,6 +95,8 @@ enum CellDecodingProperties {
             guard let literal = canonicalDecimalLiteral(s), let decimal = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")),
                   canonicalDecimalLiteral(decimal.description) == literal else { return "\(s) has no exact Decimal, yet \(read) was read" }
             return is_(canonical(Optional(decimal)))
+        case (.decimal(let d, let scale), "String"): return is_(canonical(Optional(Value.decimalText(d, scale: scale)))) // 10.50 stays 10.50
+        case (.decimal(let d, _), "Decimal"): return is_(canonical(Optional(d)))
         case (.integer(let i), "Int64"): return is_(canonical(Optional(i)))
         case (.integer(let i), "Decimal"): return is_(canonical(Optional(Decimal(i))))
         case (.double(let d), "Double"): return is_(canonical(Optional(d)))

@@ -70,9 +70,9 @@ final class MariaDBParameters {
             setBytes(&bind, index, Array(s.utf8), type: MYSQL_TYPE_STRING)
         case .uuid(let u):
             setBytes(&bind, index, Array(u.uuidString.lowercased().utf8), type: MYSQL_TYPE_STRING)
-        case .decimal(let d):
+        case .decimal(let d, let scale):
             guard !d.isNaN else { throw DatabaseError(.encoding, "value \(position): Decimal NaN cannot be stored", sql: sql) }
-            setBytes(&bind, index, Array(d.description.utf8), type: MYSQL_TYPE_STRING)
+            setBytes(&bind, index, Array(Value.decimalText(d, scale: scale).utf8), type: MYSQL_TYPE_STRING)
         case .blob(let data):
             bind.buffer_type = MYSQL_TYPE_BLOB
             bind.buffer = data.withUnsafeBytes { copy(bytes: $0) }
@@ -280,7 +280,7 @@ final class MariaDBResultBuffers {
             if unsigned {
                 let number = buffer.load(as: UInt64.self)
                 if let exact = Int64(exactly: number) { return .integer(exact) }
-                return .decimal(Decimal(number))
+                return .decimal(Decimal(number), scale: 0)
             }
             return .integer(buffer.load(as: Int64.self))
         case .double:
@@ -293,10 +293,11 @@ final class MariaDBResultBuffers {
         case .decimal(let scale):
             let text = String(decoding: UnsafeRawBufferPointer(start: buffer, count: Int(lengths[index])), as: UTF8.self)
             if scale == 0, let integer = Int64(text) { return .integer(integer) }
-            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
-                throw DatabaseError(.decoding, "column \(index): the DECIMAL \(text) cannot be read as a Decimal")
+            // Decimal keeps 38 significant digits and rounds the rest away silently: refuse instead.
+            guard let decimal = Value.decimal(text: text) else {
+                throw DatabaseError(.decoding, "column \(index): the DECIMAL \(text) has more digits than a Decimal holds; cast it to text in SQL to read it")
             }
-            return .decimal(decimal)
+            return decimal
         case .text:
             return .text(String(decoding: UnsafeRawBufferPointer(start: buffer, count: Int(lengths[index])), as: UTF8.self))
         case .blob:
