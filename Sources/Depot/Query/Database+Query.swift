@@ -76,6 +76,10 @@ extension Database {
     ///
     /// - Throws: a `misuse` error for a query with a limit or an offset, which
     ///   an UPDATE cannot take on every engine.
+    ///
+    /// For a record with a ``Record/versionColumn`` the statement also adds one
+    /// to the version of every row it changes (unless it assigns the version
+    /// itself), so a save of a record read before it is a `conflict`.
     @discardableResult
     public func update<T>(_ query: Query<T>, set assignments: (T.Columns) -> [QueryAssignment]) throws -> Int {
         let renderer = try renderUpdate(query, assignments(T.columns))
@@ -98,12 +102,24 @@ extension Database {
         renderer.text += "UPDATE "
         renderer.identifier(T.tableName)
         renderer.text += " SET "
+        var assignsVersion = false
         for (index, assignment) in assignments.enumerated() {
             guard !assignment.key.isEmpty else { throw DatabaseError.misuse("update(_:set:) assigns to columns only, not to computed expressions") }
             if index > 0 { renderer.text += ", " }
             renderer.column(key: assignment.key)
             renderer.text += " = "
             try renderer.render(assignment.value)
+            if let version = T.versionColumn, try columnName(QueryNode.QueryColumn(key: assignment.key, source: 0), in: T.self) == version {
+                assignsVersion = true
+            }
+        }
+        if let version = T.versionColumn, !assignsVersion {
+            // A versioned record changed here is a new version: one read before conflicts when saved.
+            renderer.text += ", "
+            renderer.identifier(version)
+            renderer.text += " = "
+            renderer.identifier(version)
+            renderer.text += " + 1"
         }
         try renderer.renderWhere(query.filters)
         return renderer

@@ -19,7 +19,7 @@ extension Database {
     /// The stored row is looked up and locked (`SELECT … FOR UPDATE`), then
     /// updated; or the record is inserted, in a savepoint: when a concurrent
     /// transaction inserted the target since the lookup, it is looked up once more.
-    func lockingUpsert<T: Record>(_ type: T.Type, _ columns: EncodedColumns, target: [String], onConflict action: ConflictAction) throws -> T? {
+    func lockingUpsert<T: Record>(_ type: T.Type, _ columns: EncodedColumns, target: [String], onConflict action: ConflictAction, version: RecordVersion? = nil) throws -> T? {
         try requireUniqueKey(T.tableName, target)
         let targetValues = try target.map { name in
             guard let index = columns.names.firstIndex(of: name) else {
@@ -29,7 +29,7 @@ extension Database {
         }
         // A NULL in the target conflicts with no row: NULLs are distinct in a unique key.
         let canConflict = !targetValues.contains(where: \.isNull)
-        if canConflict, let stored = try resolveConflict(T.self, columns, target, targetValues, action) {
+        if canConflict, let stored = try resolveConflict(T.self, columns, target, targetValues, action, version) {
             return stored
         }
         do {
@@ -38,7 +38,7 @@ extension Database {
             }
         } catch let error as DatabaseError where error.kind == .unique && canConflict {
             // Another transaction stored the target since the lookup; any other clash is the error it is.
-            guard let stored = try resolveConflict(T.self, columns, target, targetValues, action) else { throw error }
+            guard let stored = try resolveConflict(T.self, columns, target, targetValues, action, version) else { throw error }
             return stored
         }
     }
@@ -51,7 +51,13 @@ extension Database {
     /// ``lockingUpsert(_:_:target:onConflict:)`` with the same meaning where
     /// it has not; the key generators are advanced past an explicit key of a
     /// row stored.
+    ///
+    /// A record with a ``Record/versionColumn`` updates a stored row only at
+    /// its own version, and bumps it: a stored row at another version is a
+    /// `conflict` error.
     func upsertRow<T: Record>(_ type: T.Type, _ columns: EncodedColumns, target: [String], onConflict action: ConflictAction) throws -> T? {
+        var version: RecordVersion?
+        if case .update = action { version = try recordVersion(T.self, columns) }
         let stored: T?
         if dialect.capabilities.conflictClause {
             var text = insertSQL(T.self, columns.names)
@@ -60,13 +66,25 @@ extension Database {
             case .keep:
                 text += " DO NOTHING"
             case .update(let names):
-                // Nothing to update: set the target to itself, so RETURNING still yields the row.
-                let set = names.isEmpty ? target : names
-                text += " DO UPDATE SET " + set.map { dialect.quote(identifier: $0) + " = excluded." + dialect.quote(identifier: $0) }.joined(separator: ", ")
+                var assignments = names.filter { $0 != version?.column }.map { dialect.quote(identifier: $0) + " = excluded." + dialect.quote(identifier: $0) }
+                if let version {
+                    // Compared and bumped in the statement: no other writer comes between.
+                    let stored = dialect.quote(identifier: T.tableName) + "." + dialect.quote(identifier: version.column)
+                    assignments.append(dialect.quote(identifier: version.column) + " = " + stored + " + 1")
+                    text += " DO UPDATE SET " + assignments.joined(separator: ", ")
+                    text += " WHERE " + stored + " = excluded." + dialect.quote(identifier: version.column)
+                } else {
+                    // Nothing to update: set the target to itself, so RETURNING still yields the row.
+                    if assignments.isEmpty { assignments = target.map { dialect.quote(identifier: $0) + " = excluded." + dialect.quote(identifier: $0) } }
+                    text += " DO UPDATE SET " + assignments.joined(separator: ", ")
+                }
             }
             stored = try fetchReturnedIfAny(T.self, text + " RETURNING *", columns.values)
+            if stored == nil, let version {
+                throw Self.versionConflict(T.self, key: target, version: version, action: "upsert", sql: text)
+            }
         } else {
-            stored = try lockingUpsert(T.self, columns, target: target, onConflict: action)
+            stored = try lockingUpsert(T.self, columns, target: target, onConflict: action, version: version)
         }
         if stored != nil { try advanceKeyGenerators(T.self, past: columns) }
         return stored
@@ -84,19 +102,29 @@ extension Database {
     /// The stored row holding the target's values, locked, then kept or
     /// updated: `.some(nil)` when kept, nil when there is none.
     private func resolveConflict<T: Record>(
-        _ type: T.Type, _ columns: EncodedColumns, _ target: [String], _ targetValues: [Value], _ action: ConflictAction
+        _ type: T.Type, _ columns: EncodedColumns, _ target: [String], _ targetValues: [Value], _ action: ConflictAction, _ version: RecordVersion?
     ) throws -> T?? {
         let table = dialect.quote(identifier: T.tableName)
         func matching(from first: Int) -> String {
             " WHERE " + target.enumerated().map { dialect.quote(identifier: $1) + " = " + dialect.placeholder(first + $0) }.joined(separator: " AND ")
         }
-        let exists = try withStatement(text: "SELECT 1 FROM " + table + matching(from: 1) + " FOR UPDATE", values: targetValues) { statement, _ in
-            let found = try statement.step()
+        let lookup = "SELECT " + (version.map { dialect.quote(identifier: $0.column) } ?? "1") + " FROM " + table + matching(from: 1) + " FOR UPDATE"
+        let storedVersion = try withStatement(text: lookup, values: targetValues) { statement, _ -> Value?? in
+            guard try statement.step() else { return nil }
+            let value = try statement.value(at: 0)
             while try statement.step() {}
-            return found
+            return .some(value)
         }
-        guard exists else { return nil }
-        guard case .update(let updated) = action else { return .some(nil) }
+        guard let storedVersion else { return nil }
+        guard case .update(var updated) = action else { return .some(nil) }
+        if let version {
+            guard storedVersion == version.expected else {
+                throw Self.versionConflict(T.self, key: target, version: version, action: "upsert", sql: lookup)
+            }
+            updated.removeAll { $0 == version.column }
+            let column = dialect.quote(identifier: version.column)
+            _ = try execute(text: "UPDATE " + table + " SET " + column + " = " + column + " + 1" + matching(from: 1), values: targetValues)
+        }
         if !updated.isEmpty {
             var values: [Value] = []
             let assignments = try updated.enumerated().map { position, name in

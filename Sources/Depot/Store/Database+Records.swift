@@ -84,40 +84,65 @@ extension Database {
     }
 
     /// Updates every column of the stored record with the same primary key;
-    /// nil properties are written as NULL.
+    /// nil properties are written as NULL. Returns the record: for a record
+    /// with a ``Record/versionColumn``, the row as stored, with its new version.
     ///
-    /// - Throws: a `notFound` ``DatabaseError`` when no row has that primary key.
-    public func update<T: Record>(_ record: T) throws {
+    /// - Throws: a `notFound` ``DatabaseError`` when no row has that primary
+    ///   key; a `conflict` one when the record has a version column and the
+    ///   stored row's version is not the record's (another writer saved it).
+    @discardableResult
+    public func update<T: Record>(_ record: T) throws -> T {
         let columns = try encode(record)
         let key = try primaryKeyColumns(T.self, in: columns.names)
+        let version = try recordVersion(T.self, columns)
         var assignments: [SQL] = []
-        var conditions: [SQL] = []
+        var keyConditions: [SQL] = []
         for (name, value) in zip(columns.names, columns.values) {
             if key.contains(name) {
-                conditions.append("\(ident: name) = \(value)")
-            } else {
+                keyConditions.append("\(ident: name) = \(value)")
+            } else if name != version?.column {
                 assignments.append("\(ident: name) = \(value)")
             }
+        }
+        var conditions = keyConditions
+        if let version {
+            assignments.append("\(ident: version.column) = \(ident: version.column) + 1")
+            conditions.append("\(ident: version.column) = \(version.expected)")
         }
         if assignments.isEmpty {
             // Only key columns: set them to themselves, so a missing row is still found out.
             assignments = key.map { "\(ident: $0) = \(ident: $0)" }
         }
         let sql: SQL = "UPDATE \(ident: T.tableName) SET \(SQL.join(assignments, separator: ", ")) WHERE \(SQL.join(conditions, separator: " AND "))"
-        if try execute(sql) == 0 {
-            throw DatabaseError(.notFound, "no \(T.self) with this primary key to update", table: T.tableName, sql: try sql.rendered(for: dialect).text)
+        guard let version else {
+            if try execute(sql) == 0 {
+                throw DatabaseError(.notFound, "no \(T.self) with this primary key to update", table: T.tableName, sql: try sql.rendered(for: dialect).text)
+            }
+            return record
         }
+        return try updateVersioned(T.self, sql, key: key, keyConditions: keyConditions, version: version)
     }
 
     /// Deletes the stored record with the same primary key. Returns whether a row was deleted.
+    ///
+    /// - Throws: a `conflict` ``DatabaseError`` when the record has a
+    ///   ``Record/versionColumn`` and the stored row's version is not the
+    ///   record's: another writer saved it since it was read.
     @discardableResult
     public func delete<T: Record>(_ record: T) throws -> Bool {
         let columns = try encode(record)
         let key = try primaryKeyColumns(T.self, in: columns.names)
-        let conditions = key.map { name -> SQL in
+        let keyConditions = key.map { name -> SQL in
             "\(ident: name) = \(columns.values[columns.names.firstIndex(of: name) ?? 0])"
         }
-        return try execute("DELETE FROM \(ident: T.tableName) WHERE \(SQL.join(conditions, separator: " AND "))") > 0
+        guard let version = try recordVersion(T.self, columns) else {
+            return try execute("DELETE FROM \(ident: T.tableName) WHERE \(SQL.join(keyConditions, separator: " AND "))") > 0
+        }
+        let conditions = keyConditions + ["\(ident: version.column) = \(version.expected)"]
+        let sql: SQL = "DELETE FROM \(ident: T.tableName) WHERE \(SQL.join(conditions, separator: " AND "))"
+        if try execute(sql) > 0 { return true }
+        guard try rowExists(T.self, keyConditions) else { return false }
+        throw Self.versionConflict(T.self, key: key, version: version, action: "delete", sql: try sql.rendered(for: dialect).text)
     }
 
     /// Deletes the record with this primary key (a single-column key). Returns whether a row was deleted.

@@ -51,6 +51,10 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         case tooManyRows
         /// The record to update does not exist.
         case notFound
+        /// Another writer saved the record since it was read: its
+        /// ``Record/versionColumn`` no longer holds the record's version.
+        /// Read it again, then retry or merge.
+        case conflict
         /// A migration failed, or the recorded migrations do not match the registered ones.
         case migration
         /// The API was used in a way it does not allow (a write in a read, a cursor used late...).
