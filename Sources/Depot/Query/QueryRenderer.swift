@@ -53,6 +53,7 @@ final class QueryRenderer {
     /// recognised by their metatype, which costs less than the conformance
     /// lookup of the general path.
     static func encode<T: QueryValue>(_ value: T, _ options: EncodingOptions) throws -> Value {
+        if T.self == BoundValue.self, let bound = value as? BoundValue { return bound.value }
         if T.self == Int.self, let int = value as? Int { return .integer(Int64(int)) }
         if T.self == String.self, let text = value as? String { return .text(text) }
         if T.self == Int64.self, let int = value as? Int64 { return .integer(int) }
@@ -406,13 +407,8 @@ final class QueryRenderer {
         }
     }
 
-    /// ORDER BY the terms, then the tie-break terms not already ordered by.
-    func renderOrder(_ orderings: [QueryOrdering], tieBreak: [QueryNode]) throws {
-        guard text.isEnabled else {
-            // Collecting values: the terms may hold some; the tie-break holds none.
-            for ordering in orderings { try render(ordering.node) }
-            return
-        }
+    /// The terms, then the tie-break terms not already ordered by (ascending, NULLs last).
+    func totalOrder(_ orderings: [QueryOrdering], tieBreak: [QueryNode]) -> [QueryOrdering] {
         var terms = orderings
         func resolved(_ node: QueryNode) -> String? {
             guard case .column(let column) = node.kind else { return nil }
@@ -423,6 +419,17 @@ final class QueryRenderer {
             if let name = resolved(node), ordered.contains(name) { continue }
             terms.append(QueryOrdering(node: node, descending: false, nulls: .last))
         }
+        return terms
+    }
+
+    /// ORDER BY the terms, then the tie-break terms not already ordered by.
+    func renderOrder(_ orderings: [QueryOrdering], tieBreak: [QueryNode]) throws {
+        guard text.isEnabled else {
+            // Collecting values: the terms may hold some; the tie-break holds none.
+            for ordering in orderings { try render(ordering.node) }
+            return
+        }
+        let terms = totalOrder(orderings, tieBreak: tieBreak)
         guard !terms.isEmpty else { return }
         text += " ORDER BY "
         for (index, term) in terms.enumerated() {
