@@ -94,6 +94,7 @@ public struct DifferentialCheck: Sendable, CustomStringConvertible {
     /// Every differential check, in the order they run.
     public static let all: [DifferentialCheck] = [
         DifferentialCheck("random queries give the same rows on both engines and in the model", QueryFuzz.randomQueries),
+        DifferentialCheck("random keyset pages walk the same rows on both engines and in the model, forward, back and while rows change", QueryFuzz.randomKeysetPages),
         DifferentialCheck("random joins give the same pairs on both engines and in the model", QueryFuzz.randomJoins),
         DifferentialCheck("random three-table joins give the same triples on both engines and in the model", QueryFuzz.randomThreeTableJoins),
         DifferentialCheck("random aggregates over joins give the same groups on both engines and in the model", QueryFuzz.randomAggregatesOverJoins),

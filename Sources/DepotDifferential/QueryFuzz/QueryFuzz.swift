@@ -53,11 +53,13 @@ enum QueryFuzz {
     }
 
     static func rows(_ g: inout Generator) -> [FuzzRow] {
-        (1...60).map { id in
-            FuzzRow(id: Int64(id), a: g.chance(4) ? nil : Int.random(in: -3...3, using: &g),
-                b: g.chance(4) ? nil : g.pick([-3, 0, 1, 2, Int.min + 1, Int.max]),
-                t: g.pick(texts), u: g.pick(texts), d: g.pick(doubles), f: g.chance(3) ? nil : Bool.random(using: &g), w: g.pick(instants))
-        }
+        (1...60).map { id in row(Int64(id), &g) }
+    }
+
+    static func row(_ id: Int64, _ g: inout Generator) -> FuzzRow {
+        FuzzRow(id: id, a: g.chance(4) ? nil : Int.random(in: -3...3, using: &g),
+            b: g.chance(4) ? nil : g.pick([-3, 0, 1, 2, Int.min + 1, Int.max]),
+            t: g.pick(texts), u: g.pick(texts), d: g.pick(doubles), f: g.chance(3) ? nil : Bool.random(using: &g), w: g.pick(instants))
     }
 
     /// A predicate: the builder's expression and the model's verdict for a row
