@@ -54,31 +54,68 @@ extension RemindersModel {
         try Self.validate(limit: limit)
         let day = today
         return try await store.read(logger: logger) { db in
-            var query: Query<Reminder>
-            switch screen {
-            case .list(let nameOrID):
-                let id = try Self.findList(db, nameOrID).id
-                query = Reminder.where { $0.remindersListID.eq(id) }
-            case .tag(let title):
-                guard let tagID = try Self.findTag(db, title)?.id else { throw RemindersError.tagNotFound(title) }
-                query = Reminder.where { reminder in
-                    ReminderTag.exists { $0.reminderID.eq(reminder.id) && $0.tagID.eq(tagID) }
-                }
-            case .smart(.today):
-                query = Reminder.where { $0.dueDate >= day.start && $0.dueDate < day.end }
-            case .smart(.scheduled):
-                query = Reminder.where { $0.dueDate.isNotNull() }
-            case .smart(.flagged):
-                query = Reminder.where { $0.isFlagged }
-            case .smart(.completed):
-                query = Reminder.where { $0.isCompleted }
-            case .smart(.all):
-                query = Reminder.all
-            }
-            if !order.showCompleted, screen != .smart(.completed) { query = query.where { !$0.isCompleted } }
-            let (reminders, total) = try Self.page(db, Self.ordered(query, order), limit: limit)
+            let (reminders, total) = try Self.page(db, try Self.query(db, screen, order, day: day), limit: limit)
             return (try Self.details(db, reminders, today: day), total)
         }
+    }
+
+    /// A page of a screen's reminders: at most `limit`, after `cursor` (from
+    /// the start when nil), and the cursor of the next page (nil on the last).
+    /// Pages go by the values of the order's terms, not by an offset: the
+    /// 500th page costs what the first does, and a reminder added or deleted
+    /// meanwhile neither repeats nor skips one.
+    ///
+    /// ```swift
+    /// var page = try await model.reminderPage(on: .list("Groceries"), order: order, after: nil, limit: 50)
+    /// while let next = page.next { page = try await model.reminderPage(on: .list("Groceries"), order: order, after: next, limit: 50) }
+    /// ```
+    ///
+    /// `total` is how many the screen holds, counted on the first page only
+    /// (and only when there is a next one): later pages cost no count.
+    ///
+    /// - Throws: `invalidInput` for a limit below 1 or a cursor of another order.
+    public func reminderPage(on screen: ReminderScreen, order: ReminderOrder, after cursor: PageCursor?, limit: Int) async throws
+        -> (reminders: [ReminderDetail], next: PageCursor?, total: Int?) {
+        guard limit >= 1 else { throw RemindersError.invalidInput("a page holds 1 reminder or more, not \(limit)") }
+        let day = today
+        return try await store.read(logger: logger) { db in
+            let query = try Self.query(db, screen, order, day: day)
+            let page: Page<Reminder>
+            do {
+                page = try db.fetchPage(query, after: cursor, limit: limit)
+            } catch let error as DatabaseError where error.kind == .misuse && cursor != nil {
+                throw RemindersError.invalidInput("this page cursor belongs to another order or screen: start again from the first page")
+            }
+            let total = cursor != nil ? nil : page.next == nil ? page.items.count : try db.fetchCount(query)
+            return (try Self.details(db, page.items, today: day), page.next, total)
+        }
+    }
+
+    /// A screen's reminders in an order.
+    static func query(_ db: Database, _ screen: ReminderScreen, _ order: ReminderOrder, day: Day) throws -> Query<Reminder> {
+        var query: Query<Reminder>
+        switch screen {
+        case .list(let nameOrID):
+            let id = try Self.findList(db, nameOrID).id
+            query = Reminder.where { $0.remindersListID.eq(id) }
+        case .tag(let title):
+            guard let tagID = try Self.findTag(db, title)?.id else { throw RemindersError.tagNotFound(title) }
+            query = Reminder.where { reminder in
+                ReminderTag.exists { $0.reminderID.eq(reminder.id) && $0.tagID.eq(tagID) }
+            }
+        case .smart(.today):
+            query = Reminder.where { $0.dueDate >= day.start && $0.dueDate < day.end }
+        case .smart(.scheduled):
+            query = Reminder.where { $0.dueDate.isNotNull() }
+        case .smart(.flagged):
+            query = Reminder.where { $0.isFlagged }
+        case .smart(.completed):
+            query = Reminder.where { $0.isCompleted }
+        case .smart(.all):
+            query = Reminder.all
+        }
+        if !order.showCompleted, screen != .smart(.completed) { query = query.where { !$0.isCompleted } }
+        return Self.ordered(query, order)
     }
 
     /// The query in `order`: open first, the sort's terms, then the id (the builder adds it).

@@ -25,14 +25,21 @@ struct Show: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Show completed reminders too (--no-completed to hide them).") var completed: Bool?
     @Flag(help: "Store the sort and completed choice with the list.") var save = false
     @OptionGroup var page: PageOptions
+    @Option(help: "Show the page after this cursor (a listing cut short prints the next page's).") var after: String?
+
+    func validate() throws {
+        if after != nil, save { throw ValidationError("--after and --save contradict each other: give one") }
+        if after != nil, page.all { throw ValidationError("--after and --all contradict each other: give one") }
+    }
 
     func run() async throws {
         try await running {
             let model = try await options.model(reading: true)
-            let limit = page.limit(json: options.json)
+            let limit = page.limit(json: options.json) ?? (after != nil ? 50 : nil)
             let shown: RemindersList
             let reminders: [ReminderDetail]
-            let total: Int
+            var total: Int?
+            var next: PageCursor?
             if save {
                 let screen = try await model.reminders(in: list, sort: sort?.sort, ascending: ascending, showCompleted: completed, limit: limit)
                 (shown, reminders, total) = (screen.list, screen.reminders, screen.total)
@@ -43,15 +50,25 @@ struct Show: AsyncParsableCommand {
                 stored.sortAscending = ascending ?? stored.sortAscending
                 stored.showCompleted = completed ?? stored.showCompleted
                 shown = stored
-                (reminders, total) = try await model.reminders(on: .list(stored.id.uuidString),
-                                                               order: ReminderOrder(sort: stored.sort, ascending: stored.sortAscending, showCompleted: stored.showCompleted),
-                                                               limit: limit)
+                let order = ReminderOrder(sort: stored.sort, ascending: stored.sortAscending, showCompleted: stored.showCompleted)
+                if let limit {
+                    // A page by the order's values: --after its cursor is the next, however far in.
+                    let cursor: PageCursor?
+                    do {
+                        cursor = try after.map { try PageCursor(token: $0) }
+                    } catch {
+                        throw RemindersError.invalidInput("--after takes the cursor a listing printed, not \"\(after ?? "")\"")
+                    }
+                    (reminders, next, total) = try await model.reminderPage(on: .list(stored.id.uuidString), order: order, after: cursor, limit: limit)
+                } else {
+                    (reminders, total) = try await model.reminders(on: .list(stored.id.uuidString), order: order, limit: nil)
+                }
             }
             if options.json { return try Output.json(reminders) }
             let changed = !save && (sort != nil || ascending != nil || completed != nil)
             Output.heading("\(shown.title) — by \(SortChoice(shown.sort).rawValue), \(shown.sortAscending ? "ascending" : "descending")"
                 + "\(shown.showCompleted ? ", completed shown" : "")\(changed ? " (this time; --save keeps it)" : "")", color: shown.color)
-            Output.reminders(reminders, of: total, timeZone: model.timeZone, now: model.now(), showList: false)
+            Output.reminders(reminders, of: total, timeZone: model.timeZone, now: model.now(), showList: false, next: next)
         }
     }
 }

@@ -82,9 +82,17 @@ enum Output {
     }()
 
     /// The line under a listing cut short: how many rows it left out, and how to see them.
-    static func more(shown: Int, of total: Int) {
-        guard total > shown else { return }
-        print(styled("  … and \(total - shown) more (--limit N shows N, --all every one)", .dim))
+    ///
+    /// With `next` (a page read by keyset), the line gives its cursor for
+    /// `--after`; past the first page the total is not counted.
+    static func more(shown: Int, of total: Int?, next: PageCursor? = nil) {
+        let after = next.map { "--after \($0.token) for the next page, " } ?? ""
+        if let total {
+            guard total > shown else { return }
+            print(styled("  … and \(total - shown) more (\(after)--limit N shows N, --all every one)", .dim))
+        } else if next != nil {
+            print(styled("  … more (\(after)--all every one)", .dim))
+        }
     }
 
     /// Text as a table cell: on one line, with nothing a terminal would obey,
@@ -344,13 +352,13 @@ enum Output {
     /// The reminders as a table: the first `limit` of them (every one when nil),
     /// then a line saying how many more there are of `total` (when they are a
     /// page the model read) or of `all`.
-    static func reminders(_ all: [ReminderDetail], of total: Int? = nil, timeZone: TimeZone, now: Date, showList: Bool, limit: Int? = nil) {
+    static func reminders(_ all: [ReminderDetail], of total: Int? = nil, timeZone: TimeZone, now: Date, showList: Bool, limit: Int? = nil, next: PageCursor? = nil) {
         if all.isEmpty {
             print(styled("  (none)", .dim))
             return
         }
         let details = limit.map { Array(all.prefix($0)) } ?? all
-        defer { more(shown: details.count, of: total ?? all.count) }
+        defer { more(shown: details.count, of: next != nil ? total : total ?? all.count, next: next) }
         let today = dayStart(now, timeZone)
         let calendar = calendar(timeZone)
         table(details.map { detail in

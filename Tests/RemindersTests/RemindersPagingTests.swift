@@ -56,7 +56,7 @@ import TestSupport
         #expect(page.status == 0, "\(page.stderr)")
         let lines = page.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 6, "a heading, four rows, the line under them: \(page.stdout)")
-        #expect(lines.last?.hasPrefix("  … and ") == true && lines.last?.hasSuffix(" more (--limit N shows N, --all every one)") == true, "\(page.stdout)")
+        #expect(lines.last?.hasPrefix("  … and ") == true && lines.last?.hasSuffix("--limit N shows N, --all every one)") == true, "\(page.stdout)")
         let every = try commands.run(arguments + ["--database", path])
         #expect(!every.stdout.contains("more ("), "\(every.stdout)")
         let json = try commands.run(arguments + ["--limit", "4", "--json", "--database", path])
@@ -124,6 +124,22 @@ import TestSupport
             try await check("a list by title", try await model.reminders(on: .list("Home"), order: order)) {
                 try await model.reminders(on: .list("Home"), order: order, limit: $0)
             }
+            for sort in [ReminderSort.title, .dueDate, .priority, .manual] {
+                // Keyset pages of every size walk the whole listing, in order.
+                let order = ReminderOrder(sort: sort, ascending: sort != .dueDate, showCompleted: true)
+                let whole = try await model.reminders(on: .list("Home"), order: order)
+                for size in [1, 2, 5] {
+                    var page = try await model.reminderPage(on: .list("Home"), order: order, after: nil, limit: size)
+                    #expect(page.total == whole.count, "\(engine) \(sort) pages of \(size): the first page counts the whole")
+                    var walked = page.reminders
+                    while let next = page.next, walked.count <= whole.count {
+                        page = try await model.reminderPage(on: .list("Home"), order: order, after: next, limit: size)
+                        #expect(page.total == nil, "\(engine): a later page costs no count")
+                        walked += page.reminders
+                    }
+                    #expect(walked == whole, "\(engine) \(sort) pages of \(size)")
+                }
+            }
             for completed in [false, true] {
                 try await check("tagged, completed \(completed)", try await model.reminders(taggedWith: "chore", includeCompleted: completed)) {
                     try await model.reminders(taggedWith: "chore", includeCompleted: completed, limit: $0)
@@ -147,6 +163,41 @@ import TestSupport
             await #expect(throws: RemindersError.self, "\(engine)") { _ = try await refused.next() }
             await store.close()
         }
+    }
+
+    /// `show` pages by keyset: the line under a page gives the next page's
+    /// cursor, and following the cursors meets every reminder once, in order,
+    /// though reminders are added and completed between pages.
+    @Test func showPrintsTheNextPagesCursorAndFollowingItMeetsEveryReminderOnce() async throws {
+        let path = try await database(12)
+        func titles(_ output: String) -> [String] {
+            output.split(separator: "\n").compactMap { line in line.range(of: #"Task \d+"#, options: .regularExpression).map { String(line[$0]) } }
+        }
+        let whole = titles(try commands.run(["show", "Inbox", "--all", "--database", path]).stdout)
+        #expect(whole.count == 12, "\(whole)")
+        var seen: [String] = []
+        var arguments = ["show", "Inbox", "--limit", "5", "--database", path]
+        for round in 0..<10 {
+            let page = try commands.run(arguments)
+            #expect(page.status == 0, "\(page.stderr)")
+            let lines = page.stdout.split(separator: "\n").map(String.init)
+            seen += titles(page.stdout)
+            guard let last = lines.last, let range = last.range(of: #"--after \S+"#, options: .regularExpression) else { break }
+            if round == 0 {
+                #expect(last.hasPrefix("  … and 7 more (--after ") && last.hasSuffix(" for the next page, --limit N shows N, --all every one)"), "\(last)")
+            } else {
+                #expect(last.hasPrefix("  … more (--after "), "\(last)")
+            }
+            let cursor = String(last[range].dropFirst("--after ".count))
+            arguments = ["show", "Inbox", "--limit", "5", "--after", cursor, "--database", path]
+            // Between pages: a new reminder (it sorts last) and one of the first page completed (hidden).
+            #expect(try commands.run(["add", "Later \(round)", "--list", "Inbox", "--database", path]).status == 0)
+        }
+        #expect(Array(seen.prefix(12)) == whole, "every reminder once, in order: \(seen)")
+        let bad = try commands.run(["show", "Inbox", "--after", "not-a-cursor", "--database", path])
+        #expect(bad.status != 0 && bad.stderr.contains("--after takes the cursor a listing printed"), "\(bad.stderr)")
+        let both = try commands.run(["show", "Inbox", "--after", "x", "--all", "--database", path])
+        #expect(both.status == 64, "\(both.stderr)")
     }
 
     @Test func watchDrawsAPageAndSaysHowManyMore() async throws {
