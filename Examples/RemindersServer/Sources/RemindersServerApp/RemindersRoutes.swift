@@ -54,8 +54,12 @@ public enum RemindersRoutes {
             try await model.deleteList(try parameter("list", context))
             return Response(status: .noContent)
         }),
-        (.get, "/lists/:list/reminders", "a list's reminders, in its order", { _, context, model in
-            try json(try await model.reminders(in: try parameter("list", context)).reminders.map(ReminderDetailJSON.init))
+        (.get, "/lists/:list/reminders", "a list's reminders, in its order; ?limit=N pages them, the Link header's rel=next gives ?after= for the next page", { request, context, model in
+            let list = try parameter("list", context)
+            guard request.uri.queryParameters.get("limit") != nil || request.uri.queryParameters.get("after") != nil else {
+                return try json(try await model.reminders(in: list).reminders.map(ReminderDetailJSON.init))
+            }
+            return try await reminderPage(request, list, model)
         }),
         (.post, "/lists/:list/reminders", "a new reminder: {title, notes?, dueDate?, priority?, isFlagged?, tags?}", { request, context, model in
             let new = try await body(NewReminder.self, request, context)
@@ -152,6 +156,39 @@ public enum RemindersRoutes {
         var request = request
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
         return try Body.decode(type, from: Data(buffer.readableBytesView))
+    }
+
+    /// A page of a list's reminders by keyset, in the list's stored order:
+    /// `?limit=` (1 to 1000, default 100) and `?after=` a cursor from the
+    /// previous page's `Link: <…>; rel="next"` header (none on the last page).
+    static func reminderPage(_ request: Request, _ list: String, _ model: RemindersModel) async throws -> Response {
+        let parameters = request.uri.queryParameters
+        var limit = 100
+        if let text = parameters.get("limit") {
+            guard let number = Int(text), (1...1000).contains(number) else {
+                throw ServerError(status: .badRequest, message: "?limit= takes a count from 1 to 1000, not \"\(text)\"", cause: "bad limit")
+            }
+            limit = number
+        }
+        var cursor: PageCursor?
+        if let text = parameters.get("after") {
+            do {
+                cursor = try PageCursor(token: text)
+            } catch {
+                throw ServerError(status: .badRequest, message: "?after= takes the cursor of a previous page's Link header", cause: "bad cursor")
+            }
+        }
+        let stored = try await model.list(named: list)
+        let order = ReminderOrder(sort: stored.sort, ascending: stored.sortAscending, showCompleted: stored.showCompleted)
+        let page = try await model.reminderPage(on: .list(stored.id.uuidString), order: order, after: cursor, limit: limit)
+        var response = try json(page.reminders.map(ReminderDetailJSON.init))
+        if let next = page.next {
+            // The token is base64url: nothing in it needs escaping in a query.
+            let path = request.uri.path
+            if let link = HTTPFields.Element.Name("Link") { response.headers[link] = "<\(path)?limit=\(limit)&after=\(next.token)>; rel=\"next\"" }
+        }
+        if let total = page.total, let name = HTTPFields.Element.Name("X-Total-Count") { response.headers[name] = String(total) }
+        return response
     }
 
     /// A path parameter, percent-decoded.

@@ -42,6 +42,55 @@ import Testing
         }
     }
 
+    /// `?limit=` pages a list's reminders by keyset: the Link header's next
+    /// page, followed to the end, gives every reminder once, in the list's
+    /// order, while reminders are added between pages; a bad limit or cursor is 400.
+    @Test func aListsRemindersPageThroughTheLinkHeader() async throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let logger = Logger(label: "test")
+        let store = try await RemindersRoutes.store(path, logger: logger)
+        let app = try await RemindersRoutes.application(store: store, logger: logger)
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/lists", method: .post, body: ByteBuffer(string: #"{"title": "Errands"}"#)) { _ in }
+            for index in 1...11 {
+                try await client.execute(uri: "/lists/Errands/reminders", method: .post, body: ByteBuffer(string: #"{"title": "Task \#(index)"}"#)) { response in
+                    #expect(response.status == .created)
+                }
+            }
+            func titles(_ body: ByteBuffer) throws -> [String] {
+                let rows = try JSONSerialization.jsonObject(with: Data(String(buffer: body).utf8)) as? [[String: Any]] ?? []
+                return rows.compactMap { ($0["reminder"] as? [String: Any])?["title"] as? String }
+            }
+            var whole: [String] = []
+            try await client.execute(uri: "/lists/Errands/reminders", method: .get) { response in whole = try titles(response.body) }
+            #expect(whole.count == 11, "\(whole)")
+            var seen: [String] = []
+            var uri: String? = "/lists/Errands/reminders?limit=4"
+            var pages = 0
+            while let next = uri, pages < 10 {
+                pages += 1
+                var link: String?
+                try await client.execute(uri: next, method: .get) { response in
+                    #expect(response.status == .ok)
+                    seen += try titles(response.body)
+                    link = response.headers[HTTPFields.Element.Name("Link")!]
+                    if pages == 1 { #expect(response.headers[HTTPFields.Element.Name("X-Total-Count")!] == "11") }
+                }
+                uri = link.flatMap { header in
+                    header.range(of: #"<[^>]+>"#, options: .regularExpression).map { String(header[$0].dropFirst().dropLast()) }
+                }
+                try await client.execute(uri: "/lists/Errands/reminders", method: .post, body: ByteBuffer(string: #"{"title": "Added \#(pages)"}"#)) { _ in }
+            }
+            #expect(Array(seen.prefix(11)) == whole && Set(seen).count == seen.count, "every reminder once, in order: \(seen)")
+            for bad in ["limit=0", "limit=1001", "limit=x", "after=not-a-cursor"] {
+                try await client.execute(uri: "/lists/Errands/reminders?\(bad)", method: .get) { response in
+                    #expect(response.status == .badRequest, "\(bad)")
+                }
+            }
+        }
+    }
+
     /// The same requests against PostgreSQL, in a schema of their own. In CI the
     /// server must be there (scripts/test starts one): a missing one fails.
     @Test func theSameServerRunsOnPostgreSQL() async throws {
