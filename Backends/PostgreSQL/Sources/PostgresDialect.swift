@@ -27,6 +27,30 @@ public struct PostgresDialect: SQLDialect {
     /// Reads run beside writes on other connections; text cannot hold U+0000.
     public var capabilities: Capabilities { Capabilities(concurrentReadsDuringWrite: true, textCanHoldNUL: false) }
 
+    /// `pg_attribute` of the table in the current schema: the type as
+    /// `format_type` writes it (`timestamp with time zone`), the key's places from `pg_index`.
+    public func tableColumns(of table: String) -> SQL? {
+        """
+        SELECT a.attname::text, format_type(a.atttypid, a.atttypmod), a.attnotnull, \
+        coalesce((SELECT u.ord FROM unnest(k.indkey::int2[]) WITH ORDINALITY AS u(attnum, ord) WHERE u.attnum = a.attnum), 0) \
+        FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid \
+        JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = current_schema() \
+        LEFT JOIN pg_index k ON k.indrelid = c.oid AND k.indisprimary \
+        WHERE c.relname = \(table) AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum
+        """
+    }
+
+    /// `pg_index` of the table but its primary key, each with its columns in order.
+    public func tableIndexes(of table: String) -> SQL? {
+        """
+        SELECT ic.relname::text, i.indisunique, (SELECT coalesce(json_agg(a.attname ORDER BY k.ord), '[]'::json) \
+        FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord) JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum)::text \
+        FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_class ic ON ic.oid = i.indexrelid \
+        JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = current_schema() \
+        WHERE c.relname = \(table) AND NOT i.indisprimary ORDER BY ic.relname
+        """
+    }
+
     /// The native type for a portable type.
     public func typeName(_ type: ColumnType) -> String {
         switch type {

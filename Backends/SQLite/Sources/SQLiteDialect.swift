@@ -96,6 +96,19 @@ extension SQLiteDialect: QueryDialect {
         ]
     }
 
+    /// `pragma_table_info`: the declared type as written, `pk` the place in the key.
+    public func tableColumns(of table: String) -> SQL? {
+        "SELECT name, type, \"notnull\", pk FROM pragma_table_info(\(table)) ORDER BY cid"
+    }
+
+    /// `pragma_index_list` but the primary key's, each with its columns from `pragma_index_info`.
+    public func tableIndexes(of table: String) -> SQL? {
+        """
+        SELECT il.name, il."unique", (SELECT json_group_array(ii.name) FROM (SELECT name FROM pragma_index_info(il.name) ORDER BY seqno) AS ii) \
+        FROM pragma_index_list(\(table)) AS il WHERE il.origin <> 'pk' ORDER BY il.name
+        """
+    }
+
     /// `sqlite_schema`'s tables and views, SQLite's own left out.
     public var schemaObjectsQuery: String {
         "SELECT type AS kind, name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"

@@ -81,6 +81,19 @@ public protocol SQLDialect: Sendable {
     /// is no unique key is a `syntax` error there too.
     func uniqueKeys(of table: String) -> SQL?
 
+    /// The columns of `table` in the current schema, in their order: a query
+    /// whose rows are (name, the type as the engine declares it, 1 when NOT
+    /// NULL, the column's 1-based place in the primary key or 0). Read by
+    /// ``Database/tableSchema(_:)`` and the schema check; nil (the default)
+    /// when the engine cannot say.
+    func tableColumns(of table: String) -> SQL?
+
+    /// The indexes of `table` but its primary key's, by name: a query whose
+    /// rows are (name, 1 when unique, its columns in order as a JSON array
+    /// of strings; an expression's place left out). Nil (the default) when
+    /// the engine cannot say.
+    func tableIndexes(of table: String) -> SQL?
+
     /// On an engine without ``Capabilities/conflictClause``, the clause after
     /// an INSERT's rows that keeps or updates the stored row its target's
     /// values clash with (MariaDB's `ON DUPLICATE KEY UPDATE`); nil (the
@@ -128,6 +141,12 @@ extension SQLDialect {
 
     /// None: the engine checks an upsert's conflict target itself.
     public func uniqueKeys(of table: String) -> SQL? { nil }
+
+    /// None: the engine cannot say.
+    public func tableColumns(of table: String) -> SQL? { nil }
+
+    /// None: the engine cannot say.
+    public func tableIndexes(of table: String) -> SQL? { nil }
 
     /// None: the engine has `ON CONFLICT`.
     public func duplicateKeyClause(table: String, target: [String], assignments: [OnConflict.Assignment]?) -> SQL? { nil }

@@ -120,6 +120,23 @@ public struct MariaDBDialect: SQLDialect {
     /// `utf8mb4_general_ci`: ignores letter case.
     public var caseFoldingCollation: String? { "utf8mb4_general_ci" }
 
+    /// `information_schema.COLUMNS` (`COLUMN_TYPE`, as declared: `bigint(20)`), the key's places from `STATISTICS`.
+    public func tableColumns(of table: String) -> SQL? {
+        """
+        SELECT c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE = 'NO', COALESCE((SELECT s.SEQ_IN_INDEX FROM information_schema.STATISTICS s \
+        WHERE s.TABLE_SCHEMA = c.TABLE_SCHEMA AND s.TABLE_NAME = c.TABLE_NAME AND s.INDEX_NAME = 'PRIMARY' AND s.COLUMN_NAME = c.COLUMN_NAME), 0) \
+        FROM information_schema.COLUMNS c WHERE c.TABLE_SCHEMA = DATABASE() AND c.TABLE_NAME = \(table) ORDER BY c.ORDINAL_POSITION
+        """
+    }
+
+    /// `information_schema.STATISTICS` by index, the primary key left out.
+    public func tableIndexes(of table: String) -> SQL? {
+        """
+        SELECT INDEX_NAME, MIN(NON_UNIQUE) = 0, JSON_ARRAYAGG(COLUMN_NAME ORDER BY SEQ_IN_INDEX) FROM information_schema.STATISTICS \
+        WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = \(table) AND INDEX_NAME <> 'PRIMARY' GROUP BY INDEX_NAME ORDER BY INDEX_NAME
+        """
+    }
+
     /// The database's tables, views and sequences.
     public var schemaObjectsQuery: String {
         """
