@@ -29,7 +29,7 @@ public struct RemindersCommand: AsyncParsableCommand {
         version: "reminders 0.9 (Depot, commit \(buildCommit))",
         subcommands: [
             Stats.self, ListsCommand.self, Show.self, ViewCommand.self, Tagged.self, Detail.self, Add.self, Edit.self,
-            Complete.self, FlagCommand.self, Move.self, Order.self, Delete.self, TagCommand.self, Untag.self, TagsCommand.self, Search.self, Watch.self, SyncCommand.self, Demo.self,
+            Complete.self, FlagCommand.self, Move.self, Order.self, Delete.self, TagCommand.self, Untag.self, TagsCommand.self, Search.self, Watch.self, SyncCommand.self, Demo.self, SchemaCheckCommand.self,
         ],
         defaultSubcommand: Stats.self
     )

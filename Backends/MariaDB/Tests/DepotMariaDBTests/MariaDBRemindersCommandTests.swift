@@ -20,6 +20,22 @@ struct MariaDBRemindersCommandTests {
         output.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.contains("Demo data is in") }
     }
 
+    /// The reminders model's tables on MariaDB are what it reads, and what the
+    /// committed snapshot says (DEPOT_RECORD_SCHEMA=1 writes it).
+    @Test func theModelsSchemaMatchesItsSnapshotOnMariaDB() async throws {
+        let url = try #require(MariaDBTestServer.url, "no MariaDB server named")
+        let scratch = MariaDBScratchDatabases(base: try MariaDBTestServer.configuration())
+        let database = try await scratch.makeDatabase()
+        defer { Task { await scratch.dropAll() } }
+        var parts = try #require(URLComponents(string: url))
+        parts.path = "/" + database
+        let snapshot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Schema/reminders-mariadb.schema").path
+        let record = ProcessInfo.processInfo.environment["DEPOT_RECORD_SCHEMA"] == "1" ? ["--record"] : []
+        let checked = try run(["schema-check", "--database", try #require(parts.string), "--snapshot", snapshot] + record)
+        #expect(checked.status == 0, "\(checked.output)")
+        #expect(checked.output.hasPrefix("schema check: "), "\(checked.output)")
+    }
+
     @Test func theDemoPrintsTheSameHomeScreenOnMariaDBAsOnSQLite() async throws {
         let url = try #require(MariaDBTestServer.url, "no MariaDB server named")
         let scratch = MariaDBScratchDatabases(base: try MariaDBTestServer.configuration())
