@@ -2,9 +2,9 @@ import Depot
 import Foundation
 
 extension RemindersModel {
-    /// What the model reads, for a ``SchemaCheck``: every record type's table
-    /// and the screens' queries (a list, each smart list, a tag, search),
-    /// run once with sample values.
+    /// What the model reads, for Depot's `SchemaCheck`: every record type's
+    /// table, each smart list's query and a list's query in each sort, run
+    /// once with sample values.
     ///
     /// ```swift
     /// try await model.migrate()

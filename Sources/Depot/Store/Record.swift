@@ -26,7 +26,7 @@ public protocol Record: Codable, Sendable {
     /// nil (the default) for none.
     ///
     /// With a version column, ``Database/update(_:)``, the upserts and
-    /// ``Database/delete(_:)`` write only over the version the record was read
+    /// ``Database/delete(_:)->Bool`` write only over the version the record was read
     /// at, in the statement itself, and store the version plus one. When
     /// another writer saved the row first they throw a `conflict`
     /// ``DatabaseError``: two people edit one reminder, the second save is
