@@ -49,10 +49,25 @@ let package = Package(
             path: "Sources/Depot"
         ),
 
-        // The compiler plugin behind `@Columns`: positional column mappings.
+        // `@Columns`: positional column mappings. The macro is a plain library
+        // (its tests link it) behind a thin compiler plugin: a test target that
+        // depends on a macro target makes SwiftPM build every test target, and
+        // Depot under them, a second time for the host.
+        .target(
+            name: "DepotMacrosImplementation",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+            ],
+            path: "Sources/DepotMacrosImplementation"
+        ),
         .macro(
             name: "DepotMacros",
             dependencies: [
+                "DepotMacrosImplementation",
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ],
@@ -162,7 +177,7 @@ let package = Package(
         .testTarget(
             name: "DepotMacrosTests",
             dependencies: [
-                "DepotMacros",
+                "DepotMacrosImplementation",
                 .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
             ],

@@ -1,11 +1,11 @@
-import DepotMacros
+import DepotMacrosImplementation
 import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacrosGenericTestSupport
 import Testing
 
 /// What `@Columns` writes, and what it refuses.
 @Suite struct ColumnsMacroExpansion {
-    let macros: [String: MacroSpec] = ["Columns": MacroSpec(type: DepotMacros.ColumnsMacro.self, conformances: ["ColumnMapped"])]
+    let macros: [String: MacroSpec] = ["Columns": MacroSpec(type: DepotMacrosImplementation.ColumnsMacro.self, conformances: ["ColumnMapped"])]
 
     func expect(_ source: String, expands expanded: String, diagnostics: [DiagnosticSpec] = [],
                 sourceLocation: SourceLocation = #_sourceLocation) {

@@ -1,4 +1,3 @@
-import SwiftCompilerPlugin
 import SwiftDiagnostics
 import SwiftSyntax
 import SwiftSyntaxBuilder
@@ -192,9 +191,4 @@ enum ColumnsDiagnostic: DiagnosticMessage {
 
     var diagnosticID: MessageID { MessageID(domain: "DepotMacros", id: "\(self)") }
     var severity: DiagnosticSeverity { .error }
-}
-
-@main
-struct DepotMacrosPlugin: CompilerPlugin {
-    let providingMacros: [any Macro.Type] = [ColumnsMacro.self]
 }
