@@ -25,8 +25,8 @@ public enum RemindersSchema {
         migrator.register("2 dates in SQLite's own text form") { db in
             // Depot once stored `2026-11-22T02:45:18.123456Z`; it now stores SQLite's
             // `2026-11-22 02:45:18.123456`. Mixed forms would compare wrongly as text
-            // within a day, so rewrite the old ones. PostgreSQL and MariaDB store dates natively.
-            guard db.isSQLite else { return }
+            // within a day, so rewrite the old ones. An engine with a date type stores them natively.
+            guard SchemaCheck.family(db.dialect.typeName(.date)) == "text" else { return }
             for row in try db.fetchAll(StoredDates.self, "SELECT \(ident: "id"), \(ident: "dueDate"), \(ident: "createdAt") FROM \(ident: "reminders")") {
                 try db.execute("UPDATE \(ident: "reminders") SET \(ident: "dueDate") = \(row.dueDate), \(ident: "createdAt") = \(row.createdAt) WHERE \(ident: "id") = \(row.id)")
             }
@@ -37,13 +37,14 @@ public enum RemindersSchema {
             try db.enableObservation(of: observedTables)
         }
         migrator.register("4 list cover images") { db in
-            guard !db.isMariaDB else { return } // made by its first migration
+            // A database whose first migration made the newest tables has it already.
+            guard try !db.tableNames().contains("remindersListCoverImages") else { return }
             // Its own table, as in the app: listings read a list's row without its image.
             try db.execute("""
                 CREATE TABLE "remindersListCoverImages" (
                     "remindersListID" \(type: .integer) PRIMARY KEY REFERENCES "remindersLists" ("id") ON DELETE CASCADE,
                     "image" \(type: .blob) NOT NULL
-                )\(unsafeRaw: db.isSQLite ? " STRICT" : "")
+                )\(unsafeRaw: db.dialect.typeCheckedTableOption)
                 """)
             try db.enableObservation(of: ["remindersListCoverImages"])
         }
@@ -123,7 +124,9 @@ public enum RemindersSchema {
             // the tables it serves. Migration 9 makes it again for the new keys
             // and fills it (it was filled here until then: the model's records
             // no longer read these tables' integer keys).
-            guard !db.isMariaDB else { return } // made with the newest keys, by migration 9
+            // A database whose first migration made the newest tables makes it with the newest keys, in migration 9.
+            let key = try db.tableSchema("reminders")?.columns.first { $0.name == "id" }
+            guard let key, SchemaCheck.family(key.type) == "integer" else { return }
             try db.createSearchIndex(Reminder.searchIndex, keyType: .integer)
             try db.enableObservation(of: [Reminder.searchIndex.tableName])
         }
@@ -165,10 +168,10 @@ public enum RemindersSchema {
     /// refuse a database that is not a reminders one before migrating it.
     public static func contents(of store: Store) async throws -> Contents {
         try await store.read { db in
-            let tables = try db.fetchAll(String.self, db.isPostgres
-                ? "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1"
-                : db.isMariaDB ? "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY 1"
-                : "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY 1")
+            // Tables and views (the dialect's schema objects but sequences), by name.
+            struct SchemaObject: Decodable { var kind: String; var name: String }
+            let tables = try db.fetchAll(SchemaObject.self, SQL(unsafeRaw: db.dialect.schemaObjectsQuery))
+                .filter { $0.kind != "sequence" }.map(\.name).sorted()
             // Depot's migrations table alone: another process is setting the database up.
             if tables.allSatisfy({ $0 == "depotMigrations" }) { return .empty }
             guard tables.contains("depotMigrations"), tables.contains("reminders"), tables.contains("remindersLists") else {

@@ -53,7 +53,7 @@ extension RemindersSchema {
         try db.execute("""
             CREATE TABLE "syncAccount" ("id" \(type: .integer) PRIMARY KEY CHECK ("id" = 1), "tagNamespace" \(type: .uuid) NOT NULL,
                 "server" \(type: .text), "accountName" \(type: .text), "accountID" \(type: .uuid), "device" \(type: .uuid),
-                "token" \(type: .text), "lastSync" \(type: .date))\(unsafeRaw: db.isSQLite ? " STRICT" : "")
+                "token" \(type: .text), "lastSync" \(type: .date))\(unsafeRaw: db.dialect.typeCheckedTableOption)
             """)
         try db.execute("INSERT INTO \"syncAccount\" (\"id\", \"tagNamespace\") VALUES (1, \(Tag.modelNamespace))")
     }

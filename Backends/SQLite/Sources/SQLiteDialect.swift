@@ -96,6 +96,9 @@ extension SQLiteDialect: QueryDialect {
         ]
     }
 
+    /// ` STRICT`: a column takes only values of its declared type.
+    public var typeCheckedTableOption: String { " STRICT" }
+
     /// `pragma_table_info`: the declared type as written, `pk` the place in the key.
     public func tableColumns(of table: String) -> SQL? {
         "SELECT name, type, \"notnull\", pk FROM pragma_table_info(\(table)) ORDER BY cid"

@@ -94,6 +94,11 @@ public protocol SQLDialect: Sendable {
     /// the engine cannot say.
     func tableIndexes(of table: String) -> SQL?
 
+    /// What follows a `CREATE TABLE`'s closing parenthesis to make the table
+    /// refuse a value of another type than its column's: SQLite's ` STRICT`
+    /// (with its leading space). Empty (the default) where every table does so anyway.
+    var typeCheckedTableOption: String { get }
+
     /// On an engine without ``Capabilities/conflictClause``, the clause after
     /// an INSERT's rows that keeps or updates the stored row its target's
     /// values clash with (MariaDB's `ON DUPLICATE KEY UPDATE`); nil (the
@@ -147,6 +152,9 @@ extension SQLDialect {
 
     /// None: the engine cannot say.
     public func tableIndexes(of table: String) -> SQL? { nil }
+
+    /// Empty: every table checks its columns' types.
+    public var typeCheckedTableOption: String { "" }
 
     /// None: the engine has `ON CONFLICT`.
     public func duplicateKeyClause(table: String, target: [String], assignments: [OnConflict.Assignment]?) -> SQL? { nil }

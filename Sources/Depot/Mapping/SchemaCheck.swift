@@ -164,8 +164,14 @@ public struct SchemaCheck: Sendable {
         }
     }
 
-    /// The family of a declared type, so that `bigint`, `INTEGER` and `int(11)` agree.
-    static func family(_ declared: String) -> String {
+    /// The family of a declared column type, so that `bigint`, `INTEGER` and
+    /// `int(11)` agree: `integer`, `text`, `floating point`, `boolean`, `date`,
+    /// `uuid`, `bytes`, `decimal`, `json`, or the type itself, lowercased.
+    ///
+    /// ```swift
+    /// SchemaCheck.family(db.dialect.typeName(.date))   // "text" on SQLite, "date" on PostgreSQL
+    /// ```
+    public static func family(_ declared: String) -> String {
         let type = declared.lowercased()
         if type.contains("bool") || type == "tinyint(1)" { return "boolean" }
         if type.contains("timestamp") || type.contains("date") || type.hasPrefix("time") { return "date" }
