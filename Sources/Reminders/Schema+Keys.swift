@@ -17,8 +17,8 @@ enum KeysMigration {
     static let numbered = ["remindersLists", "reminders"]
 
     static func run(_ db: Database) throws {
-        // MariaDB's first migration made these keys: only the search index remains.
-        guard !db.isMariaDB else { return try makeSearchIndex(db) }
+        // A first migration that made the newest tables made these keys: only the search index remains.
+        guard try !RemindersSchema.hasNewestTables(db) else { return try makeSearchIndex(db) }
         let postgres = db.isPostgres
         try db.execute(script: postgres ? postgresTables : sqliteTables)
         // Old integer keys to new UUIDs, made here (each engine would make them otherwise).

@@ -50,8 +50,8 @@ public enum RemindersSchema {
         }
         migrator.register("5 manual sort") { db in
             // A list may be sorted by hand: 'manual' joins the allowed sorts.
-            if db.isMariaDB {
-                return // its first migration allows 'manual'
+            if try hasNewestTables(db) {
+                return // its first migration allowed 'manual'
             } else if db.isPostgres {
                 try db.execute(script: """
                     ALTER TABLE "remindersLists" DROP CONSTRAINT "remindersLists_sort_check";
@@ -125,8 +125,7 @@ public enum RemindersSchema {
             // and fills it (it was filled here until then: the model's records
             // no longer read these tables' integer keys).
             // A database whose first migration made the newest tables makes it with the newest keys, in migration 9.
-            let key = try db.tableSchema("reminders")?.columns.first { $0.name == "id" }
-            guard let key, SchemaCheck.family(key.type) == "integer" else { return }
+            guard try !hasNewestTables(db) else { return }
             try db.createSearchIndex(Reminder.searchIndex, keyType: .integer)
             try db.enableObservation(of: [Reminder.searchIndex.tableName])
         }
@@ -138,6 +137,14 @@ public enum RemindersSchema {
             try createSyncAccount(db)
         }
         return migrator
+    }
+
+    /// Whether the first migration made the newest tables at once (an engine
+    /// that came after migration 10, MariaDB): the reminders' keys are no
+    /// longer integers. Later migrations then do only what still applies.
+    static func hasNewestTables(_ db: Database) throws -> Bool {
+        guard let key = try db.tableSchema("reminders")?.columns.first(where: { $0.name == "id" }) else { return false }
+        return SchemaCheck.family(key.type) != "integer"
     }
 
     /// The tables the model's screens read.
@@ -314,6 +321,4 @@ extension Database {
     var isPostgres: Bool { engineName == "PostgreSQL" }
     /// Whether this is SQLite (STRICT tables, dates as text, its schema edits).
     var isSQLite: Bool { engineName == "SQLite" }
-    /// Whether this is MariaDB (the DepotMariaDB plug-in), whose first migration makes the newest tables.
-    var isMariaDB: Bool { engineName == "MariaDB" }
 }
