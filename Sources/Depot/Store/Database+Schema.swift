@@ -66,7 +66,9 @@ extension Database {
                 guard case .text(let name) = row[0] else {
                     throw DatabaseError(.other, "the dialect's table columns of \(table) are not (name, type, not null, key place) rows", table: table)
                 }
-                let type: String = if case .text(let declared) = row[1] { declared } else { "" }
+                guard case .text(let type) = row[1] else {
+                    throw DatabaseError(.other, "the dialect's table columns of \(table) give \(row[1].kindName) for \(name)'s type, not its text", table: table)
+                }
                 let notNull = try Self.flag(row[2], table)
                 let key = try Self.number(row[3], table)
                 rows.append(TableSchema.Column(name: name, type: type, isNotNull: notNull, primaryKeyPosition: key > 0 ? key : nil))
@@ -107,10 +109,13 @@ extension Database {
 
     private static func number(_ value: Value, _ table: String) throws -> Int {
         switch value {
-        case .integer(let i): return Int(exactly: i) ?? 0
         case .null: return 0
-        case .decimal(let d, _): return Int(d.description) ?? 0
-        default: throw DatabaseError(.other, "the dialect's description of \(table) holds \(value.kindName) where a key place belongs", table: table)
+        case .integer(let i):
+            if let place = Int(exactly: i) { return place }
+        case .decimal(let d, _):
+            if let place = Int(d.description) { return place }
+        default: break
         }
+        throw DatabaseError(.other, "the dialect's description of \(table) holds \(value) where a key place belongs", table: table)
     }
 }
