@@ -10,11 +10,21 @@ public struct ConformanceCheck: Sendable, CustomStringConvertible {
     public let name: String
     /// The capability the check needs, if any: a store without it skips the check.
     public let requirement: Capabilities.Requirement?
+    /// Whether the check measures the whole process (its resident memory).
+    ///
+    /// Run such a check when no other test of the process runs: beside others,
+    /// their allocations count as its own and it fails for what they do. Swift
+    /// Testing runs suites in parallel, so give these checks a test function of
+    /// their own and run it in a second `swift test --filter` (as `scripts/test`
+    /// does with the functions named `…ProcessAlone`).
+    public let needsTheProcessAlone: Bool
     let body: @Sendable (ConformanceContext) async throws -> Void
 
-    init(_ name: String, requires requirement: Capabilities.Requirement? = nil, _ body: @escaping @Sendable (ConformanceContext) async throws -> Void) {
+    init(_ name: String, requires requirement: Capabilities.Requirement? = nil, needsTheProcessAlone: Bool = false,
+         _ body: @escaping @Sendable (ConformanceContext) async throws -> Void) {
         self.name = name
         self.requirement = requirement
+        self.needsTheProcessAlone = needsTheProcessAlone
         self.body = body
     }
 
@@ -79,14 +89,20 @@ public struct ConformanceResult: Sendable {
 
 /// The shared conformance suite: every check a backend must pass.
 ///
-/// Run it from a backend's tests, one test per check:
+/// Run it from a backend's tests, one test per check, the checks that measure
+/// the whole process in a second function that runs alone:
 ///
 /// ```swift
-/// @Test(arguments: ConformanceSuite.checks(for: MyEngine.capabilities).map(\.name))
+/// @Test(arguments: ConformanceSuite.names(for: MyEngine.capabilities, alone: false))
 /// func conformance(_ name: String) async throws {
 ///     try await ConformanceSuite.check(named: name)?.run { configuration in
 ///         try await MyEngine.freshStore(configuration)
 ///     }
+/// }
+///
+/// @Test(arguments: ConformanceSuite.names(for: MyEngine.capabilities, alone: true))
+/// func conformanceProcessAlone(_ name: String) async throws {
+///     try await conformance(name)
 /// }
 /// ```
 ///
@@ -110,6 +126,16 @@ public enum ConformanceSuite {
     /// ```
     public static func checks(for capabilities: Capabilities) -> [ConformanceCheck] {
         checks.filter { $0.requirement?.isMet(by: capabilities) ?? true }
+    }
+
+    /// The names of the checks a store with these capabilities can run (every
+    /// check when `capabilities` is nil) that may run beside other tests of the
+    /// process (`alone: false`), or that must have the process to themselves
+    /// (`alone: true`, ``ConformanceCheck/needsTheProcessAlone``): give each list
+    /// a `@Test` function of its own.
+    public static func names(for capabilities: Capabilities? = nil, alone: Bool) -> [String] {
+        let checks = capabilities.map { Self.checks(for: $0) } ?? Self.checks
+        return checks.filter { $0.needsTheProcessAlone == alone }.map(\.name)
     }
 
     /// The check with this name.

@@ -6,11 +6,18 @@ import TestSupport
 import Depot
 import DepotConformance
 import Testing
-@Test(arguments: ConformanceSuite.checks(for: MyEngine.capabilities).map(\.name))
+@Test(arguments: ConformanceSuite.names(for: MyEngine.capabilities, alone: false))
 func conformance(_ name: String) async throws {
     try await ConformanceSuite.check(named: name)?.run { configuration in
         try await MyEngine.freshStore(configuration)
     }
+}
+
+// Checks that measure the process's memory: `swift test --skip ProcessAlone`,
+// then `swift test --filter ProcessAlone`.
+@Test(arguments: ConformanceSuite.names(for: MyEngine.capabilities, alone: true))
+func conformanceProcessAlone(_ name: String) async throws {
+    try await conformance(name)
 }
 // doc end
 

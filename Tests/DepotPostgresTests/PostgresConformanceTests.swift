@@ -8,7 +8,7 @@ import TestSupport
 /// The whole conformance suite, unmodified, one test per check, against a real server.
 @Suite(.serialized, .enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
 struct PostgresConformance {
-    @Test("PostgreSQL", arguments: ConformanceSuite.checks.map(\.name))
+    @Test("PostgreSQL", arguments: ConformanceSuite.names(alone: false))
     func postgres(_ name: String) async throws {
         let check = try #require(ConformanceSuite.check(named: name))
         try await check.run { configuration in
@@ -16,9 +16,16 @@ struct PostgresConformance {
         }
     }
 
+    /// The checks that measure the process's memory, run by `scripts/test` after the rest, alone.
+    @Test("PostgreSQL, with the process alone", arguments: ConformanceSuite.names(alone: true))
+    func postgresProcessAlone(_ name: String) async throws { try await postgres(name) }
+
+    @Test("PostgreSQL through Codable, with the process alone", arguments: ConformanceSuite.names(alone: true))
+    func postgresThroughCodableProcessAlone(_ name: String) async throws { try await postgresThroughCodable(name) }
+
     /// The same checks with `@Columns` types read and written through Codable:
     /// the generated mapping must mean exactly what Codable means.
-    @Test("PostgreSQL through Codable", arguments: ConformanceSuite.checks.map(\.name))
+    @Test("PostgreSQL through Codable", arguments: ConformanceSuite.names(alone: false))
     func postgresThroughCodable(_ name: String) async throws {
         let check = try #require(ConformanceSuite.check(named: name))
         try await check.run { configuration in
@@ -34,7 +41,13 @@ struct PostgresConformance {
 /// must be the primary's.
 @Suite(.serialized, .enabled(if: ScaleOutServers.shouldRun, "no scale-out servers named (run scripts/test)"))
 struct ScaleOutConformance {
-    @Test("PostgreSQL through PgBouncer in transaction mode", arguments: ConformanceSuite.checks.map(\.name))
+    @Test("PostgreSQL through PgBouncer, with the process alone", arguments: ConformanceSuite.names(alone: true))
+    func throughPgBouncerProcessAlone(_ name: String) async throws { try await throughPgBouncer(name) }
+
+    @Test("PostgreSQL, reads on a hot standby, with the process alone", arguments: ConformanceSuite.names(alone: true))
+    func readsOnAStandbyProcessAlone(_ name: String) async throws { try await readsOnAStandby(name) }
+
+    @Test("PostgreSQL through PgBouncer in transaction mode", arguments: ConformanceSuite.names(alone: false))
     func throughPgBouncer(_ name: String) async throws {
         let check = try #require(ConformanceSuite.check(named: name))
         let url = try ScaleOutServers.require(ScaleOutServers.pgbouncerURL, "DEPOT_PGBOUNCER_URL")
@@ -43,7 +56,7 @@ struct ScaleOutConformance {
         }
     }
 
-    @Test("PostgreSQL, reads on a hot standby", arguments: ConformanceSuite.checks.map(\.name))
+    @Test("PostgreSQL, reads on a hot standby", arguments: ConformanceSuite.names(alone: false))
     func readsOnAStandby(_ name: String) async throws {
         let check = try #require(ConformanceSuite.check(named: name))
         let url = try ScaleOutServers.require(ScaleOutServers.standbyURL, "DEPOT_POSTGRES_STANDBY_URL")

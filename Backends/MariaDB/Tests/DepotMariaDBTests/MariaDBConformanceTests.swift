@@ -13,8 +13,10 @@ enum MariaDBTestServer {
     /// Run when a server is named, and on CI always: there a missing URL fails.
     static let shouldRun = url != nil || isCI
     /// `DEPOT_CONFORMANCE_FILTER=text`: only the checks whose names hold it (for development).
-    static let checkNames = ConformanceSuite.checks.map(\.name).filter { name in
-        ProcessInfo.processInfo.environment["DEPOT_CONFORMANCE_FILTER"].map { $0.isEmpty || name.contains($0) } ?? true
+    static func checkNames(alone: Bool) -> [String] {
+        ConformanceSuite.names(alone: alone).filter { name in
+            ProcessInfo.processInfo.environment["DEPOT_CONFORMANCE_FILTER"].map { $0.isEmpty || name.contains($0) } ?? true
+        }
     }
 
     static func configuration() throws -> MariaDBConfiguration {
@@ -29,7 +31,11 @@ enum MariaDBTestServer {
 /// store's capabilities rule out is cancelled (reported as skipped, never passed).
 @Suite(.serialized, .enabled(if: MariaDBTestServer.shouldRun, "no MariaDB server named (set DEPOT_MARIADB_URL; scripts/lib/mariadb.sh starts one)"))
 struct MariaDBConformance {
-    @Test("MariaDB", arguments: MariaDBTestServer.checkNames)
+    /// The checks that measure the process's memory, run by `scripts/test` after the rest, alone.
+    @Test("MariaDB, with the process alone", arguments: MariaDBTestServer.checkNames(alone: true))
+    func mariadbProcessAlone(_ name: String) async throws { try await mariadb(name) }
+
+    @Test("MariaDB", arguments: MariaDBTestServer.checkNames(alone: false))
     func mariadb(_ name: String) async throws {
         let check = try #require(ConformanceSuite.check(named: name))
         let databases = MariaDBScratchDatabases(base: try MariaDBTestServer.configuration())
