@@ -81,5 +81,26 @@ enum SQLChecks {
                 try await store.write { db in try db.execute(script: "INSERT INTO \(ident: "a") VALUES (\(3))") }
             }
         },
+        ConformanceCheck("sql: a schema change the engine runs refreshes what the connection keeps, however its text begins") { context in
+            // The connection keeps prepared statements and facts about tables; a schema change
+            // must reach them whether it begins with a comment, a blank line or a lowercase word.
+            let store = try await context.makeStore()
+            try await store.write { db in
+                try db.execute("CREATE TABLE \(ident: "widened") (\(ident: "a") \(type: .integer) PRIMARY KEY)")
+                try db.execute("INSERT INTO \(ident: "widened") (\(ident: "a")) VALUES (\(1))")
+            }
+            let select: SQL = "SELECT * FROM \(ident: "widened") ORDER BY \(ident: "a")"
+            for (number, lead) in ["-- widen the table\n", "/* widen */ ", "\n\n", "/* a\nlonger note */\n-- and a line\n"].enumerated() {
+                let column = "b\(number)"
+                let rows = try await store.write { db -> [Row] in
+                    _ = try db.fetchAll(Row.self, select) // prepared and kept
+                    try db.execute(SQL(unsafeRaw: lead) + "alter TABLE \(ident: "widened") ADD \(ident: column) \(type: .integer)")
+                    try db.execute("UPDATE \(ident: "widened") SET \(ident: column) = \(Int64(number))")
+                    return try db.fetchAll(Row.self, select)
+                }
+                try expectEqual(rows.first?.columns.names, ["a"] + (0...number).map { "b\($0)" }, "columns of SELECT * after a schema change led by \(lead.debugDescription)")
+                try expectEqual(rows.first?[column], .integer(Int64(number)), "the new column's value")
+            }
+        },
     ]
 }

@@ -173,6 +173,9 @@ final class FakeStatement: DriverStatement {
     }
 
     func reset() { position = -1 }
+
+    /// The fake engine's word for a schema change: its statement begins with one.
+    var changedSchema: Bool { ["CREATE", "DROP", "ALTER"].contains { sql.uppercased().hasPrefix($0) } }
     var changes: Int { 1 }
     func value(at index: Int) throws -> Value { rows[position][index] }
 }

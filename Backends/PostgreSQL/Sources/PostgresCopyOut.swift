@@ -34,6 +34,8 @@ final class PostgresCopyOutStatement: DriverStatement {
     private enum State { case idle, bound, copying, done }
     private var state = State.idle
     let changes = 0
+    /// A copy of a select's rows changes no schema.
+    let changedSchema = false
 
     init(connection: PostgresConnection, sql: String, select: String) {
         self.connection = connection

@@ -44,6 +44,9 @@ final class PostgresStatement: DriverStatement {
     /// Whether ``columns`` and `columnTypes` describe the result being read.
     @exclusivity(unchecked) private var columnsAreCurrent = false
     @exclusivity(unchecked) private(set) var changes = 0
+    /// Whether the command just run made, altered or dropped a schema object,
+    /// as its command tag says (`CREATE TABLE`, `ALTER TABLE`, `DROP INDEX`…).
+    @exclusivity(unchecked) private(set) var changedSchema = false
 
     init(connection: PostgresConnection, sql: String) {
         self.connection = connection
@@ -62,6 +65,7 @@ final class PostgresStatement: DriverStatement {
 
     func bind(_ values: [Value]) throws {
         reset()
+        changedSchema = false
         try parameters.bind(values)
         wantsStreaming = false
         state = .bound
@@ -307,6 +311,7 @@ final class PostgresStatement: DriverStatement {
             guard let result else { throw PostgresError.connection(connection.handle, "no result") }
             readColumns(result)
             changes = Self.changes(of: result)
+            changedSchema = Self.changesSchema(result)
             state = .buffered(result: result, row: -1, rows: PQntuples(result))
         default:
             let error = PostgresError.make(result, connection.handle, sql: sql, showsValues: connection.showsValues)
@@ -322,6 +327,13 @@ final class PostgresStatement: DriverStatement {
     static func changes(of result: OpaquePointer) -> Int {
         if let tag = PQcmdStatus(result), strncmp(tag, "SELECT", 6) == 0 { return 0 }
         return Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    /// Whether the result's command tag names a schema change: the engine's
+    /// own word for what ran (a tag, never the statement's text).
+    static func changesSchema(_ result: OpaquePointer) -> Bool {
+        guard let tag = PQcmdStatus(result) else { return false }
+        return strncmp(tag, "CREATE ", 7) == 0 || strncmp(tag, "ALTER ", 6) == 0 || strncmp(tag, "DROP ", 5) == 0
     }
 
     /// After "cached plan must not change result type" (SQLSTATE 0A000: another

@@ -37,7 +37,7 @@ final class SQLiteStatement: DriverStatement {
             guard let tail, tail.pointee != 0 else { return (code, nil) }
             return (code, String(cString: tail))
         }
-        self.writes = connection.tables.endStatement(sql: sql)
+        (self.writes, self.changedSchema) = connection.tables.endStatement(sql: sql)
         guard code == SQLITE_OK else { throw SQLiteError.make(code, connection.handle, sql: sql) }
         guard let handle else {
             throw DatabaseError(.misuse, "the SQL holds no statement", sql: sql)
@@ -64,6 +64,9 @@ final class SQLiteStatement: DriverStatement {
 
     /// The tables the statement writes, triggers and foreign-key actions included.
     private let writes: Set<String>
+    /// Whether the statement makes, alters or drops a schema object, as the
+    /// authorizer reported its actions when SQLite compiled it.
+    let changedSchema: Bool
     /// The table log's epoch when this statement last added its writes.
     @exclusivity(unchecked) private var writesAddedInEpoch = -1
 

@@ -11,6 +11,9 @@ import Depot
 final class SQLiteTableLog {
     private var statementReads: Set<String>?
     private var statementWrites: Set<String>?
+    /// Whether the statement being compiled makes, alters or drops a schema
+    /// object (or attaches a database), as the authorizer's action codes say.
+    private var statementChangesSchema = false
     /// Tables written since the last ``takeWritten()``.
     private var written: Set<String> = []
     /// What each statement's text reads, for observations.
@@ -21,16 +24,18 @@ final class SQLiteTableLog {
     func beginStatement() {
         statementReads = []
         statementWrites = []
+        statementChangesSchema = false
     }
 
-    /// What the statement just compiled reads and writes.
-    func endStatement(sql: String) -> Set<String> {
+    /// What the statement just compiled writes, and whether it changes the schema.
+    func endStatement(sql: String) -> (writes: Set<String>, changesSchema: Bool) {
         let writes = statementWrites ?? []
         if readsBySQL.count >= Self.readsLimit { readsBySQL.removeAll(keepingCapacity: true) }
         readsBySQL[sql] = statementReads ?? []
         statementReads = nil
         statementWrites = nil
-        return writes
+        defer { statementChangesSchema = false }
+        return (writes, statementChangesSchema)
     }
 
     /// Forgets what the statement just compiled reads and writes: one compiled
@@ -63,6 +68,21 @@ final class SQLiteTableLog {
         statementReads?.insert(table)
     }
 
+    fileprivate func changesSchema() {
+        statementChangesSchema = true
+    }
+
+    /// The authorizer's action codes for statements that make, alter or drop
+    /// tables, indexes, views, triggers and virtual tables, or attach and
+    /// detach databases: what the connection keeps about the schema is stale after them.
+    static let schemaActions: Set<Int32> = [
+        SQLITE_CREATE_INDEX, SQLITE_CREATE_TABLE, SQLITE_CREATE_TEMP_INDEX, SQLITE_CREATE_TEMP_TABLE,
+        SQLITE_CREATE_TEMP_TRIGGER, SQLITE_CREATE_TEMP_VIEW, SQLITE_CREATE_TRIGGER, SQLITE_CREATE_VIEW,
+        SQLITE_DROP_INDEX, SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_INDEX, SQLITE_DROP_TEMP_TABLE,
+        SQLITE_DROP_TEMP_TRIGGER, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_TRIGGER, SQLITE_DROP_VIEW,
+        SQLITE_ATTACH, SQLITE_DETACH, SQLITE_ALTER_TABLE, SQLITE_CREATE_VTABLE, SQLITE_DROP_VTABLE,
+    ]
+
     fileprivate func wrote(_ table: String) {
         if statementWrites != nil { statementWrites?.insert(table) } else { written.insert(table) }
     }
@@ -71,8 +91,10 @@ final class SQLiteTableLog {
     static func install(_ log: SQLiteTableLog, on handle: OpaquePointer) {
         let callback: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
                                       UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32 = { context, action, first, _, _, _ in
-            guard let context, let first else { return SQLITE_OK }
+            guard let context else { return SQLITE_OK }
             let log = Unmanaged<SQLiteTableLog>.fromOpaque(context).takeUnretainedValue()
+            if SQLiteTableLog.schemaActions.contains(action) { log.changesSchema() }
+            guard let first else { return SQLITE_OK }
             switch action {
             case SQLITE_READ, SQLITE_INSERT, SQLITE_UPDATE, SQLITE_DELETE:
                 let table = String(cString: first)

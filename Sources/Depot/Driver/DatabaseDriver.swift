@@ -137,6 +137,18 @@ public protocol DriverStatement: AnyObject, RowSource {
     func reset()
     /// The number of rows the last completed INSERT, UPDATE or DELETE changed.
     var changes: Int { get }
+    /// Whether the statement that just ran made, altered or dropped a table,
+    /// index, view or trigger, as the engine tells it: asked after the last
+    /// ``step()`` of a run. The connection then forgets what it keeps about the
+    /// schema (its prepared statements, which columns have key generators).
+    ///
+    /// Answer from what the engine reports (SQLite's authorizer, PostgreSQL's
+    /// command tag, MariaDB's implicit commit), never from the statement's
+    /// text: a comment or a blank line before `ALTER` is still a schema change.
+    /// Where the engine cannot tell, answer true for every statement that
+    /// might be one: a wrong false leaves prepared statements of a table that
+    /// changed; a wrong true costs a re-prepare.
+    var changedSchema: Bool { get }
     /// Called after ``bind(_:)`` when a cursor will read the rows one at a time:
     /// a backend that buffers whole results should fetch row by row instead, so
     /// memory stays flat. The default does nothing.

@@ -242,40 +242,20 @@ public final class Database {
     /// Rows a statement returns are read and discarded.
     @discardableResult
     public func execute(_ sql: SQL) throws -> Int {
-        try withStatement(sql) { statement, text in
-            forgetSchemaFacts(after: text)
+        try withStatement(sql) { statement, _ in
             while try statement.step() {}
+            forgetSchemaFacts(after: statement)
             return statement.changes
         }
     }
 
     /// Schema facts the connection keeps (which columns have key generators,
     /// its prepared statements, whose result types may change) may change with
-    /// DDL: forget them after a statement that may change the schema.
-    func forgetSchemaFacts(after text: String) {
-        guard Self.mayChangeSchema(text) else { return }
+    /// DDL: forget them after a statement the engine reports as a schema change.
+    func forgetSchemaFacts(after statement: any DriverStatement) {
+        guard statement.changedSchema else { return }
         connection.forgetSchemaFacts()
     }
-
-    /// Whether SQL starts with CREATE, DROP or ALTER (any case, after blanks), read
-    /// as bytes without allocating: this runs after every `execute`.
-    static func mayChangeSchema(_ text: String) -> Bool {
-        var utf8 = text.utf8.drop { $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }.makeIterator()
-        guard let first = utf8.next() else { return false }
-        let word: [UInt8]
-        switch first | 0x20 { // ASCII lowercase; other bytes cannot match
-        case UInt8(ascii: "c"): word = Self.create
-        case UInt8(ascii: "d"): word = Self.drop
-        case UInt8(ascii: "a"): word = Self.alter
-        default: return false
-        }
-        for expected in word.dropFirst() {
-            guard let byte = utf8.next(), byte | 0x20 == expected else { return false }
-        }
-        return true
-    }
-
-    private static let create = Array("create".utf8), drop = Array("drop".utf8), alter = Array("alter".utf8)
 
     /// Runs several statements separated by semicolons, for migrations and schema scripts.
     ///

@@ -131,14 +131,23 @@ final class MariaDBConnection: DriverConnection {
     /// one that fails. When a statement left the access's transaction
     /// committed, a new one begins at once, so the rest of the access stays one
     /// transaction; savepoints made before are gone with the old one.
-    func afterStatement(failedWith error: DatabaseError?) throws {
+    ///
+    /// - Returns: whether the statement committed the transaction by itself:
+    ///   the server's word that it changed the schema (or, rarely, was another
+    ///   statement that commits, such as `LOCK TABLES`: forgetting then costs a re-prepare).
+    @discardableResult
+    func afterStatement(failedWith error: DatabaseError?) throws -> Bool {
         guard let options = transactionOptions, !isBroken,
-              mysql.pointee.server_status & UInt32(SERVER_STATUS_IN_TRANS) == 0 else { return }
+              mysql.pointee.server_status & UInt32(SERVER_STATUS_IN_TRANS) == 0 else { return false }
         // A deadlock or a snapshot conflict rolled the transaction back: the core rolls back too.
-        if let error, error.kind == .serialization || error.kind == .connection { return }
+        if let error, error.kind == .serialization || error.kind == .connection { return false }
         implicitCommits += 1
         try run(MariaDBDialect.begin(options))
+        return true
     }
+
+    /// Whether an access's transaction is open on this connection (the core began one).
+    var inAccessTransaction: Bool { transactionOptions != nil }
 
     func createSavepoint(named name: String) throws {
         try execute(script: "SAVEPOINT " + name)

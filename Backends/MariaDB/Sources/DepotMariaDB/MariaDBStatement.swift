@@ -28,6 +28,8 @@ final class MariaDBStatement: DriverStatement {
     /// Whether the statement failed in the middle of a result and is prepared again before it runs.
     private var mustPrepareAgain = false
     private(set) var changes = 0
+    /// Whether the statement just run changed the schema, as far as the server tells (see `execute`).
+    private(set) var changedSchema = false
 
     init(connection: MariaDBConnection, sql: String) throws {
         self.connection = connection
@@ -97,6 +99,7 @@ final class MariaDBStatement: DriverStatement {
         }
         self.values = values
         needsExecute = true
+        changedSchema = false
     }
 
     func prepareForStreaming() throws {
@@ -153,7 +156,11 @@ final class MariaDBStatement: DriverStatement {
             try connection.afterStatement(failedWith: error)
             throw error
         }
-        try connection.afterStatement(failedWith: nil)
+        // MariaDB reports no statement kind; a statement that committed the
+        // access's transaction by itself was a schema change. Outside a
+        // transaction nothing tells, so any statement without rows may have been one.
+        let committed = try connection.afterStatement(failedWith: nil)
+        changedSchema = committed || (!connection.inAccessTransaction && mysql_stmt_field_count(handle) == 0)
         rowsSeen = 0
         if mysql_stmt_field_count(handle) > 0 {
             readColumns()
