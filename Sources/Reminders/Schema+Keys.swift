@@ -19,8 +19,8 @@ enum KeysMigration {
     static func run(_ db: Database) throws {
         // A first migration that made the newest tables made these keys: only the search index remains.
         guard try !RemindersSchema.hasNewestTables(db) else { return try makeSearchIndex(db) }
-        let postgres = db.isPostgres
-        try db.execute(script: postgres ? postgresTables : sqliteTables)
+        let native = ScriptSet(db.dialect) == .nativeTypes
+        try db.execute(script: native ? postgresTables : sqliteTables)
         // Old integer keys to new UUIDs, made here (each engine would make them otherwise).
         try db.execute("CREATE TABLE \"depotKeyMap\" (\"tbl\" \(type: .text) NOT NULL, \"old\" \(type: .integer) NOT NULL, \"new\" \(type: .uuid) NOT NULL, PRIMARY KEY (\"tbl\", \"old\"))")
         struct OldTag: Decodable { var id: Int64; var title: String }
@@ -56,7 +56,7 @@ enum KeysMigration {
         // Numbers continue after every id ever given, so a number never names two rows.
         for table in numbered {
             let last: Int64
-            if postgres {
+            if native {
                 last = try db.fetchOne(Int64.self, """
                     SELECT greatest(coalesce((SELECT max("id") FROM \(ident: table)), 0),
                                     nextval(pg_get_serial_sequence(\("\"\(table)\""), 'id')) - 1)
@@ -79,7 +79,7 @@ enum KeysMigration {
             CREATE INDEX "remindersTags_tag" ON "remindersTags" ("tagID")
             """)
         for table in numbered {
-            try db.execute(SQL(unsafeRaw: postgres ? postgresNumbering(table) : sqliteNumbering(table)))
+            try db.execute(SQL(unsafeRaw: native ? postgresNumbering(table) : sqliteNumbering(table)))
         }
         try makeSearchIndex(db)
     }

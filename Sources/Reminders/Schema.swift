@@ -4,9 +4,10 @@ import Foundation
 /// The reminders schema: migrations are history, applied in order, never edited
 /// once shipped. The model types describe the newest schema.
 ///
-/// Where the engines differ, each migration writes its own SQL per engine:
-/// SQLite tables are STRICT, with booleans checked to 0 or 1; PostgreSQL uses
-/// native types (`boolean`, `timestamptz`, identity columns, `bigint` colours,
+/// Where the engines differ, each migration writes its own SQL per vocabulary
+/// of column types (``ScriptSet``, chosen by the type names the dialect
+/// spells): SQLite tables are STRICT, with booleans checked to 0 or 1;
+/// PostgreSQL uses native types (`boolean`, `timestamptz`, identity columns, `bigint` colours,
 /// since 0xRRGGBBAA above 0x7FFFFFFF does not fit an `integer`). MariaDB came
 /// after migration 10: its first migration makes the newest tables at once, and
 /// the later ones do on it only what still applies (observation, the search index).
@@ -16,10 +17,10 @@ public enum RemindersSchema {
         var migrator = Migrator()
         // A script: its text is checksummed, so an edit after it ran is refused.
         migrator.register("1 lists, reminders, tags", script: { dialect in
-            switch dialect.engineName {
-            case "PostgreSQL": postgresV1
-            case "MariaDB": mariadbNewest
-            default: sqliteV1
+            switch ScriptSet(dialect) {
+            case .nativeTypes: postgresV1
+            case .newestTables: mariadbNewest
+            case .strictTables: sqliteV1
             }
         })
         migrator.register("2 dates in SQLite's own text form") { db in
@@ -52,7 +53,7 @@ public enum RemindersSchema {
             // A list may be sorted by hand: 'manual' joins the allowed sorts.
             if try hasNewestTables(db) {
                 return // its first migration allowed 'manual'
-            } else if db.isPostgres {
+            } else if ScriptSet(db.dialect) == .nativeTypes {
                 try db.execute(script: """
                     ALTER TABLE "remindersLists" DROP CONSTRAINT "remindersLists_sort_check";
                     ALTER TABLE "remindersLists" ADD CONSTRAINT "remindersLists_sort_check"
@@ -85,7 +86,7 @@ public enum RemindersSchema {
             // the table is stored: the same documented schema edit as migration 5,
             // with sqlite_sequence (which AUTOINCREMENT keeps) made first and
             // started at the largest key each table holds.
-            guard db.isSQLite else { return }
+            guard ScriptSet(db.dialect) == .strictTables else { return }
             let tables = ["remindersLists", "reminders", "tags"]
             try db.execute(script: """
                 CREATE TABLE "depot_make_sequence" ("id" INTEGER PRIMARY KEY AUTOINCREMENT);
@@ -316,9 +317,33 @@ public enum RemindersSchema {
         """
 }
 
-extension Database {
-    /// Whether this is PostgreSQL, for the few statements that must differ.
-    var isPostgres: Bool { engineName == "PostgreSQL" }
-    /// Whether this is SQLite (STRICT tables, dates as text, its schema edits).
-    var isSQLite: Bool { engineName == "SQLite" }
+/// Which of the migrations' scripts a database runs, chosen by the column
+/// types its dialect spells: the scripts are history, written once in each
+/// vocabulary of types and never edited, so the dialect's own words pick them
+/// (never its engine's name).
+enum ScriptSet: Sendable, Hashable {
+    /// STRICT tables of INTEGER and TEXT: booleans as checked integers, dates
+    /// and keys as text, rowid keys (SQLite's vocabulary).
+    case strictTables
+    /// Native types: `boolean`, `bigint`, `text`, `timestamptz`, `uuid` and
+    /// identity columns (PostgreSQL's vocabulary).
+    case nativeTypes
+    /// Any other vocabulary: an engine that came after migration 10 makes the
+    /// newest tables at once, in the script written for the first such engine
+    /// (MariaDB's types), and the later migrations do only what still applies.
+    case newestTables
+
+    init(_ dialect: any SQLDialect) {
+        func spells(_ words: [ColumnType: String]) -> Bool {
+            words.allSatisfy { dialect.typeName($0.key) == $0.value }
+        }
+        if spells([.bool: "INTEGER", .integer: "INTEGER", .text: "TEXT", .date: "TEXT", .uuid: "TEXT", .blob: "BLOB"]),
+           dialect.typeCheckedTableOption == " STRICT" {
+            self = .strictTables
+        } else if spells([.bool: "boolean", .integer: "bigint", .text: "text", .date: "timestamptz", .uuid: "uuid", .blob: "bytea"]) {
+            self = .nativeTypes
+        } else {
+            self = .newestTables
+        }
+    }
 }
