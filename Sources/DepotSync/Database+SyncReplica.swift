@@ -15,21 +15,8 @@ enum SyncTables {
 }
 
 extension Database {
-    /// Makes this embedded database a sync replica of these tables, in a
-    /// migration: the sync tables, and triggers that record every write to a
-    /// synced table (raw SQL included) in the same transaction as the write:
-    /// the row's existence, a stamp of the node's hybrid clock for each
-    /// changed column, and an entry in the outbox. Rows already stored are
-    /// recorded as written now, so a first sync sends them.
-    ///
-    /// List parents before their children.
-    ///
-    /// - Throws: `misuse` on an engine whose dialect writes no capture
-    ///   (``ChangeCapturingDialect``: SQLite's does; a server records what
-    ///   it applies itself, without triggers), and for a table that
-    ///   breaks a rule of sync: an integer key, a unique constraint besides
-    ///   the key, a foreign key to a synced table not declared as a parent.
-    public func installSyncReplica(of tables: [SyncedTable], node: UUID = UUID()) throws {
+    /// The body of `db.sync.installReplica`.
+    func installSyncReplica(of tables: [SyncedTable], node: UUID = UUID()) throws {
         _ = try SyncTriggers.capturing(dialect)
         try execute(script: """
             CREATE TABLE \(ident: SyncTables.state) ("id" INTEGER PRIMARY KEY CHECK ("id" = 1), "node" TEXT NOT NULL,
@@ -52,14 +39,8 @@ extension Database {
         try updateSyncReplica(of: tables)
     }
 
-    /// Brings a replica's capture up to date with its synced tables, in the
-    /// migration that added a synced table or a column: the triggers are made
-    /// again, a new table's stored rows are recorded as written now.
-    ///
-    /// - Throws: `misuse` for a table that breaks a rule of sync, and for a
-    ///   column added to a synced table that is `NOT NULL` without a default:
-    ///   a row from a device that does not know the column yet could not be stored.
-    public func updateSyncReplica(of tables: [SyncedTable]) throws {
+    /// The body of `db.sync.updateReplica`.
+    func updateSyncReplica(of tables: [SyncedTable]) throws {
         for table in tables { try checkSyncRules(table, among: tables) }
         struct Column: Decodable { var name: String; var notnull: Int; var dflt_value: String? }
         for table in tables {
@@ -91,18 +72,16 @@ extension Database {
         }
     }
 
-    /// Checks that the replica captures these tables as they are declared:
-    /// run before each sync, so a table or a column added without
-    /// ``updateSyncReplica(of:)`` is an error that says so, not a change lost.
-    public func checkSyncReplica(of tables: [SyncedTable]) throws {
+    /// The body of `db.sync.checkReplica`.
+    func checkSyncReplica(of tables: [SyncedTable]) throws {
         for table in tables {
             let known = Set(try fetchAll(String.self, "SELECT \"col\" FROM \(ident: SyncTables.columns) WHERE \"tbl\" = \(table.name)"))
             guard known == Set(table.columns) else {
                 let added = Set(table.columns).subtracting(known).sorted()
                 throw DatabaseError(.misuse, known.isEmpty
-                    ? "the synced table \(table.name) is not captured by this replica: run updateSyncReplica(of:) in the migration that made it"
+                    ? "the synced table \(table.name) is not captured by this replica: run db.sync.updateReplica(of:) in the migration that made it"
                     : "the synced table \(table.name) has columns the replica does not capture (\(added.joined(separator: ", "))): "
-                        + "run updateSyncReplica(of:) in the migration that added them")
+                        + "run db.sync.updateReplica(of:) in the migration that added them")
             }
         }
     }
@@ -166,29 +145,25 @@ extension Database {
         try execute("INSERT INTO \(ident: SyncTables.outbox) (\"tbl\", \"row_key\") VALUES (\(table.name), \(key))")
     }
 
-    /// Whether this database is a sync replica: ``installSyncReplica(of:node:)`` ran.
-    public func isSyncReplica() throws -> Bool {
+    /// The body of `db.sync.isReplica`.
+    func isSyncReplica() throws -> Bool {
         // Only an engine that captures writes holds a replica.
         guard dialect.capturesChanges else { return false }
         let objects = SQL(unsafeRaw: dialect.schemaObjectsQuery)
         return try fetchOne(Int.self, "SELECT count(*) FROM (\(objects)) AS \"objects\" WHERE \"kind\" = 'table' AND \"name\" = \(SyncTables.state)") == 1
     }
 
-    /// This replica's node id.
-    public func syncNode() throws -> UUID {
+    /// The body of `db.sync.node`.
+    func syncNode() throws -> UUID {
         guard let text = try fetchOne(String.self, "SELECT \"node\" FROM \(ident: SyncTables.state) WHERE \"id\" = 1"),
               let node = UUID(uuidString: text) else {
-            throw DatabaseError(.misuse, "this database is no sync replica: installSyncReplica(of:) was never run")
+            throw DatabaseError(.misuse, "this database is no sync replica: db.sync.installReplica(of:) was never run")
         }
         return node
     }
 
-    /// The changes waiting to be pushed: the rows of the oldest `limit` outbox
-    /// entries, each row's whole state now, and the outbox position they
-    /// reach: pass it to ``acknowledgeSyncChanges(upTo:)`` once the server has them.
-    /// Every entry up to that position is one of these rows; a row written
-    /// again later keeps its later entries and goes again.
-    public func pendingSyncChanges(_ tables: [SyncedTable], limit: Int = 500, upTo fixed: Int64? = nil) throws -> (changes: [SyncChange], upTo: Int64) {
+    /// The body of `db.sync.pendingChanges`.
+    func pendingSyncChanges(_ tables: [SyncedTable], limit: Int = 500, upTo fixed: Int64? = nil) throws -> (changes: [SyncChange], upTo: Int64) {
 
         struct Entry: Decodable { var seq: Int64; var tbl: String; var row_key: String }
         let entries = try fetchAll(Entry.self, fixed.map { upTo in """
@@ -209,9 +184,8 @@ extension Database {
         return (changes, upTo)
     }
 
-    /// The state of every row this replica knows, deleted ones included: what
-    /// a new replica starts from.
-    public func allSyncChanges(_ tables: [SyncedTable]) throws -> [SyncChange] {
+    /// The body of `db.sync.allChanges`.
+    func allSyncChanges(_ tables: [SyncedTable]) throws -> [SyncChange] {
         var changes: [SyncChange] = []
         for table in tables {
             let keys = try fetchAll(String.self, "SELECT \"row_key\" FROM \(ident: SyncStateTables.replica.rows) WHERE \"tbl\" = \(table.name) ORDER BY \"row_key\"")
@@ -221,29 +195,19 @@ extension Database {
         return changes
     }
 
-    /// How many rows have changes waiting to be pushed.
-    public func pendingSyncChangeCount() throws -> Int {
+    /// The body of `db.sync.pendingChangeCount`.
+    func pendingSyncChangeCount() throws -> Int {
         try fetchOne(Int.self, "SELECT count(DISTINCT \"tbl\" || ' ' || \"row_key\") FROM \(ident: SyncTables.outbox)") ?? 0
     }
 
-    /// Removes the outbox entries up to a position the server acknowledged.
-    public func acknowledgeSyncChanges(upTo position: Int64) throws {
+    /// The body of `db.sync.acknowledgeChanges`.
+    func acknowledgeSyncChanges(upTo position: Int64) throws {
         try execute("DELETE FROM \(ident: SyncTables.outbox) WHERE \"seq\" <= \(position)")
     }
 
-    /// Merges changes from elsewhere into this replica in one go: each row's
-    /// state merged with the local one, the synced tables written to match,
-    /// without recording these writes as local ones; the node's clock moves
-    /// past every stamp received, but never further than `maximumDrift`
-    /// ahead of this device's wall clock (a stamp far in the future, from a
-    /// server that took it before it bounded stamps, does not drag every
-    /// later local write along, nor overflow the clock).
-    ///
-    /// - Returns: the rows whose changes made here and not yet pushed were
-    ///   forgotten with them (their root left what the account sees): the
-    ///   server would drop them, and a person is to hear of it.
+    /// The body of `db.sync.applyChanges`.
     @discardableResult
-    public func applySyncChanges(_ changes: [SyncChange], _ tables: [SyncedTable], maximumDrift: Duration = .seconds(300)) throws -> [SyncRowID] {
+    func applySyncChanges(_ changes: [SyncChange], _ tables: [SyncedTable], maximumDrift: Duration = .seconds(300)) throws -> [SyncRowID] {
         guard !changes.isEmpty else { return [] }
         return try savepoint { db in
             var forgotten: [SyncRowID] = []

@@ -30,7 +30,7 @@ public struct SyncClient: Sendable {
     /// (a search index, a count) in step with them.
     public var afterApplying: (@Sendable (Database, [SyncChange]) throws -> Void)?
 
-    /// A client of a store whose migrations ran `installSyncReplica(of:node:)`.
+    /// A client of a store whose migrations ran `db.sync.installReplica(of:node:)`.
     public init(store: Store, tables: [SyncedTable], transport: any SyncTransport) {
         self.store = store
         self.tables = tables
@@ -47,7 +47,7 @@ public struct SyncClient: Sendable {
     }
 
     /// How far ahead of this device's clock a pulled stamp may move its
-    /// clock (see `Database.applySyncChanges(_:_:maximumDrift:)`).
+    /// clock (see `Database.Sync.applyChanges(_:_:maximumDrift:)`).
     public var maximumDrift: Duration = .seconds(300)
 
     /// Pushes every pending change, then pulls until caught up, and tells
@@ -219,7 +219,7 @@ public struct SyncClient: Sendable {
 
     static func state(_ db: Database) throws -> State {
         guard let state = try db.fetchOne(State.self, "SELECT \"node\", \"pushed\", \"push_upto\", \"cursor_version\", \"cursor_tbl\", \"cursor_key\" FROM \(ident: SyncTables.state) WHERE \"id\" = 1") else {
-            throw DatabaseError(.misuse, "this database is no sync replica: installSyncReplica(of:) was never run")
+            throw DatabaseError(.misuse, "this database is no sync replica: db.sync.installReplica(of:) was never run")
         }
         return state
     }

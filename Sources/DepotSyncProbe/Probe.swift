@@ -51,7 +51,7 @@ enum Probe {
         if isNew {
             try await local.write { db in
                 try db.execute("CREATE TABLE \"syncNotes\" (\"id\" TEXT PRIMARY KEY, \"title\" TEXT NOT NULL, \"body\" TEXT, \"rank\" INTEGER NOT NULL)")
-                try db.installSyncReplica(of: tables)
+                try db.sync.installReplica(of: tables)
             }
         }
         let server = SyncServer(store: try await Store.postgres(url: url), tables: tables)

@@ -39,8 +39,8 @@ extension RemindersModel {
             if !db.dialect.capturesChanges {
                 if try !SyncServer.isInstalled(in: db) { try SyncServer.installSyncServer(in: db) }
                 else { try SyncServer.updateSyncServer(in: db) }
-            } else if try !db.isSyncReplica() {
-                try db.installSyncReplica(of: tables)
+            } else if try !db.sync.isReplica() {
+                try db.sync.installReplica(of: tables)
             }
         }
     }

@@ -192,7 +192,7 @@ extension SyncCommand {
     }
 
     static func showStatus(_ model: RemindersModel, _ account: SyncAccount, json: Bool) async throws {
-        let pending: Int? = try await model.store.read { db in try db.isSyncReplica() ? try db.pendingSyncChangeCount() : nil }
+        let pending: Int? = try await model.store.read { db in try db.sync.isReplica() ? try db.sync.pendingChangeCount() : nil }
         struct Status: Encodable { var server: String?; var account: String?; var signedIn: Bool; var pendingChanges: Int?; var lastSync: Date? }
         let status = Status(server: account.server, account: account.accountName, signedIn: account.isSignedIn, pendingChanges: pending, lastSync: account.lastSync)
         if json { return try Output.json(status) }

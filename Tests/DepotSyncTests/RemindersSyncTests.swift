@@ -131,7 +131,7 @@ struct RemindersSyncTests {
         }
         /// Takes in a store's whole state.
         func absorbAll(_ store: Store) async throws {
-            oracle.absorb(try await store.read { db in try db.allSyncChanges(tables) })
+            oracle.absorb(try await store.read { db in try db.sync.allChanges(tables) })
         }
         /// The device's hybrid clock.
         func clock(_ store: Store) async throws -> Int64 {
@@ -256,7 +256,7 @@ struct RemindersSyncTests {
         // Exactly once: every push a device had acknowledged was applied once, retries and duplicates included.
         let pushes = try await transport.server.pushCounts()
         for device in devices {
-            let node = try await device.model.store.read { db in try db.syncNode() }
+            let node = try await device.model.store.read { db in try db.sync.node() }
             let pushed = try await device.model.store.read { db in try db.fetchOne(Int64.self, "SELECT \"pushed\" FROM \"depot_sync_state\"") ?? 0 }
             #expect(pushes[node]?.lastPush == pushed && pushes[node]?.applied == pushed,
                     "seed \(seed): \(pushed) pushes acknowledged, the server applied \(String(describing: pushes[node]))")

@@ -31,7 +31,7 @@ import TestSupport
             let store = try Store.sqlite(at: folder.appendingPathComponent("device\(index).sqlite").path)
             try await store.write { db in
                 try db.execute(script: Tables.schema)
-                try db.installSyncReplica(of: Tables.tables)
+                try db.sync.installReplica(of: Tables.tables)
             }
             devices.append(Device(client: SyncClient(store: store, tables: Tables.tables,
                                                      transport: InProcessSyncTransport(server: server, account: account, seed: UInt64(index)))))
@@ -70,8 +70,8 @@ import TestSupport
         #expect(try await Self.titles(bob.store, "syncFolders") == [])
 
         let before = try await Self.serverState(server)
-        let bobNode = try await bob.store.read { db in try db.syncNode() }
-        let aliceNode = try await alice.store.read { db in try db.syncNode() }
+        let bobNode = try await bob.store.read { db in try db.sync.node() }
+        let aliceNode = try await alice.store.read { db in try db.sync.node() }
         let stamp = SyncStamp(time: HybridTimestamp(rawValue: Int64(Date().timeIntervalSince1970 * 1000) << 16), node: bobNode)
         func row(_ values: [String: Value]) -> SyncRow { var row = SyncRow(); row.write(values, stamp: stamp); return row }
         let attacks: [(String, SyncPush)] = [

@@ -90,7 +90,7 @@ struct SyncConvergenceTests {
         // Exactly once: every push a client had acknowledged was applied once, retries and duplicates included.
         let counts = try await server.pushCounts()
         for client in clients {
-            let node = try await client.store.read { db in try db.syncNode() }
+            let node = try await client.store.read { db in try db.sync.node() }
             let pushed = try await client.store.read { db in try db.fetchOne(Int64.self, "SELECT \"pushed\" FROM \"depot_sync_state\"") ?? 0 }
             let count = counts[node]
             #expect(count?.lastPush == pushed && count?.applied == pushed, "seed \(seed): \(pushed) pushes acknowledged, the server says \(String(describing: count))")
@@ -192,7 +192,7 @@ extension SyncConvergenceTests {
             #expect(try await client.pendingCount() == 0)
             let local = try await client.store.read { db in try db.fetchAll(SyncNote.self, "SELECT * FROM \"syncNotes\" ORDER BY \"id\"") }
             #expect(local == onServer, "seed \(seed): a replica differs from the server after recovery")
-            let node = try await client.store.read { db in try db.syncNode() }
+            let node = try await client.store.read { db in try db.sync.node() }
             let pushed = try await client.store.read { db in try db.fetchOne(Int64.self, "SELECT \"pushed\" FROM \"depot_sync_state\"") ?? 0 }
             #expect(counts[node]?.applied == pushed && counts[node]?.lastPush == pushed, "seed \(seed): pushes applied once")
             await client.store.close()

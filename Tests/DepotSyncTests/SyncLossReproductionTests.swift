@@ -45,7 +45,7 @@ struct SyncWord: Record, Equatable {
         try await server.share("syncFolders", key: shared.id.uuidString.lowercased(), owner: "alice", with: "bob")
         try await bob.sync()
         // Bob's device (or anyone speaking the protocol as bob) pushes a row stamped far ahead.
-        let bobNode = try await bob.store.read { db in try db.syncNode() }
+        let bobNode = try await bob.store.read { db in try db.sync.node() }
         let item = SyncItem(id: UUID(), folderID: shared.id, title: "From the future")
         var row = SyncRow()
         row.write(["id": .uuid(item.id), "folderID": .uuid(shared.id), "title": .text(item.title)],
@@ -172,7 +172,7 @@ struct SyncWord: Record, Equatable {
             let store = try Store.sqlite(at: folder.appendingPathComponent(name + ".sqlite").path)
             try await store.write { db in
                 try db.execute(create)
-                try db.installSyncReplica(of: tables)
+                try db.sync.installReplica(of: tables)
             }
             var client = SyncClient(store: store, tables: tables, transport: InProcessSyncTransport(server: server, seed: 3))
             client.pageSize = 2

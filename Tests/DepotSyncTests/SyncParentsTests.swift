@@ -73,7 +73,7 @@ struct SyncLabel: Record, Equatable {
             let store = try Store.sqlite(at: folder.appendingPathComponent(name + ".sqlite").path)
             try await store.write { db in
                 try db.execute(script: schema)
-                try db.installSyncReplica(of: tables)
+                try db.sync.installReplica(of: tables)
             }
             devices.append(SyncClient(store: store, tables: tables, transport: transport))
         }
@@ -159,10 +159,10 @@ struct SyncLabel: Record, Equatable {
         try await a.store.write { db in try db.execute("ALTER TABLE \"syncFolders\" ADD COLUMN \"color\" TEXT") }
         // A declaration that names a column the replica does not capture.
         let declared = [try SyncedTable(ColoredFolder.self)]
-        let error = await #expect(throws: DatabaseError.self) { try await a.store.read { db in try db.checkSyncReplica(of: declared) } }
-        #expect(error?.message.contains("run updateSyncReplica(of:) in the migration that added them") == true, "\(String(describing: error))")
-        try await a.store.write { db in try db.updateSyncReplica(of: declared) }
-        try await a.store.read { db in try db.checkSyncReplica(of: declared) }
+        let error = await #expect(throws: DatabaseError.self) { try await a.store.read { db in try db.sync.checkReplica(of: declared) } }
+        #expect(error?.message.contains("run db.sync.updateReplica(of:) in the migration that added them") == true, "\(String(describing: error))")
+        try await a.store.write { db in try db.sync.updateReplica(of: declared) }
+        try await a.store.read { db in try db.sync.checkReplica(of: declared) }
     }
 }
 

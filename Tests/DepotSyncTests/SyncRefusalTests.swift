@@ -131,11 +131,11 @@ import TestSupport
         let copied = SyncClient(store: try Store.sqlite(at: copy), tables: Tables.tables, transport: InProcessSyncTransport(server: server, account: "alice", seed: 2))
         try await original.store.write { db in try db.insert(SyncItem(id: UUID(), folderID: home.id, title: "X")) }
         #expect(try await original.sync().identityRenewed == false)
-        let oldNode = try await copied.store.read { db in try db.syncNode() }
+        let oldNode = try await copied.store.read { db in try db.sync.node() }
         try await copied.store.write { db in try db.insert(SyncItem(id: UUID(), folderID: home.id, title: "Y")) }
         let report = try await copied.sync()
         #expect(report.identityRenewed && report.sent == 1)
-        #expect(try await copied.store.read { db in try db.syncNode() } != oldNode, "a new node id")
+        #expect(try await copied.store.read { db in try db.sync.node() } != oldNode, "a new node id")
         #expect(try await copied.sync().identityRenewed == false, "told once")
         try await original.sync()
         for store in [server.store, original.store, copied.store] { #expect(try await System.titles(store) == ["X", "Y"]) }
@@ -174,7 +174,7 @@ import TestSupport
         row.write(["id": .uuid(id), "title": .text("Far"), "body": .null, "rank": .integer(1)],
                   stamp: SyncStamp(time: HybridTimestamp(rawValue: Int64.max), node: UUID()))
         let far = SyncChange(table: "syncNotes", key: id.uuidString.lowercased(), row: row)
-        try await store.write { db in try db.applySyncChanges([far], SyncReplicaTests.tables) }
+        try await store.write { db in try db.sync.applyChanges([far], SyncReplicaTests.tables) }
         let clock = try await store.read { db in try db.fetchOne(Int64.self, "SELECT \"hlc\" FROM \"depot_sync_state\"") } ?? 0
         #expect(HybridTimestamp(rawValue: clock).milliseconds <= Self.now() + 300_000)
         try await store.write { db in try db.insert(SyncNote(id: UUID(), title: "Mine", body: nil, rank: 2)) }

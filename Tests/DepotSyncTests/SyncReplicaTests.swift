@@ -23,7 +23,7 @@ struct SyncNote: Record, Equatable {
         let store = try Store.sqlite(at: folder.appendingPathComponent(name + ".sqlite").path)
         try await store.write { db in
             try db.execute("CREATE TABLE \"syncNotes\" (\"id\" TEXT PRIMARY KEY, \"title\" TEXT NOT NULL, \"body\" TEXT, \"rank\" INTEGER NOT NULL)")
-            try db.installSyncReplica(of: tables)
+            try db.sync.installReplica(of: tables)
         }
         return store
     }
@@ -48,7 +48,7 @@ struct SyncNote: Record, Equatable {
             try db.execute("UPDATE \"syncNotes\" SET \"title\" = 'Cake'")
             throw Abandoned()
         }
-        let pending = try await store.read { db in try db.pendingSyncChanges(Self.tables) }
+        let pending = try await store.read { db in try db.sync.pendingChanges(Self.tables) }
         #expect(pending.changes.count == 2)
         let first = try #require(pending.changes.first { $0.key == one.uuidString.lowercased() })
         #expect(first.row.exists && first.row.registers["title"]?.value == .text("Milk"))
@@ -56,13 +56,13 @@ struct SyncNote: Record, Equatable {
 
         let before = try #require(first.row.registers["rank"]?.stamp)
         try await store.write { db in try db.execute("UPDATE \"syncNotes\" SET \"title\" = 'Oat milk' WHERE \"rank\" = 1") }
-        let after = try await store.read { db in try db.pendingSyncChanges(Self.tables) }.changes.first { $0.key == one.uuidString.lowercased() }
+        let after = try await store.read { db in try db.sync.pendingChanges(Self.tables) }.changes.first { $0.key == one.uuidString.lowercased() }
         #expect(after?.row.registers["title"]?.stamp ?? before > before, "the changed column has a later stamp")
         #expect(after?.row.registers["rank"]?.stamp == before, "an unchanged column keeps its stamp")
 
-        try await store.write { db in try db.acknowledgeSyncChanges(upTo: pending.upTo) }
+        try await store.write { db in try db.sync.acknowledgeChanges(upTo: pending.upTo) }
         try await store.write { db in _ = try db.delete(SyncNote.self, id: two) }
-        let deleted = try await store.read { db in try db.pendingSyncChanges(Self.tables) }.changes.first { $0.key == two.uuidString.lowercased() }
+        let deleted = try await store.read { db in try db.sync.pendingChanges(Self.tables) }.changes.first { $0.key == two.uuidString.lowercased() }
         #expect(deleted?.row.exists == false && deleted?.row.causalLength == 2)
         await store.close()
     }
@@ -81,12 +81,12 @@ struct SyncNote: Record, Equatable {
         }
         #expect(try await store.read(entries) == 1, "one entry for a row written 101 times")
         // A push takes the entry (its range fixed); a write meanwhile is queued for the next push.
-        let pending = try await store.read { db in try db.pendingSyncChanges(Self.tables) }
+        let pending = try await store.read { db in try db.sync.pendingChanges(Self.tables) }
         try await store.write { db in try db.execute("UPDATE \"depot_sync_state\" SET \"push_upto\" = \(pending.upTo)") }
         try await store.write { db in try db.execute("UPDATE \"syncNotes\" SET \"title\" = 'Oat milk'") }
         #expect(try await store.read(entries) == 2, "a new entry beside the one in flight")
-        try await store.write { db in try db.acknowledgeSyncChanges(upTo: pending.upTo) }
-        let next = try await store.read { db in try db.pendingSyncChanges(Self.tables) }
+        try await store.write { db in try db.sync.acknowledgeChanges(upTo: pending.upTo) }
+        let next = try await store.read { db in try db.sync.pendingChanges(Self.tables) }
         #expect(next.changes.map { $0.row.registers["title"]?.value } == [.text("Oat milk")])
         await store.close()
     }
@@ -123,18 +123,18 @@ struct SyncNote: Record, Equatable {
             default:
                 // An exchange in the middle: one replica's state to another, sometimes twice.
                 let (from, to) = (g.pick(replicas), g.pick(replicas))
-                let changes = try await from.read { db in try db.allSyncChanges(Self.tables) }
+                let changes = try await from.read { db in try db.sync.allChanges(Self.tables) }
                 for _ in 0..<(g.chance(3) ? 2 : 1) {
-                    try await to.write { db in try db.applySyncChanges(changes, Self.tables) }
+                    try await to.write { db in try db.sync.applyChanges(changes, Self.tables) }
                 }
             }
         }
         // Everyone hears everyone, twice around.
         for _ in 0..<2 {
             for from in replicas {
-                let changes = try await from.read { db in try db.allSyncChanges(Self.tables) }
+                let changes = try await from.read { db in try db.sync.allChanges(Self.tables) }
                 for to in replicas where to !== from {
-                    try await to.write { db in try db.applySyncChanges(changes, Self.tables) }
+                    try await to.write { db in try db.sync.applyChanges(changes, Self.tables) }
                 }
             }
         }
@@ -143,7 +143,7 @@ struct SyncNote: Record, Equatable {
         }
         #expect(states[0] == states[1] && states[1] == states[2], "seed \(seed): \(states)")
         let syncStates = try await replicas.asyncMap { store in
-            try await store.read { db in try db.allSyncChanges(Self.tables) }
+            try await store.read { db in try db.sync.allChanges(Self.tables) }
         }
         #expect(syncStates[0] == syncStates[1] && syncStates[1] == syncStates[2], "seed \(seed): the sync states")
         for store in replicas { await store.close() }
@@ -174,11 +174,11 @@ extension Array {
             try db.execute("CREATE TABLE \"syncNotes\" (\"id\" TEXT PRIMARY KEY, \"title\" TEXT NOT NULL UNIQUE, \"body\" TEXT, \"rank\" INTEGER NOT NULL)")
         }
         let integer = await #expect(throws: DatabaseError.self) {
-            try await store.write { db in try db.installSyncReplica(of: [try SyncedTable(Counted.self)]) }
+            try await store.write { db in try db.sync.installReplica(of: [try SyncedTable(Counted.self)]) }
         }
         #expect(integer?.kind == .misuse && "\(integer.map { "\($0)" } ?? "")".contains("Use a UUID key"))
         let unique = await #expect(throws: DatabaseError.self) {
-            try await store.write { db in try db.installSyncReplica(of: SyncReplicaTests.tables) }
+            try await store.write { db in try db.sync.installReplica(of: SyncReplicaTests.tables) }
         }
         #expect("\(unique.map { "\($0)" } ?? "")".contains("unique constraint besides its key"))
         let installed = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM sqlite_schema WHERE name = 'depot_sync_state'") }

@@ -27,7 +27,7 @@ import TestSupport
         try await device.createList(title: "Home")
         try await device.addReminder(ReminderDraft(title: "Paint", dueDate: Date(timeIntervalSince1970: 1_800_000_000)), to: "Home")
         let tables = try RemindersModel.syncedTables()
-        let (changes, node) = try await device.store.read { db in (try db.pendingSyncChanges(tables).changes, try db.syncNode()) }
+        let (changes, node) = try await device.store.read { db in (try db.sync.pendingChanges(tables).changes, try db.sync.node()) }
 
         let wrong: [(column: String, value: Value)] = [
             ("isCompleted", .text("yes")), ("title", .integer(5)), ("priority", .text("1")), ("priority", .double(1.5)),

@@ -39,7 +39,7 @@ enum SyncFigures {
             let store = try Store.sqlite(at: folder.appendingPathComponent(name + ".sqlite").path)
             try await store.write { db in
                 try db.execute("CREATE TABLE notes (id TEXT PRIMARY KEY, title TEXT NOT NULL, body TEXT, rank INTEGER NOT NULL)")
-                try db.installSyncReplica(of: tables)
+                try db.sync.installReplica(of: tables)
             }
             return SyncClient(store: store, tables: tables, transport: transport)
         }

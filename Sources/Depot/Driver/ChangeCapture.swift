@@ -70,7 +70,7 @@ public struct ChangeCapture: Sendable, Hashable {
 }
 
 /// A dialect whose engine records writes as ``ChangeCapture`` says, with
-/// triggers: what a sync replica (DepotSync's `installSyncReplica`) needs of
+/// triggers: what a sync replica (DepotSync's `db.sync.installReplica`) needs of
 /// its engine. SQLite's dialect is one; a store on an engine without one can
 /// serve sync but not hold a replica.
 public protocol ChangeCapturingDialect: SQLDialect {

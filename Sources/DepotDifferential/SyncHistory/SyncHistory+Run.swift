@@ -68,7 +68,7 @@ extension SyncHistory {
             let store = try Store.sqlite(at: path)
             try await store.write { db in
                 try db.execute(script: SyncHistory.schema)
-                try db.installSyncReplica(of: tables)
+                try db.sync.installReplica(of: tables)
             }
             var client = SyncClient(store: store, tables: tables, transport: transport(account, UInt64(index)))
             client.pageSize = Int.random(in: 2...6, using: &g)
@@ -282,7 +282,7 @@ extension SyncHistory {
         func sync(_ index: Int, quiet: Bool = false) async throws {
             let device = devices[index]
             if trace {
-                let pending = try await device.client.store.read { db in try db.pendingSyncChanges(tables, limit: 1000).changes }
+                let pending = try await device.client.store.read { db in try db.sync.pendingChanges(tables, limit: 1000).changes }
                 let state = try await device.client.store.read { db in try db.fetchOne(String.self, "SELECT \"pushed\" || ' ' || \"push_upto\" || ' ' || \"cursor_version\" || ' body ' || coalesce((SELECT \"number\" FROM \"depot_sync_pushing\"), 0) FROM \"depot_sync_state\"") } ?? ""
                 print("  device \(index) pending (\(state)): \(pending.map { "\($0.table) \($0.key.prefix(8)) \($0.row.causalLength)" })")
             }

@@ -18,7 +18,7 @@ struct SyncEndpoints: Sendable {
     static func prepare(_ model: RemindersModel) async throws -> SyncEndpoints {
         let store = model.store
         try await store.write { db in
-            if try db.isSyncReplica() {
+            if try db.sync.isReplica() {
                 throw StartupError("this database is a device's sync replica; a sync server needs a database of its own")
             }
             if try !SyncServer.isInstalled(in: db) {

@@ -134,12 +134,12 @@ struct Replica {
 
     /// The replica's node id: a push's client.
     func node() async throws -> UUID {
-        try await store.read { db in try db.syncNode() }
+        try await store.read { db in try db.sync.node() }
     }
 
     /// Its next push: every change waiting, as push `number`.
     func push(_ number: Int64 = 1) async throws -> SyncPush {
-        let changes = try await store.write { db in try db.pendingSyncChanges(try RemindersModel.syncedTables()).changes }
+        let changes = try await store.write { db in try db.sync.pendingChanges(try RemindersModel.syncedTables()).changes }
         return SyncPush(client: try await node(), number: number, changes: changes)
     }
 
