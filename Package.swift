@@ -7,6 +7,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "Depot", targets: ["Depot"]),
+        .library(name: "DepotDriver", targets: ["DepotDriver"]),
         .library(name: "DepotSQLite", targets: ["DepotSQLite"]),
         .library(name: "DepotPostgres", targets: ["DepotPostgres"]),
         .library(name: "DepotConformance", targets: ["DepotConformance"]),
@@ -37,10 +38,15 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
     ],
     targets: [
-        // The engine-independent core. Imports no C.
+        // The driver SPI: what a backend implements and the values it passes
+        // (Value, Row, SQL, errors, dialects, capabilities). Foundation only.
+        .target(name: "DepotDriver", path: "Sources/DepotDriver"),
+
+        // The engine-independent core, re-exporting the SPI. Imports no C.
         .target(
             name: "Depot",
             dependencies: [
+                "DepotDriver",
                 "DepotMacros",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),

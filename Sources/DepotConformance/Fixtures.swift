@@ -1,4 +1,4 @@
-@_spi(Driver) import Depot
+import Depot
 import Foundation
 
 /// A record with one column, for round trips of a single type.

@@ -1,4 +1,4 @@
-@_spi(Driver) import Depot
+import Depot
 import Foundation
 
 /// Rows as an aligned text table, for inline snapshots in tests.

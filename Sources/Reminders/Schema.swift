@@ -5,7 +5,7 @@ import Foundation
 /// once shipped. The model types describe the newest schema.
 ///
 /// Where the engines differ, each migration writes its own SQL per vocabulary
-/// of column types (``ScriptSet``, chosen by the type names the dialect
+/// of column types (`ScriptSet`, chosen by the type names the dialect
 /// spells): SQLite tables are STRICT, with booleans checked to 0 or 1;
 /// PostgreSQL uses native types (`boolean`, `timestamptz`, identity columns, `bigint` colours,
 /// since 0xRRGGBBAA above 0x7FFFFFFF does not fit an `integer`). MariaDB came

@@ -1,4 +1,4 @@
-@_spi(Driver) import Depot
+import Depot
 @testable import DepotSQLite
 import Foundation
 import Testing

@@ -1,4 +1,4 @@
-@_spi(Driver) import Depot
+import Depot
 import Testing
 
 /// What the store does when a connection breaks: it opens another in its

@@ -1,5 +1,5 @@
 import CLibPQ
-@_spi(Driver) import Depot
+import Depot
 import Foundation
 
 extension PostgresConnection: BulkInsertingConnection {

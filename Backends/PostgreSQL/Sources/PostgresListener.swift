@@ -1,5 +1,5 @@
 import CLibPQ
-@_spi(Driver) import Depot
+import Depot
 import Foundation
 
 /// A connection of its own, outside the pool and never in a transaction, that

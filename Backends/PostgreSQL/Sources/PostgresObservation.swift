@@ -1,5 +1,5 @@
 import CLibPQ
-@_spi(Driver) import Depot
+import Depot
 import Foundation
 
 /// The channel Depot's triggers notify, with the changed table's `schema.name` as payload.

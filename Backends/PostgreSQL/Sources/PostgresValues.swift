@@ -1,5 +1,5 @@
 import CLibPQ
-@_spi(Driver) import Depot
+import Depot
 import Foundation
 
 /// PostgreSQL type OIDs Depot reads and writes.
@@ -126,7 +126,7 @@ final class PostgresParameters {
             throw DatabaseError(.encoding, "value \(position) is larger than PostgreSQL can bind (2 GiB)")
         }
         let destination = room(length + 1)
-        copyUTF8(text, to: destination)
+        TextBytes.copyUTF8(text, to: destination)
         // libpq reads text up to its NUL: one inside would cut the value short.
         guard length == 0 || memchr(destination, 0, length) == nil else {
             throw DatabaseError(.encoding, "value \(position): PostgreSQL text cannot hold the NUL character (U+0000)")
@@ -276,7 +276,7 @@ enum PostgresBinary {
     static func utf8(_ bytes: UnsafeRawBufferPointer) throws -> String {
         let bytes = bytes.bindMemory(to: UInt8.self)
         // ASCII needs no validation; the generic validating initializer is slow.
-        if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
+        if TextBytes.isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw Unsupported(message: "the text is not valid UTF-8")
         }

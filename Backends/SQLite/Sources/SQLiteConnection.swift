@@ -1,5 +1,5 @@
 import CSQLite
-@_spi(Driver) import Depot
+import Depot
 import Foundation
 
 /// One SQLite connection, configured the way every Depot connection is:

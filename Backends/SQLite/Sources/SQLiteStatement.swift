@@ -1,5 +1,5 @@
 import CSQLite
-@_spi(Driver) import Depot
+import Depot
 import Foundation
 
 /// A compiled SQLite statement, read in place: values come straight from
@@ -116,7 +116,7 @@ final class SQLiteStatement: DriverStatement {
                         break
                     }
                     let bytes = room(count, after: used)
-                    copyUTF8(s, to: bytes)
+                    TextBytes.copyUTF8(s, to: bytes)
                     code = sqlite3_bind_text(handle, index, bytes.assumingMemoryBound(to: CChar.self), Int32(count), nil)
                     used &+= count
                 case .blob(let data):
@@ -347,7 +347,7 @@ final class SQLiteStatement: DriverStatement {
             let count = Int(sqlite3_value_bytes(value))
             let bytes = UnsafeBufferPointer(start: pointer, count: count)
             // ASCII needs no validation; the generic validating initializer is slow.
-            if isASCII(bytes) { return .text(String(decoding: bytes, as: UTF8.self)) }
+            if TextBytes.isASCII(bytes) { return .text(String(decoding: bytes, as: UTF8.self)) }
             guard let text = String(validating: bytes, as: UTF8.self) else {
                 throw DatabaseError(.decoding, "the column holds text that is not valid UTF-8 (\(count) bytes)",
                                     column: columns.names[index], columnIndex: index, sql: sql)

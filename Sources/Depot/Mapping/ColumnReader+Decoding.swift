@@ -77,7 +77,7 @@ extension ColumnReader {
     mutating func fastString(_ index: Int) -> String? {
         guard let bytes = fastTextBytes(index) else { return nil }
         // ASCII needs no validation; other text must be valid UTF-8, or the slow path reports it.
-        if textIsASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
+        if TextBytes.isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
         return String(validating: bytes, as: UTF8.self)
     }
 

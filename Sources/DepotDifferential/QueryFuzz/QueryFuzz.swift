@@ -1,4 +1,4 @@
-@_spi(Driver) import Depot
+import Depot
 import Foundation
 import DepotTesting
 

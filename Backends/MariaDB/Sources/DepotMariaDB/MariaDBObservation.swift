@@ -1,5 +1,5 @@
 import CMariaDB
-@_spi(Driver) import Depot
+import Depot
 import Foundation
 
 /// The table Depot's triggers count commits in: a version per table and

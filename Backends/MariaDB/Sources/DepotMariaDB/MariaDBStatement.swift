@@ -1,5 +1,5 @@
 import CMariaDB
-@_spi(Driver) import Depot
+import Depot
 import Foundation
 
 /// A server-side prepared statement (`mysql_stmt_*`) with binary binds and

@@ -1,5 +1,5 @@
 import CMariaDB
-@_spi(Driver) import Depot
+import Depot
 import Foundation
 
 /// The binary binds of one execution: a `MYSQL_BIND` per marker, and the

@@ -141,7 +141,7 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         return text
     }
 
-    func with(sql: String, values: [Value]?) -> DatabaseError {
+    package func with(sql: String, values: [Value]?) -> DatabaseError {
         var copy = self
         if copy.sql == nil { copy.sql = sql }
         if copy.boundValues == nil { copy.boundValues = values }
@@ -150,34 +150,21 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
 }
 
 extension DatabaseError {
-    static func misuse(_ message: String) -> DatabaseError { DatabaseError(.misuse, message) }
+    package static func misuse(_ message: String) -> DatabaseError { DatabaseError(.misuse, message) }
 
     /// The error every backend gives when an observation reads a table that
     /// ``Database/enableObservation(of:)`` never made observable: one text on every engine.
-    @_spi(Driver) public static func notObservable(_ table: String) -> DatabaseError {
+    public static func notObservable(_ table: String) -> DatabaseError {
         DatabaseError(.misuse, "\"\(table)\" is read by an observation but was never made observable: "
             + "run db.enableObservation(of: [\"\(table)\"]) once, in a migration")
     }
 
     /// A `connection` error from COMMIT, said as what it means: the outcome is unknown.
-    func lostDuringCommit() -> DatabaseError {
+    package func lostDuringCommit() -> DatabaseError {
         guard kind == .connection, !commitOutcomeUnknown else { return self }
         var copy = self
         copy.commitOutcomeUnknown = true
         copy.message = "the connection was lost after COMMIT was sent, so the transaction may or may not have committed: " + message
         return copy
     }
-}
-
-/// Renders a coding path as `items[2].dueDate`.
-func describe(codingPath: [any CodingKey]) -> String {
-    var text = ""
-    for key in codingPath {
-        if let index = key.intValue, key.stringValue.hasPrefix("Index ") || key.stringValue == "\(index)" {
-            text += "[\(index)]"
-        } else {
-            text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
-        }
-    }
-    return text
 }

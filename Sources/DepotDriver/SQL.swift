@@ -22,7 +22,7 @@ import Foundation
 /// Caveat: a record stored with non-default strategies (dates as seconds, say)
 /// must be queried with values in the same form.
 public struct SQL: Sendable, Hashable {
-    enum Fragment: Sendable, Hashable {
+    package enum Fragment: Sendable, Hashable {
         case raw(String)
         case value(Value)
         case identifier(String)
@@ -35,9 +35,9 @@ public struct SQL: Sendable, Hashable {
         case invalid(String)
     }
 
-    var fragments: [Fragment]
+    package var fragments: [Fragment]
 
-    init(fragments: [Fragment]) {
+    package init(fragments: [Fragment]) {
         self.fragments = fragments
     }
 
@@ -110,7 +110,7 @@ extension SQL: ExpressibleByStringInterpolation {
 
     /// Builds ``SQL`` from an interpolated literal: values become bound parameters.
     public struct StringInterpolation: StringInterpolationProtocol {
-        var fragments: [Fragment] = []
+        package var fragments: [Fragment] = []
 
         /// Starts an interpolation; Swift calls this for a literal.
         public init(literalCapacity: Int, interpolationCount: Int) {
@@ -125,20 +125,6 @@ extension SQL: ExpressibleByStringInterpolation {
             } else {
                 fragments.append(.raw(literal))
             }
-        }
-
-        /// Binds a value as a parameter; it is encoded as a column is.
-        public mutating func appendInterpolation<T: Encodable>(_ value: T) {
-            do {
-                fragments.append(.value(try ValueEncoder.encode(value, options: .default, column: nil)))
-            } catch {
-                fragments.append(.invalid("cannot bind a \(T.self): \(error)"))
-            }
-        }
-
-        /// Binds an optional value: nil binds NULL.
-        public mutating func appendInterpolation<T: Encodable>(_ value: T?) {
-            if let value { appendInterpolation(value) } else { fragments.append(.value(.null)) }
         }
 
         /// Binds a ``Value`` as it is.
@@ -157,21 +143,6 @@ extension SQL: ExpressibleByStringInterpolation {
         /// PostgreSQL. A dotted name is not split: use `\(ident: "t").\(ident: "c")`.
         public mutating func appendInterpolation(ident name: String) {
             fragments.append(.identifier(name))
-        }
-
-        /// A parenthesised list of bound values, for `IN`: `\(list: ids)` becomes `(?1, ?2, ?3)`.
-        ///
-        /// Caveat: an empty list becomes `(NULL)`, which matches nothing, since `()` is not valid SQL.
-        public mutating func appendInterpolation<T: Encodable>(list values: some Sequence<T>) {
-            appendLiteral("(")
-            var first = true
-            for value in values {
-                if !first { appendLiteral(", ") }
-                first = false
-                appendInterpolation(value)
-            }
-            if first { appendLiteral("NULL") }
-            appendLiteral(")")
         }
 
         /// The engine's column type for a portable type, for DDL that runs on every engine.

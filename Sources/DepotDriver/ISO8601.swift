@@ -17,7 +17,7 @@ import Foundation
 /// fraction digits (past the sixth they must be zeros: nothing is rounded away),
 /// and `Z`, `+HH`, `+HHMM` or `+HH:MM` offsets. A time without an offset is UTC,
 /// as SQLite's `CURRENT_TIMESTAMP` writes it. Years run from 0001 to 9999.
-@_spi(Driver) public enum ISO8601 {
+public enum ISO8601 {
     /// Microseconds between 1970-01-01 and 2001-01-01.
     static let referenceOffsetMicros: Int64 = 978_307_200_000_000
     /// The first and last instants a four-digit year can name, in microseconds since 1970.
