@@ -340,9 +340,14 @@ public enum ISO8601 {
         }
     }
 
-    // Howard Hinnant's days-from-civil algorithms, proleptic Gregorian calendar.
+    /// Days since 1970-01-01 of a date in the proleptic Gregorian calendar
+    /// (Howard Hinnant's days-from-civil), for a backend that reads an engine's
+    /// date as year, month and day: `daysFromCivil(year: 1970, month: 1, day: 2)` is 1.
+    ///
+    /// Caveat: exact for years -10⁹...10⁹; `month` must be 1...12 and `day`
+    /// 1...31 (a day past the month's end counts on into the next).
     @inline(__always)
-    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+    public static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -352,7 +357,10 @@ public enum ISO8601 {
         return era * 146_097 + doe - 719_468
     }
 
-    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
+    /// The year, month (1...12) and day (1...31) of a count of days since
+    /// 1970-01-01, in the proleptic Gregorian calendar: the inverse of
+    /// ``daysFromCivil(year:month:day:)``.
+    public static func civil(fromDays z0: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = z0 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097

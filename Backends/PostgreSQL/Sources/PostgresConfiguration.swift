@@ -338,20 +338,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// PostgresConfiguration.redact("postgres://app:s3cret@db/app")  // "postgres://app:***@db/app"
     /// ```
     public static func redact(_ url: String) -> String {
-        var text = url
-        let authorityStart = text.range(of: "://")?.upperBound ?? text.startIndex
-        if let at = text[authorityStart...].lastIndex(of: "@"),
-           let colon = text[authorityStart..<at].firstIndex(of: ":") {
-            text = text[..<colon] + ":***" + text[at...]
-        }
-        // A password given as a query parameter: `?password=...`.
-        var searchStart = text.startIndex
-        while let found = text.range(of: "password=", options: .caseInsensitive, range: searchStart..<text.endIndex) {
-            let end = text[found.upperBound...].firstIndex(of: "&") ?? text.endIndex
-            text.replaceSubrange(found.upperBound..<end, with: "***")
-            searchStart = text.index(found.upperBound, offsetBy: 3)
-        }
-        return text
+        DatabaseURL.redacted(url)
     }
 
     /// Whether the store has several servers to choose from: a primary and standbys.

@@ -20,21 +20,7 @@ extension Store {
     ///
     /// - Throws: a `connection` ``DatabaseError`` naming the server (never the password).
     public static func postgres(_ configuration: PostgresConfiguration) async throws -> Store {
-        let driver = PostgresDriver(configuration: configuration)
-        if configuration.store.waitsForServer {
-            return Store(driver: driver, configuration: configuration.store)
-        }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            DispatchQueue.global().async {
-                do {
-                    try driver.openConnection(.writer).close()
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
-        return Store(driver: driver, configuration: configuration.store)
+        try await Store.connecting(PostgresDriver(configuration: configuration), configuration: configuration.store)
     }
 
     /// Connects to the PostgreSQL server a `postgres://` URL names.

@@ -94,13 +94,11 @@ public struct MariaDBConfiguration: Sendable, CustomStringConvertible, CustomDeb
         ], displayStyle: .struct)
     }
 
-    /// A URL with its password replaced by `***`, found by its place in the
-    /// text, so that a URL too broken to parse is redacted as well.
+    /// A URL with its password replaced by `***` (``DatabaseURL/redacted(_:)``:
+    /// the user's password and a `password=` parameter), found by its place in
+    /// the text, so that a URL too broken to parse is redacted as well.
     public static func redact(_ url: String) -> String {
-        let authorityStart = url.range(of: "://")?.upperBound ?? url.startIndex
-        guard let at = url[authorityStart...].lastIndex(of: "@"),
-              let colon = url[authorityStart..<at].firstIndex(of: ":") else { return url }
-        return String(url[..<colon]) + ":***" + String(url[at...])
+        DatabaseURL.redacted(url)
     }
 
     /// The same configuration for another database on the server.

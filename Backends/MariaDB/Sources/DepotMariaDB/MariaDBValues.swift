@@ -104,7 +104,7 @@ enum MariaDBTime {
         var days = micros / microsPerDay
         var rest = micros % microsPerDay
         if rest < 0 { rest += microsPerDay; days -= 1 }
-        let (year, month, day) = civil(days: days)
+        let (year, month, day) = ISO8601.civil(fromDays: days)
         var time = MYSQL_TIME()
         time.year = UInt32(year)
         time.month = UInt32(month)
@@ -118,31 +118,9 @@ enum MariaDBTime {
     }
 
     static func microseconds(_ time: MYSQL_TIME) -> Int64 {
-        let days = Self.days(year: Int64(time.year), month: Int64(time.month), day: Int64(time.day))
+        let days = ISO8601.daysFromCivil(year: Int64(time.year), month: Int64(time.month), day: Int64(time.day))
         let seconds = Int64(time.hour) * 3600 + Int64(time.minute) * 60 + Int64(time.second)
         return days * microsPerDay + seconds * 1_000_000 + Int64(time.second_part)
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    static func civil(days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
 

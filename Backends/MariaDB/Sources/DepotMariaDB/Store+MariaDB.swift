@@ -17,21 +17,7 @@ extension Store {
     ///
     /// - Throws: a `connection` ``DatabaseError`` naming the server (never the password).
     public static func mariadb(_ configuration: MariaDBConfiguration) async throws -> Store {
-        let driver = MariaDBDriver(configuration: configuration)
-        if configuration.store.waitsForServer {
-            return Store(driver: driver, configuration: configuration.store)
-        }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            DispatchQueue.global().async {
-                do {
-                    try driver.openConnection(.writer).close()
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
-        return Store(driver: driver, configuration: configuration.store)
+        try await Store.connecting(MariaDBDriver(configuration: configuration), configuration: configuration.store)
     }
 
     /// Connects to the MariaDB server a `mariadb://` URL names.
