@@ -33,7 +33,8 @@ public protocol QueryDialect: SQLDialect {
     /// toward zero, a remainder has the dividend's sign, and `Int64.min % -1` is 0.
     func integerArithmetic(_ op: ArithmeticOperator, _ lhs: String, _ rhs: String) -> String
     /// The value bound for a JSON path (keys without `"` or `\`, indexes of
-    /// at least 0), as ``jsonScalar(_:in:at:)`` takes it.
+    /// at least 0), as ``jsonScalar(_:in:at:)`` takes it. The default is the
+    /// SQL/JSON path text, `$."key"[0]` (SQLite and MariaDB read it).
     func jsonPath(_ path: [JSONPathComponent]) -> Value
     /// The scalar of `kind` at the bound `path` in the JSON `document`, NULL
     /// when the path is missing, the value is JSON null or of another kind: no
@@ -96,6 +97,18 @@ public protocol QueryDialect: SQLDialect {
 }
 
 extension QueryDialect {
+    /// `$."key"[0]`: the SQL/JSON path text.
+    public func jsonPath(_ path: [JSONPathComponent]) -> Value {
+        var text = "$"
+        for component in path {
+            switch component {
+            case .key(let key): text += ".\"" + key + "\""
+            case .index(let index): text += "[\(index)]"
+            }
+        }
+        return .text(text)
+    }
+
     /// `TRUE`, `FALSE`.
     public func booleanLiteral(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
 

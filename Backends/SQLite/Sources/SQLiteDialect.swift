@@ -140,18 +140,6 @@ extension SQLiteDialect {
 }
 
 extension SQLiteDialect {
-    /// `$."key"[0]`: SQLite's path text.
-    public func jsonPath(_ path: [JSONPathComponent]) -> Value {
-        var text = "$"
-        for component in path {
-            switch component {
-            case .key(let key): text += ".\"" + key + "\""
-            case .index(let index): text += "[\(index)]"
-            }
-        }
-        return .text(text)
-    }
-
     /// `json_type` decides the kind before `json_extract` reads it: SQLite's
     /// own `json_extract` would read the string "3" as text that compares
     /// with anything. A whole `real` (`3.0`, `1e2`) is an integer, as on PostgreSQL.

@@ -273,18 +273,6 @@ extension MariaDBDialect: QueryDialect {
         }
     }
 
-    /// `$."key"[0]`: MariaDB's path text.
-    public func jsonPath(_ path: [JSONPathComponent]) -> Value {
-        var text = "$"
-        for component in path {
-            switch component {
-            case .key(let key): text += ".\"" + key + "\""
-            case .index(let index): text += "[\(index)]"
-            }
-        }
-        return .text(text)
-    }
-
     /// True: `$.a[0]` reads `{"a": 7}` as 7, so the builder asks
     /// ``jsonIsArray(_:at:)`` before each index.
     public var jsonIndexWrapsScalars: Bool { true }
