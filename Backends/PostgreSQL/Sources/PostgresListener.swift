@@ -17,52 +17,28 @@ final class PostgresListener: ChangeListener, @unchecked Sendable {
         case failedToConnect(DatabaseError)
     }
 
-    private let configuration: PostgresConfiguration
-    private let channels: [String]
-    private let onEvent: @Sendable (Event) -> Void
-    private let lock = NSLock()
-    private var listening = false
-    private var stopped = false
+    private let loop: ListenerLoop<OpaquePointer>
 
     init(configuration: PostgresConfiguration, channels: [String], onEvent: @escaping @Sendable (Event) -> Void) {
-        self.configuration = configuration
-        self.channels = channels
-        self.onEvent = onEvent
-        let thread = Thread { [self] in run() }
-        thread.name = "depot.postgresql.listener"
-        thread.start()
+        loop = ListenerLoop(name: "depot.postgresql.listener",
+            connect: { try Self.connect(configuration, channels).get() },
+            serve: { connection, loop in
+                onEvent(.listening)
+                Self.listen(on: connection, loop, onEvent)
+            },
+            close: { PQfinish($0) },
+            failedToConnect: { error in
+                onEvent(.failedToConnect(error as? DatabaseError ?? DatabaseError(.connection, "cannot connect the listener: \(error)")))
+            })
     }
 
-    var isListening: Bool { lock.withLock { listening } }
-    private var isStopped: Bool { lock.withLock { stopped } }
+    var isListening: Bool { loop.isListening }
 
     func stop() {
-        lock.withLock { stopped = true }
+        loop.stop()
     }
 
-    private func run() {
-        var delay = 0.05
-        while !isStopped {
-            let connection: OpaquePointer
-            switch connect() {
-            case .failure(let error):
-                onEvent(.failedToConnect(error))
-                Thread.sleep(forTimeInterval: delay)
-                delay = min(delay * 2, 2)
-                continue
-            case .success(let handle):
-                connection = handle
-            }
-            delay = 0.05
-            lock.withLock { listening = true }
-            onEvent(.listening)
-            listen(on: connection)
-            lock.withLock { listening = false }
-            PQfinish(connection)
-        }
-    }
-
-    private func connect() -> Result<OpaquePointer, DatabaseError> {
+    private static func connect(_ configuration: PostgresConfiguration, _ channels: [String]) -> Result<OpaquePointer, DatabaseError> {
         // LISTEN runs on the primary (a standby refuses it, and commits notify
         // on the primary only), never through a pooler in transaction mode.
         let hosts = configuration.listenerHosts ?? configuration.hosts
@@ -99,9 +75,9 @@ final class PostgresListener: ChangeListener, @unchecked Sendable {
     }
 
     /// Reads notifications until the connection fails or the listener stops.
-    private func listen(on connection: OpaquePointer) {
+    private static func listen(on connection: OpaquePointer, _ loop: ListenerLoop<OpaquePointer>, _ onEvent: @Sendable (Event) -> Void) {
         var descriptor = pollfd(fd: PQsocket(connection), events: Int16(POLLIN), revents: 0)
-        while !isStopped {
+        while !loop.isStopped {
             let ready = poll(&descriptor, 1, 100)
             guard ready >= 0 || errno == EINTR else { return }
             guard ready > 0 else { continue }

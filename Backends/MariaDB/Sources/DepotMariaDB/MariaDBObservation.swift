@@ -101,54 +101,31 @@ extension MariaDBDriver: ChangeListeningDriver {
 /// the pool and never in a transaction, and reports the tables whose counters
 /// moved. After each (re)connect it reports `.unknown`: commits may have been missed.
 final class MariaDBListener: ChangeListener, @unchecked Sendable {
-    private let configuration: MariaDBConfiguration
-    private let onChange: @Sendable (ObservedChange) -> Void
-    private let lock = NSLock()
-    private var listening = false
-    private var stopped = false
+    private let loop: ListenerLoop<UnsafeMutablePointer<MYSQL>>
     static let pollInterval = 0.1
 
     init(configuration: MariaDBConfiguration, onChange: @escaping @Sendable (ObservedChange) -> Void) {
-        self.configuration = configuration
-        self.onChange = onChange
-        let thread = Thread { [self] in run() }
-        thread.name = "depot.mariadb.listener"
-        thread.start()
+        loop = ListenerLoop(name: "depot.mariadb.listener",
+            connect: { try MariaDBConnection.connect(configuration) },
+            serve: { mysql, loop in
+                // The baseline first, then `.unknown`: a commit after the baseline is heard.
+                guard var versions = Self.poll(mysql) else { return }
+                onChange(.unknown)
+                while !loop.isStopped {
+                    Thread.sleep(forTimeInterval: Self.pollInterval)
+                    guard let now = Self.poll(mysql) else { return }
+                    let moved = Set(now.filter { versions[$0.key] != $0.value }.keys)
+                    versions = now
+                    if !moved.isEmpty { onChange(.tables(moved)) }
+                }
+            },
+            close: { mysql_close($0) })
     }
 
-    var isListening: Bool { lock.withLock { listening } }
-    private var isStopped: Bool { lock.withLock { stopped } }
+    var isListening: Bool { loop.isListening }
 
     func stop() {
-        lock.withLock { stopped = true }
-    }
-
-    private func run() {
-        var delay = 0.05
-        while !isStopped {
-            guard let mysql = try? MariaDBConnection.connect(configuration) else {
-                Thread.sleep(forTimeInterval: delay)
-                delay = min(delay * 2, 2)
-                continue
-            }
-            delay = 0.05
-            // The baseline first, then `.unknown`: a commit after the baseline is heard.
-            guard var versions = Self.poll(mysql) else {
-                mysql_close(mysql)
-                continue
-            }
-            lock.withLock { listening = true }
-            onChange(.unknown)
-            while !isStopped {
-                Thread.sleep(forTimeInterval: Self.pollInterval)
-                guard let now = Self.poll(mysql) else { break }
-                let moved = Set(now.filter { versions[$0.key] != $0.value }.keys)
-                versions = now
-                if !moved.isEmpty { onChange(.tables(moved)) }
-            }
-            lock.withLock { listening = false }
-            mysql_close(mysql)
-        }
+        loop.stop()
     }
 
     /// Each table's summed version; empty before any table was made
