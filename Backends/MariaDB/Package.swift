@@ -50,6 +50,8 @@ let package = Package(
                 // The differential checks, with SQLite as the reference engine.
                 .product(name: "DepotDifferential", package: "Depot"),
                 .product(name: "DepotSQLite", package: "Depot"),
+                // Sync histories with the server on MariaDB.
+                .product(name: "DepotSync", package: "Depot"),
                 .product(name: "DepotTesting", package: "Depot"),
             ]
         ),
