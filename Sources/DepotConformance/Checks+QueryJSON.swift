@@ -103,6 +103,19 @@ extension QueryChecks {
         try expectEqual(filtered.1, [1], "a JSON Boolean as the filter")
         try expectEqual(filtered.2, [2, 3], "NULL where missing or of another kind")
         try expectEqual(filtered.3, [3, 1, 2], "ordered by a JSON string, NULLs last")
+        // Two paths of one length, a key where the other has an index: each query
+        // renders its own SQL (an engine that reads a scalar as an array of one
+        // guards each index), even when the first was cached on the connection.
+        let mixed = try await store.read { db in
+            (try db.fetchAll(Gadget.where { $0.body.json("h", "i", as: String.self).eq("é💡") }).map(\.id),
+             try db.fetchAll(Gadget.where { $0.body.json("f", 1, as: String.self).eq("x") }).map(\.id),
+             try db.fetchAll(Gadget.where { $0.body.json("a", 0, as: Int.self).eq(3) }).map(\.id),
+             try db.fetchAll(Gadget.where { $0.body.json("h", "i", as: String.self).eq("é💡") }).map(\.id))
+        }
+        try expectEqual(mixed.0, [1], "a filter on a key after a key")
+        try expectEqual(mixed.1, [1], "a filter on an index after a key, after a path of two keys")
+        try expectEqual(mixed.2, [], "a filter on an index into a number (no array)")
+        try expectEqual(mixed.3, [1], "a filter on a key after a key, after paths with an index")
         try await expectError(.misuse, "a key with a quote") {
             try await store.read { db in try db.fetchAll(Gadget.all.select { $0.body.json("a\"b", as: Int.self) }) }
         }

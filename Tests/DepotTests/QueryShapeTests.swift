@@ -13,8 +13,8 @@ import Testing
         var rank: Int?
     }
 
-    @Test func aCachedShapeMatchesTheSameStructureWithOtherValuesAndNothingElse() {
-        let cached = RenderedShape(Item.where { $0.title.eq("a") && $0.rank > 3 }.order { $0.rank.ascending() }.limit(5), sql: "…")
+    @Test func aCachedShapeMatchesTheSameStructureWithOtherValuesAndNothingElse() throws {
+        let cached = try #require(RenderedShape(Item.where { $0.title.eq("a") && $0.rank > 3 }.order { $0.rank.ascending() }.limit(5), operation: 1, sql: "…"))
         #expect(cached.matches(Item.where { $0.title.eq("zzz") && $0.rank > 99 }.order { $0.rank.ascending() }.limit(1)))
         let others: [Query<Item>] = [
             Item.where { $0.title.eq("a") && $0.rank >= 3 }.order { $0.rank.ascending() }.limit(5),
@@ -31,10 +31,17 @@ import Testing
         }
     }
 
-    @Test func anEmptyNeedleIsAnotherShapeAndAnyOtherNeedleIsNot() {
-        let cached = RenderedShape(Item.where { $0.title.contains("x") }, sql: "…")
+    @Test func anEmptyNeedleIsAnotherShapeAndAnyOtherNeedleIsNot() throws {
+        let cached = try #require(RenderedShape(Item.where { $0.title.contains("x") }, operation: 1, sql: "…"))
         #expect(cached.matches(Item.where { $0.title.contains("something else") }))
         #expect(!cached.matches(Item.where { $0.title.contains("") }))
         #expect(!cached.matches(Item.where { $0.title.contains("x", caseInsensitive: true) }))
+    }
+
+    @Test func aColumnOfAnotherNameOrSourceIsAnotherShape() throws {
+        let cached = try #require(RenderedShape(Item.where { $0.title.eq("a") }, operation: 1, sql: "…"))
+        #expect(!cached.matches(Item.where { $0.title.eq("a") && $0.title.eq("b") }))
+        #expect(!cached.matches(Item.where { $0.rank.eq(3) }))
+        #expect(cached.matches(Item.where { $0.title.eq("a much longer title than eight bytes") }))
     }
 }

@@ -14,18 +14,27 @@ struct QueryShapeKey: Hashable {
     /// The key of a record query, or nil when it cannot be cached.
     init?<T>(_ query: Query<T>, operation: UInt8) {
         var hasher = ShapeHasher()
-        hasher.mix(UInt64(operation))
-        hasher.mix(UInt64(query.filters.count))
-        for filter in query.filters where !filter.feedShape(&hasher) { return nil }
-        hasher.mix(UInt64(query.orderings.count))
-        for ordering in query.orderings {
-            guard ordering.node.feedShape(&hasher) else { return nil }
-            hasher.mix(ordering.descending, ordering.nulls == .first)
-        }
-        hasher.mix(query.limitCount != nil, query.offsetCount != nil)
+        guard Self.feed(query, operation: operation, into: &hasher) else { return nil }
         type = ObjectIdentifier(T.self)
         hash = hasher.state
         nodes = hasher.nodes
+    }
+
+    /// Feeds a record query's whole structure to `sink`, in one order: the
+    /// hash of the key, the words a rendered shape keeps and the comparison
+    /// with them all come from this one projection. False when it holds a
+    /// node that cannot be cached.
+    static func feed<T, S: ShapeSink>(_ query: Query<T>, operation: UInt8, into sink: inout S) -> Bool {
+        sink.word(UInt64(operation))
+        sink.word(UInt64(query.filters.count))
+        for filter in query.filters where !filter.feedShape(&sink) { return false }
+        sink.word(UInt64(query.orderings.count))
+        for ordering in query.orderings {
+            guard ordering.node.feedShape(&sink) else { return false }
+            sink.mix(ordering.descending, ordering.nulls == .first)
+        }
+        sink.mix(query.limitCount != nil, query.offsetCount != nil)
+        return true
     }
 
     func hash(into hasher: inout Hasher) {
@@ -33,112 +42,44 @@ struct QueryShapeKey: Hashable {
     }
 }
 
-/// The SQL rendered for one shape, with the shape it was rendered for.
+/// The SQL rendered for one shape, with the shape it was rendered for: the
+/// words of its projection (``QueryShapeKey/feed(_:operation:into:)``), which
+/// say its structure exactly (a key's hash may collide; these words do not).
 struct RenderedShape {
-    let filters: [QueryNode]
-    let orderings: [QueryOrdering]
-    let hasLimit: Bool
-    let hasOffset: Bool
+    let words: [UInt64]
+    let operation: UInt8
     let sql: String
 
-    init<T>(_ query: Query<T>, sql: String) {
-        filters = query.filters
-        orderings = query.orderings
-        hasLimit = query.limitCount != nil
-        hasOffset = query.offsetCount != nil
+    init?<T>(_ query: Query<T>, operation: UInt8, sql: String) {
+        var recorder = ShapeRecorder()
+        guard QueryShapeKey.feed(query, operation: operation, into: &recorder) else { return nil }
+        words = recorder.words
+        self.operation = operation
         self.sql = sql
     }
 
     /// Whether `query` has exactly this shape (its values aside).
     func matches<T>(_ query: Query<T>) -> Bool {
-        guard hasLimit == (query.limitCount != nil), hasOffset == (query.offsetCount != nil),
-              filters.count == query.filters.count, orderings.count == query.orderings.count else { return false }
-        for (a, b) in zip(filters, query.filters) where !a.hasSameShape(as: b) { return false }
-        for (a, b) in zip(orderings, query.orderings) {
-            guard a.descending == b.descending, a.nulls == b.nulls, a.node.hasSameShape(as: b.node) else { return false }
-        }
-        return true
+        var matcher = ShapeMatcher(words)
+        return QueryShapeKey.feed(query, operation: operation, into: &matcher) && matcher.matchedAll
     }
 }
 
-extension QueryNode {
-    /// Whether two nodes render the same SQL: the same structure, columns,
-    /// operators and types, whatever their bound values.
-    func hasSameShape(as other: QueryNode) -> Bool {
-        guard type == other.type else { return false }
-        switch (kind, other.kind) {
-        case (.column(let a), .column(let b)):
-            return a == b
-        case (.value, .value):
-            return true
-        case (.constant(let a), .constant(let b)):
-            return a == b
-        case (.compare(let l1, let op1, let r1), .compare(let l2, let op2, let r2)):
-            return op1 == op2 && l1.hasSameShape(as: l2) && r1.hasSameShape(as: r2)
-        case (.isNull(let a, let n1), .isNull(let b, let n2)):
-            return n1 == n2 && a.hasSameShape(as: b)
-        case (.isNotDistinct(let l1, let r1, let n1), .isNotDistinct(let l2, let r2, let n2)):
-            return n1 == n2 && l1.hasSameShape(as: l2) && r1.hasSameShape(as: r2)
-        case (.inList(let a, let list1, let n1), .inList(let b, let list2, let n2)):
-            return n1 == n2 && list1.count == list2.count && a.hasSameShape(as: b)
-                && zip(list1, list2).allSatisfy { $0.hasSameShape(as: $1) }
-        case (.and(let p1), .and(let p2)), (.or(let p1), .or(let p2)):
-            return p1.count == p2.count && zip(p1, p2).allSatisfy { $0.hasSameShape(as: $1) }
-        case (.not(let a), .not(let b)), (.length(let a), .length(let b)), (.folded(let a), .folded(let b)):
-            return a.hasSameShape(as: b)
-        case (.textMatch(let a, let m1, let needle1, let c1), .textMatch(let b, let m2, let needle2, let c2)):
-            // The needle is bound; only whether it is empty changes the SQL.
-            return m1 == m2 && c1 == c2 && needle1.isEmpty == needle2.isEmpty && a.hasSameShape(as: b)
-        case (.aggregate(let g1, let o1, let f1), .aggregate(let g2, let o2, let f2)):
-            return g1 == g2 && Self.sameShape(o1, o2) && Self.sameShape(f1, f2)
-        case (.exists(let t1, let f1, let n1), .exists(let t2, let f2, let n2)):
-            return t1 == t2 && n1 == n2 && f1.count == f2.count && zip(f1, f2).allSatisfy { $0.hasSameShape(as: $1) }
-        case (.arithmetic(let l1, let op1, let r1), .arithmetic(let l2, let op2, let r2)):
-            return op1 == op2 && l1.hasSameShape(as: l2) && r1.hasSameShape(as: r2)
-        case (.concatenate(let l1, let r1), .concatenate(let l2, let r2)), (.nullIf(let l1, let r1), .nullIf(let l2, let r2)):
-            return l1.hasSameShape(as: l2) && r1.hasSameShape(as: r2)
-        case (.coalesce(let p1), .coalesce(let p2)):
-            return p1.count == p2.count && zip(p1, p2).allSatisfy { $0.hasSameShape(as: $1) }
-        case (.caseWhen(let p1, let e1), .caseWhen(let p2, let e2)):
-            return e1 == e2 && p1.count == p2.count && zip(p1, p2).allSatisfy { $0.hasSameShape(as: $1) }
-        case (.substring(let a, _, _), .substring(let b, _, _)):
-            // The offset and count are bound.
-            return a.hasSameShape(as: b)
-        case (.json(let a, _, let kindA), .json(let b, _, let kindB)):
-            // The path is bound (and checked again each time values are collected).
-            return kindA == kindB && a.hasSameShape(as: b)
-        default:
-            // Subqueries are never cached; different kinds differ.
-            return false
-        }
-    }
-
-    private static func sameShape(_ a: QueryNode?, _ b: QueryNode?) -> Bool {
-        switch (a, b) {
-        case (nil, nil): true
-        case (let a?, let b?): a.hasSameShape(as: b)
-        default: false
-        }
-    }
+/// What a query's projection is fed to: one word at a time.
+protocol ShapeSink {
+    mutating func word(_ word: UInt64)
+    /// Counts a node (the hasher keeps the count in the key).
+    mutating func countNode()
 }
 
-/// A cheap, well-mixing hash of a query's structure, and a count of its nodes:
-/// `Hasher`'s SipHash costs more than the rest of a cached lookup.
-struct ShapeHasher {
-    private(set) var state: UInt64 = 0x243F_6A88_85A3_08D3
-    private(set) var nodes = 0
-
-    /// Mixes one token in; each step is a bijection of the state.
-    @inline(__always)
-    mutating func mix(_ word: UInt64) {
-        state = (state ^ word) &* 0x9E37_79B9_7F4A_7C15
-        state ^= state >> 31
-    }
+extension ShapeSink {
+    mutating func countNode() {}
 
     mutating func mix(_ a: Bool, _ b: Bool) {
-        mix((a ? 1 : 0) | (b ? 2 : 0))
+        word((a ? 1 : 0) | (b ? 2 : 0))
     }
 
+    /// A text's bytes, eight to a word, then its length: "ab" + "c" and "a" + "bc" differ.
     mutating func mix(_ text: String) {
         var chunk: UInt64 = 0
         var shift: UInt64 = 0
@@ -146,21 +87,62 @@ struct ShapeHasher {
             chunk |= UInt64(byte) << shift
             shift += 8
             if shift == 64 {
-                mix(chunk)
+                word(chunk)
                 (chunk, shift) = (0, 0)
             }
         }
-        // The length ends the text, so "ab" + "c" and "a" + "bc" differ.
-        mix(chunk)
-        mix(UInt64(text.utf8.count))
+        word(chunk)
+        word(UInt64(text.utf8.count))
     }
 
+    mutating func mix(_ number: UInt64) { word(number) }
+
+    /// A node: its tag and its type.
     mutating func node(_ tag: UInt64, _ type: QueryType?) {
-        nodes += 1
-        mix(tag << 8 | UInt64(type.map(Self.code) ?? 0))
+        countNode()
+        word(tag << 8 | UInt64(type.map(ShapeHasher.code) ?? 0))
+    }
+}
+
+/// Keeps the words, for a rendered shape.
+struct ShapeRecorder: ShapeSink {
+    var words: [UInt64] = []
+    mutating func word(_ word: UInt64) { words.append(word) }
+}
+
+/// Compares the words with recorded ones, as they come.
+struct ShapeMatcher: ShapeSink {
+    private let expected: [UInt64]
+    private var index = 0
+    private var differs = false
+
+    init(_ expected: [UInt64]) { self.expected = expected }
+
+    mutating func word(_ word: UInt64) {
+        guard !differs, index < expected.count, expected[index] == word else { differs = true; return }
+        index += 1
     }
 
-    private static func code(_ type: QueryType) -> UInt8 {
+    /// Whether every word matched and none is left over.
+    var matchedAll: Bool { !differs && index == expected.count }
+}
+
+/// A cheap, well-mixing hash of a query's structure, and a count of its nodes:
+/// `Hasher`'s SipHash costs more than the rest of a cached lookup.
+struct ShapeHasher: ShapeSink {
+    private(set) var state: UInt64 = 0x243F_6A88_85A3_08D3
+    private(set) var nodes = 0
+
+    /// Mixes one word in; each step is a bijection of the state.
+    @inline(__always)
+    mutating func word(_ word: UInt64) {
+        state = (state ^ word) &* 0x9E37_79B9_7F4A_7C15
+        state ^= state >> 31
+    }
+
+    mutating func countNode() { nodes += 1 }
+
+    static func code(_ type: QueryType) -> UInt8 {
         switch type {
         case .integer: 1
         case .double: 2
@@ -177,7 +159,7 @@ struct ShapeHasher {
 extension QueryNode {
     /// Feeds the node's structure (never its values) to `hasher`; false for a
     /// node whose SQL cannot be cached (a subquery).
-    func feedShape(_ hasher: inout ShapeHasher) -> Bool {
+    func feedShape<S: ShapeSink>(_ hasher: inout S) -> Bool {
         switch kind {
         case .column(let column):
             hasher.node(1, type)
@@ -258,9 +240,15 @@ extension QueryNode {
         case .substring(let operand, _, _):
             hasher.node(21, type)
             return operand.feedShape(&hasher)
-        case .json(let operand, _, let kind):
+        case .json(let operand, let path, let kind):
+            // The path is bound, but where it indexes changes the SQL (an engine
+            // that reads a scalar as an array of one guards each index).
             hasher.node(22, type)
             hasher.mix(kind == .text ? 1 : kind == .integer ? 2 : kind == .double ? 3 : 4)
+            hasher.mix(UInt64(path.count))
+            for component in path {
+                if case .index = component { hasher.mix(1) } else { hasher.mix(0) }
+            }
             return operand.feedShape(&hasher)
         }
         return true

@@ -245,7 +245,7 @@ extension Database {
         let rendered = try renderSelectText(query)
         if let key {
             if queryCache.rendered.count >= 512 { queryCache.rendered.removeAll(keepingCapacity: true) }
-            queryCache.rendered[key] = RenderedShape(query, sql: rendered.0)
+            queryCache.rendered[key] = RenderedShape(query, operation: 1, sql: rendered.0)
         }
         return rendered
     }
