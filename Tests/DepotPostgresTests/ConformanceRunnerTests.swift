@@ -21,7 +21,8 @@ import TestSupport
         let (status, output) = try run([folder.appendingPathComponent("db.sqlite").path, "--filter", "sql:"])
         #expect(status == 0, "\(output)")
         #expect(output.contains("PASS  sql: injection attempts are stored and matched verbatim"))
-        #expect(output.hasSuffix("9 passed, 0 failed\n"))
+        let checks = ConformanceSuite.checks.filter { $0.name.hasPrefix("sql:") }.count
+        #expect(output.hasSuffix("\(checks) passed, 0 failed\n"))
         // It leaves nothing behind.
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [])
     }

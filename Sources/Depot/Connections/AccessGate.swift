@@ -6,17 +6,17 @@ import Foundation
 /// Every access passes here three times (in, on its connection, out), so each
 /// is one short critical section: the running accesses are a list linked
 /// through their cancellation flags, not a dictionary to hash into.
-final class AccessGate: @unchecked Sendable {
+final class AccessGate: WaiterOwner, @unchecked Sendable {
     private let lock = NSLock()
+    var waiterLock: NSLock { lock }
     // Guarded by `lock`: the dynamic exclusivity checks are left out.
     @exclusivity(unchecked) private var closing = false
     @exclusivity(unchecked) private var stopping = false
     @exclusivity(unchecked) private var count = 0
     /// The most recently attached running access; each links to the one before.
     @exclusivity(unchecked) private var newest: CancellationFlag?
-    /// Shutdowns waiting for the last access to leave, by id.
-    @exclusivity(unchecked) private var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
-    @exclusivity(unchecked) private var nextWaiter: UInt64 = 0
+    /// Shutdowns waiting for the last access to leave.
+    @exclusivity(unchecked) var waiters = Waiters<Bool>()
 
     var inFlight: Int { lock.withLock { count } }
 
@@ -53,9 +53,8 @@ final class AccessGate: @unchecked Sendable {
         let woken = lock.withLock { () -> [CheckedContinuation<Bool, Never>] in
             if let flag { unlink(flag) }
             count -= 1
-            guard count == 0, !waiters.isEmpty else { return [] }
-            defer { waiters.removeAll() }
-            return Array(waiters.values)
+            guard count == 0, waiters.count > 0 else { return [] }
+            return waiters.removeAll()
         }
         for waiter in woken { waiter.resume(returning: true) }
     }
@@ -73,28 +72,7 @@ final class AccessGate: @unchecked Sendable {
     /// Waits until no access is in flight (true), or until `limit` has passed
     /// (false). Woken by the last access to leave; nothing polls.
     func waitUntilEmpty(for limit: Duration) async -> Bool {
-        let id = lock.withLock { () -> UInt64 in
-            nextWaiter += 1
-            return nextWaiter
-        }
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: limit)
-            self?.resumeWaiter(id, with: false)
-        }
-        defer { timer.cancel() }
-        return await withCheckedContinuation { continuation in
-            let emptyNow = lock.withLock { () -> Bool in
-                if count == 0 { return true }
-                waiters[id] = continuation
-                return false
-            }
-            if emptyNow { continuation.resume(returning: true) }
-        }
-    }
-
-    private func resumeWaiter(_ id: UInt64, with value: Bool) {
-        let waiter = lock.withLock { waiters.removeValue(forKey: id) }
-        waiter?.resume(returning: value)
+        await wait(timeout: limit, timedOut: { false }, cancelled: nil) { count == 0 ? true : nil }
     }
 
     func close() {

@@ -12,20 +12,21 @@ import Logging
 /// A lock, not an actor: taking an idle connection and giving it back are a few
 /// instructions under the lock, with no hop to another executor, which every
 /// access would pay twice.
-final class ConnectionPool: @unchecked Sendable {
+final class ConnectionPool: WaiterOwner, @unchecked Sendable {
     private let role: ConnectionRole
     let maxConnections: Int
     private let open: @Sendable (ConnectionRole) throws -> any DriverConnection
     private let label: String
     private let lock = NSLock()
+    var waiterLock: NSLock { lock }
     /// A connection handed to a waiter, as the thread sanitizer sees it.
     private let fence = SanitizerFence()
     // Guarded by `lock`: the dynamic exclusivity checks are left out.
     @exclusivity(unchecked) private var idle: [PooledConnection] = []
     @exclusivity(unchecked) private var openCount = 0
     @exclusivity(unchecked) private var opened = 0
-    @exclusivity(unchecked) private var waiters: [(id: UInt64, continuation: CheckedContinuation<PooledConnection, any Error>)] = []
-    @exclusivity(unchecked) private var nextWaiterID: UInt64 = 0
+    /// Callers waiting in line, each handed a connection, a free slot to open one in, or an error.
+    @exclusivity(unchecked) var waiters = Waiters<HandOver>()
     @exclusivity(unchecked) private var isClosed = false
     /// Set when the connection a database lived in broke: every checkout fails with it.
     @exclusivity(unchecked) private var lostDatabase: DatabaseError?
@@ -50,6 +51,14 @@ final class ConnectionPool: @unchecked Sendable {
         self.metrics = metrics?.pool(role, maxConnections: self.maxConnections)
         self.label = label
         self.open = open
+    }
+
+    /// What a waiting caller is handed.
+    enum HandOver: @unchecked Sendable {
+        case connection(PooledConnection)
+        /// A slot came free with no connection to hand over: the caller opens one in it.
+        case freeSlot
+        case failure(any Error)
     }
 
     private enum Checkout {
@@ -85,13 +94,16 @@ final class ConnectionPool: @unchecked Sendable {
     /// retired or the pool closed, which only ``release(_:)`` handles.
     func giveBack(_ connection: PooledConnection) -> Bool {
         if connection.isBroken || connection.isRetired { return false }
-        let (taken, waiter) = lock.withLock { () -> (Bool, CheckedContinuation<PooledConnection, any Error>?) in
+        let (taken, waiter) = lock.withLock { () -> (Bool, CheckedContinuation<HandOver, Never>?) in
             if isClosed { return (false, nil) }
-            if !waiters.isEmpty { return (true, waiters.removeFirst().continuation) }
+            if let waiter = waiters.removeFirst() { return (true, waiter) }
             idle.append(connection)
             return (true, nil)
         }
-        waiter?.resume(returning: connection)
+        if let waiter {
+            fence.publish()
+            waiter.resume(returning: .connection(connection))
+        }
         if taken, metrics != nil { publish() }
         return taken
     }
@@ -117,18 +129,24 @@ final class ConnectionPool: @unchecked Sendable {
         case .lost(let error):
             throw error
         case .open:
-            do {
-                return try await openWaitingForServer(timeout: timeout)
-            } catch {
-                lock.withLock { openCount -= 1 }
-                // Callers that came while this one was opening wait in line for a slot
-                // that is free again: the first of them gets to open one, rather than
-                // waiting out its whole checkout timeout for a connection no one holds.
-                Task { await self.offerFreedSlot() }
-                throw error
-            }
+            return try await openInReservedSlot(timeout: timeout)
         case .wait:
             return try await waitForConnection(timeout: timeout)
+        }
+    }
+
+    /// Opens a connection in a slot this caller reserved (`openCount` counts
+    /// it); when that fails, the slot is freed for the first caller in line.
+    private func openInReservedSlot(timeout: Duration) async throws -> PooledConnection {
+        do {
+            return try await openWaitingForServer(timeout: timeout)
+        } catch {
+            lock.withLock { openCount -= 1 }
+            // Callers that came while this one was opening wait in line for a slot
+            // that is free again: the first of them gets to open one, rather than
+            // waiting out its whole checkout timeout for a connection no one holds.
+            offerFreedSlot()
+            throw error
         }
     }
 
@@ -152,34 +170,28 @@ final class ConnectionPool: @unchecked Sendable {
     private func waitForConnection(timeout: Duration) async throws -> PooledConnection {
         metrics?.waiting.increment()
         defer { metrics?.waiting.decrement() }
-        let id = lock.withLock { () -> UInt64 in
-            nextWaiterID += 1
-            return nextWaiterID
-        }
-        let timeoutTask = Task { [weak self] in
-            try await Task.sleep(for: timeout)
-            self?.expire(id, after: timeout)
-        }
-        defer { timeoutTask.cancel() }
-        let connection = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PooledConnection, any Error>) in
-                let outcome = lock.withLock { () -> Result<PooledConnection, any Error>? in
-                    // A connection may have come back, or the pool closed, since the first look.
-                    if isClosed { return .failure(DatabaseError(.connection, "the store is closed")) }
-                    if let lostDatabase { return .failure(lostDatabase) }
-                    if let connection = idle.popLast() { return .success(connection) }
-                    // Cancelled before the handler could see this waiter: it never will.
-                    if Task.isCancelled { return .failure(CancellationError()) }
-                    waiters.append((id, continuation))
-                    return nil
-                }
-                if let outcome { continuation.resume(with: outcome) }
+        let role = role, maxConnections = maxConnections
+        let handOver = await wait(timeout: timeout, timedOut: {
+            .failure(DatabaseError(.timeout, "no \(role == .writer ? "writer" : "reader") connection became free within \(timeout) "
+                + "(pool of \(maxConnections)); an access may be waiting on another access it holds"))
+        }, cancelled: .failure(CancellationError())) { () -> HandOver? in
+            // Since the first look a connection may have come back, a slot come
+            // free (one broke, or an open failed), or the pool closed.
+            if isClosed { return .failure(DatabaseError(.connection, "the store is closed")) }
+            if let lostDatabase { return .failure(lostDatabase) }
+            if let connection = idle.popLast() { return .connection(connection) }
+            if openCount < maxConnections {
+                openCount += 1
+                return .freeSlot
             }
-        } onCancel: {
-            self.resumeWaiter(id, throwing: CancellationError())
+            return nil
         }
         fence.observe()
-        return connection
+        switch handOver {
+        case .connection(let connection): return connection
+        case .freeSlot: return try await openInReservedSlot(timeout: timeout)
+        case .failure(let error): throw error
+        }
     }
 
     private func openConnection() async throws -> PooledConnection {
@@ -201,19 +213,6 @@ final class ConnectionPool: @unchecked Sendable {
         return PooledConnection(role: role, connection: driver, label: "\(label).\(number)")
     }
 
-    private func expire(_ id: UInt64, after timeout: Duration) {
-        resumeWaiter(id, throwing: DatabaseError(.timeout,
-            "no \(role == .writer ? "writer" : "reader") connection became free within \(timeout) (pool of \(maxConnections)); an access may be waiting on another access it holds"))
-    }
-
-    private func resumeWaiter(_ id: UInt64, throwing error: any Error) {
-        let waiter = lock.withLock { () -> CheckedContinuation<PooledConnection, any Error>? in
-            guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return waiters.remove(at: index).continuation
-        }
-        waiter?.resume(throwing: error)
-    }
-
     /// Returns a connection. A broken one is closed, and a waiter gets a new one.
     func release(_ connection: PooledConnection) async {
         defer { publish() }
@@ -230,16 +229,16 @@ final class ConnectionPool: @unchecked Sendable {
                 return
             }
             lock.withLock { openCount -= 1 }
-            await offerFreedSlot()
+            offerFreedSlot()
             return
         }
-        let waiter = lock.withLock { () -> CheckedContinuation<PooledConnection, any Error>? in
-            if !waiters.isEmpty { return waiters.removeFirst().continuation }
+        let waiter = lock.withLock { () -> CheckedContinuation<HandOver, Never>? in
+            if let waiter = waiters.removeFirst() { return waiter }
             idle.append(connection)
             return nil
         }
         fence.publish()
-        waiter?.resume(returning: connection)
+        waiter?.resume(returning: .connection(connection))
     }
 
     /// The connection the database lived in is gone, and the data with it:
@@ -249,50 +248,38 @@ final class ConnectionPool: @unchecked Sendable {
         let error = DatabaseError(.connection, "the database lived in its one connection, which broke (\(reason)): its data is gone; "
             + "the store opens no empty database in its place (open a new store)")
         logger.error("connection broken; the database lived in it and is gone", metadata: ["db.pool": .string(label)])
-        let waiting = lock.withLock { () -> [CheckedContinuation<PooledConnection, any Error>] in
+        let waiting = lock.withLock { () -> [CheckedContinuation<HandOver, Never>] in
             lostDatabase = error
-            defer { waiters.removeAll() }
-            return waiters.map(\.continuation)
+            return waiters.removeAll()
         }
-        for waiter in waiting { waiter.resume(throwing: error) }
+        for waiter in waiting { waiter.resume(returning: .failure(error)) }
     }
 
     /// A slot came free without a connection to hand over (one broke, or
-    /// opening one failed): the first waiter gets a connection opened for it.
-    /// When that fails too, it gets the error, and the next waiter the slot.
-    private func offerFreedSlot() async {
-        while true {
-            let waiter = lock.withLock { () -> CheckedContinuation<PooledConnection, any Error>? in
-                guard !waiters.isEmpty, !isClosed, openCount < maxConnections else { return nil }
-                openCount += 1
-                return waiters.removeFirst().continuation
-            }
-            guard let waiter else { return }
-            do {
-                let opened = try await openConnection()
-                fence.publish()
-                waiter.resume(returning: opened)
-                return
-            } catch {
-                lock.withLock { openCount -= 1 }
-                waiter.resume(throwing: error)
-            }
+    /// opening one failed): the first caller in line is handed the slot and
+    /// opens a connection in it, within its own checkout timeout. When that
+    /// fails, the slot goes to the next one.
+    private func offerFreedSlot() {
+        let waiter = lock.withLock { () -> CheckedContinuation<HandOver, Never>? in
+            guard !isClosed, openCount < maxConnections, let waiter = waiters.removeFirst() else { return nil }
+            openCount += 1
+            return waiter
         }
+        waiter?.resume(returning: .freeSlot)
     }
 
     /// Closes idle connections now and busy ones as they come back.
     func close() async {
         defer { publish() }
-        let (waiting, closing) = lock.withLock { () -> ([CheckedContinuation<PooledConnection, any Error>], [PooledConnection]) in
+        let (waiting, closing) = lock.withLock { () -> ([CheckedContinuation<HandOver, Never>], [PooledConnection]) in
             isClosed = true
-            let waiting = waiters.map(\.continuation)
-            waiters.removeAll()
+            let waiting = waiters.removeAll()
             let closing = idle
             idle.removeAll()
             return (waiting, closing)
         }
         for waiter in waiting {
-            waiter.resume(throwing: DatabaseError(.connection, "the store is closed"))
+            waiter.resume(returning: .failure(DatabaseError(.connection, "the store is closed")))
         }
         for connection in closing {
             await connection.run { $0.close() }

@@ -3,11 +3,12 @@ import Foundation
 /// Hears about commits made outside this store while observations are live:
 /// a backend's change listener (PostgreSQL's LISTEN), or a poll of the
 /// writer's count of other connections' commits (SQLite's `data_version`).
-final class ChangeMonitor: @unchecked Sendable {
+final class ChangeMonitor: WaiterOwner, @unchecked Sendable {
     /// How often SQLite's writer is asked whether another process committed.
     static let pollInterval: Duration = .milliseconds(100)
 
     private let lock = NSLock()
+    var waiterLock: NSLock { lock }
     private let driver: any DatabaseDriver
     weak var store: Store?
     private var listener: (any ChangeListener)?
@@ -48,8 +49,7 @@ final class ChangeMonitor: @unchecked Sendable {
         let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
             stopped = true
             stopLocked()
-            defer { waiters.removeAll() }
-            return Array(waiters.values)
+            return waiters.removeAll()
         }
         woken.forEach { $0.resume() }
     }
@@ -95,46 +95,19 @@ final class ChangeMonitor: @unchecked Sendable {
     /// The limit is ``hearingLimit`` unless given.
     func waitUntilHearing(limit: Duration? = nil) async {
         let limit = limit ?? hearingLimit
-        let id = lock.withLock { () -> UInt64 in
-            nextWaiter += 1
-            return nextWaiter
-        }
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: limit)
-            guard let self else { return }
-            let waiter = self.lock.withLock { () -> CheckedContinuation<Void, Never>? in
-                guard let waiter = self.waiters.removeValue(forKey: id) else { return nil }
-                self.gaveUp = true
-                return waiter
-            }
-            waiter?.resume()
-        }
-        defer { timer.cancel() }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = lock.withLock { () -> Bool in
-                    if hearing || stopped || Task.isCancelled || (listener?.isListening ?? false) { return true }
-                    waiters[id] = continuation
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = lock.withLock { waiters.removeValue(forKey: id) }
-            waiter?.resume()
+        await wait(timeout: limit, timedOut: { [self] in gaveUp = true }, cancelled: ()) { () -> Void? in
+            hearing || stopped || (listener?.isListening ?? false) ? () : nil
         }
     }
 
-    /// Observations waiting to hear, by id.
-    private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-    private var nextWaiter: UInt64 = 0
+    /// Observations waiting to hear.
+    var waiters = Waiters<Void>()
 
     /// Commits from elsewhere are heard now: wakes the waiting observations.
     private func markHearing() {
         let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
             hearing = true
-            defer { waiters.removeAll() }
-            return Array(waiters.values)
+            return waiters.removeAll()
         }
         woken.forEach { $0.resume() }
     }
