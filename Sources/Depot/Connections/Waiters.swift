@@ -63,6 +63,7 @@ struct Waiters<Value: Sendable> {
         case .waiting(let continuation)?:
             slots[id] = nil
             count -= 1
+            if count == 0 { clearOrder() }
             return continuation
         default:
             return nil
@@ -74,11 +75,25 @@ struct Waiters<Value: Sendable> {
         guard case .waiting(let continuation)? = slots[id] else { return nil }
         slots[id] = nil
         count -= 1
+        if count == 0 { clearOrder() }
         return continuation
     }
 
+    /// No one is queued: the ids left in line (taken out of turn) go.
+    private mutating func clearOrder() {
+        order.removeAll(keepingCapacity: true)
+        head = 0
+    }
+
     /// The oldest queued wait's continuation.
+    @inline(__always)
     mutating func removeFirst() -> CheckedContinuation<Value, Never>? {
+        // The common case (a connection given back with no one in line) reads one count.
+        guard count > 0 else { return nil }
+        return takeFirst()
+    }
+
+    private mutating func takeFirst() -> CheckedContinuation<Value, Never>? {
         while head < order.count {
             let id = order[head]
             head += 1
@@ -92,8 +107,7 @@ struct Waiters<Value: Sendable> {
                 return continuation
             }
         }
-        order.removeAll(keepingCapacity: true)
-        head = 0
+        clearOrder()
         return nil
     }
 
