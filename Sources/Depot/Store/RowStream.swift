@@ -21,7 +21,7 @@ extension Store {
     /// consumer keeps it from other accesses meanwhile.
     public func rows<T: Decodable & Sendable>(_ type: T.Type, _ sql: SQL, bufferSize: Int = 64) -> RowStream<T> {
         RowStream(bufferSize: bufferSize) { store, channel in
-            try await store.read { db in try db.forEach(T.self, sql) { try channel.send($0) } }
+            try await store.read { db in try db.forEach(T.self, sql) { try channel.sendBlocking($0) } }
         } store: { self }
     }
 
@@ -45,10 +45,10 @@ extension Store {
             try await store.read { db in
                 let (text, values) = try db.renderSelect(query)
                 guard values.isEmpty, db.connection.driver is any CopyingOutConnection else {
-                    return try db.forEach(query) { try channel.send($0) }
+                    return try db.forEach(query) { try channel.sendBlocking($0) }
                 }
                 try db.mappedRows(T.self, text: text, values: [], limit: .streaming, copyingOut: true) { reader in
-                    try channel.send(try reader.record(T.self))
+                    try channel.sendBlocking(try reader.record(T.self))
                 }
             }
         } store: { self }
@@ -57,7 +57,7 @@ extension Store {
     /// The records a query selects as an `AsyncSequence`; see ``rows(_:_:bufferSize:)``.
     public func rows<T: Sendable>(_ query: Query<T>, bufferSize: Int = 64) -> RowStream<T> {
         RowStream(bufferSize: bufferSize) { store, channel in
-            try await store.read { db in try db.forEach(query) { try channel.send($0) } }
+            try await store.read { db in try db.forEach(query) { try channel.sendBlocking($0) } }
         } store: { self }
     }
 }
@@ -65,10 +65,10 @@ extension Store {
 /// Rows streamed out of a read access; see ``Store/rows(_:_:bufferSize:)``.
 public struct RowStream<Element: Sendable>: AsyncSequence, Sendable {
     let bufferSize: Int
-    let produce: @Sendable (Store, RowChannel<Element>) async throws -> Void
+    let produce: @Sendable (Store, BoundedChannel<Element>) async throws -> Void
     let store: @Sendable () -> Store
 
-    init(bufferSize: Int, produce: @escaping @Sendable (Store, RowChannel<Element>) async throws -> Void, store: @escaping @Sendable () -> Store) {
+    init(bufferSize: Int, produce: @escaping @Sendable (Store, BoundedChannel<Element>) async throws -> Void, store: @escaping @Sendable () -> Store) {
         self.bufferSize = Swift.max(1, bufferSize)
         self.produce = produce
         self.store = store
@@ -76,7 +76,7 @@ public struct RowStream<Element: Sendable>: AsyncSequence, Sendable {
 
     /// Starts the access and returns the iterator that reads its rows.
     public func makeAsyncIterator() -> Iterator {
-        let channel = RowChannel<Element>(capacity: bufferSize)
+        let channel = BoundedChannel<Element>(capacity: bufferSize)
         let produce = self.produce, store = self.store()
         let producer = Task {
             do {
@@ -91,10 +91,10 @@ public struct RowStream<Element: Sendable>: AsyncSequence, Sendable {
 
     /// Reads the rows one at a time; dropping it ends the access.
     public final class Iterator: AsyncIteratorProtocol {
-        let channel: RowChannel<Element>
+        let channel: BoundedChannel<Element>
         let producer: Task<Void, Never>
 
-        init(channel: RowChannel<Element>, producer: Task<Void, Never>) {
+        init(channel: BoundedChannel<Element>, producer: Task<Void, Never>) {
             self.channel = channel
             self.producer = producer
         }
@@ -113,99 +113,6 @@ public struct RowStream<Element: Sendable>: AsyncSequence, Sendable {
                 channel.cancel()
                 producer.cancel()
             }
-        }
-    }
-}
-
-/// Hands rows from the access's connection thread to the consumer's task: the
-/// producer blocks (off the cooperative pool) when `capacity` rows wait.
-final class RowChannel<Element: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private let capacity: Int
-    private var buffer: [Element] = []
-    private var consumer: CheckedContinuation<Element?, any Error>?
-    private var ended: (any Error)??
-    private var cancelled = false
-    private var producerWaits = false
-    private let space = DispatchSemaphore(value: 0)
-
-    init(capacity: Int) {
-        self.capacity = capacity
-    }
-
-    /// Producer: hands over one row, waiting while the buffer is full.
-    func send(_ element: Element) throws {
-        lock.lock()
-        if cancelled {
-            lock.unlock()
-            throw CancellationError()
-        }
-        if let consumer {
-            self.consumer = nil
-            lock.unlock()
-            consumer.resume(returning: element)
-            return
-        }
-        buffer.append(element)
-        let full = buffer.count >= capacity
-        if full { producerWaits = true }
-        lock.unlock()
-        guard full else { return }
-        space.wait()
-        if lock.withLock({ cancelled }) { throw CancellationError() }
-    }
-
-    /// Producer: no more rows, or the access's error.
-    func finish(_ error: (any Error)?) {
-        lock.lock()
-        ended = .some(error)
-        let consumer = self.consumer
-        self.consumer = nil
-        lock.unlock()
-        if let consumer {
-            if let error { consumer.resume(throwing: error) } else { consumer.resume(returning: nil) }
-        }
-    }
-
-    /// Consumer: the iteration stopped; the producer stops at its next row.
-    func cancel() {
-        lock.lock()
-        cancelled = true
-        let wake = producerWaits
-        producerWaits = false
-        let consumer = self.consumer
-        self.consumer = nil
-        lock.unlock()
-        if wake { space.signal() }
-        consumer?.resume(throwing: CancellationError())
-    }
-
-    /// Consumer: the next row, waiting for the producer when none is buffered.
-    func receive() async throws -> Element? {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Element?, any Error>) in
-            lock.lock()
-            if !buffer.isEmpty {
-                // At most `capacity` rows: moving them down is cheap.
-                let element = buffer.removeFirst()
-                let wake = producerWaits
-                producerWaits = false
-                lock.unlock()
-                if wake { space.signal() }
-                continuation.resume(returning: element)
-                return
-            }
-            if let ended {
-                lock.unlock()
-                if let error = ended { continuation.resume(throwing: error) } else { continuation.resume(returning: nil) }
-                return
-            }
-            if cancelled {
-                lock.unlock()
-                continuation.resume(throwing: CancellationError())
-                return
-            }
-            consumer = continuation
-            lock.unlock()
         }
     }
 }
