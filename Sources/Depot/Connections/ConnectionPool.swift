@@ -54,7 +54,7 @@ final class ConnectionPool: WaiterOwner, @unchecked Sendable {
     }
 
     /// What a waiting caller is handed.
-    enum HandOver: @unchecked Sendable {
+    enum HandOver: Sendable {
         case connection(PooledConnection)
         /// A slot came free with no connection to hand over: the caller opens one in it.
         case freeSlot
