@@ -155,7 +155,7 @@ extension RemindersCommandTests {
         let titles: [(String, Int)] = [("日本語のメモ", 12), ("💡 idea", 7), ("e\u{301}te\u{301}", 3), ("plain", 5)]
         #expect(try run(["lists", "add", "Wide", "--color", "5FC94F"]).status == 0)
         for (index, (title, _)) in titles.enumerated() {
-            #expect(try run(["add", title, "--list", "Wide", "--due", "2026-12-0\(index + 1)", "--priority", index == 0 ? "high" : "none"]).status == 0)
+            #expect(try run(["add", title, "--list", "Wide", "--due", "2099-12-0\(index + 1)", "--priority", index == 0 ? "high" : "none"]).status == 0)
         }
         var coloured = environment
         coloured["NO_COLOR"] = nil
@@ -163,14 +163,15 @@ extension RemindersCommandTests {
         #expect(shown.status == 0, "\(shown.stdout)")
         #expect(shown.stdout.contains("\u{1B}[38;2;95;201;79m●"), "the list's colour as a 24-bit swatch: \(shown.stdout)")
         #expect(shown.stdout.contains("\u{1B}[1mWide"), "the heading in bold")
-        #expect(shown.stdout.contains("\u{1B}[34m2026-12-01 09:00\u{1B}[0m"), "due dates in blue")
+        // Far ahead: a due date already past is shown red (overdue), not blue, whatever day the suite runs.
+        #expect(shown.stdout.contains("\u{1B}[34m2099-12-01 09:00\u{1B}[0m"), "due dates in blue")
         // Without the escapes, the due dates start in one column.
         let plain = shown.stdout.replacingOccurrences(of: "\u{1B}\\[[0-9;]*m", with: "", options: .regularExpression)
             .replacingOccurrences(of: "\r", with: "")
         var ends: [Int] = []
         for (index, (title, width)) in titles.enumerated() {
             let line = try #require(plain.split(separator: "\n").first { $0.contains(title) }, "\(plain)")
-            let before = try #require(line.range(of: "2026-12-0\(index + 1)")).lowerBound
+            let before = try #require(line.range(of: "2099-12-0\(index + 1)")).lowerBound
             let padding = line[..<before].reversed().prefix { $0 == " " }.count
             let prefix = line[..<before].dropLast(padding).dropLast(title.count)
             ends.append(Output.width(String(prefix)) + width + padding)
