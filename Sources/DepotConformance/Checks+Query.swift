@@ -148,6 +148,18 @@ enum QueryChecks {
             try await expectIDs(store, Note.where { $0.body.contains("") }, [1, 3, 4, 5, 6, 7, 8], "every text contains the empty string; NULL does not")
             try await expectIDs(store, Note.where { !$0.body.contains("") }, [], "NOT contains the empty string: NULL stays unknown")
             try await expectIDs(store, Note.where { $0.body.hasSuffix("e\u{301}") }, [8], "a suffix of two code points")
+            // A computed operand holding a bound value, which a dialect may write twice or after the needle.
+            func containsScalars(_ text: String?, _ needle: String) -> Bool {
+                guard let text else { return false }
+                let (t, n) = (Array(text.unicodeScalars), Array(needle.unicodeScalars))
+                return n.count <= t.count && (0...(t.count - n.count)).contains { Array(t[$0..<($0 + n.count)]) == n }
+            }
+            try await expectIDs(store, Note.where { ($0.body + "~").contains("") }, Note.samples.filter { $0.body != nil }.map(\.id),
+                                "a computed text contains the empty string: its bound value written twice")
+            try await expectIDs(store, Note.where { ($0.body + "~").contains("e~") }, Note.samples.filter { containsScalars($0.body.map { $0 + "~" }, "e~") }.map(\.id),
+                                "a computed text contains a needle bound after its own value")
+            try await expectIDs(store, Note.where { ("~" + $0.body).hasPrefix("~a") }, Note.samples.filter { $0.body.map { $0.unicodeScalars.first == "a" } == true }.map(\.id),
+                                "a prefix of a computed text")
             try await expectIDs(store, Note.where { $0.title.hasSuffix("apple and more") }, [], "a suffix longer than the text")
         },
         ConformanceCheck("query: a calendar day is bounded in Swift, whatever the session's zone") { context in

@@ -33,6 +33,9 @@ public struct SQL: Sendable, Hashable {
         case inserted(String)
         /// A value that could not be encoded; rendering throws this message.
         case invalid(String)
+        /// The place of a value the query builder bound apart, by its index in
+        /// the builder's bind order; only the builder's own rendering reads it.
+        case slot(Int)
     }
 
     package var fragments: [Fragment]
@@ -91,6 +94,7 @@ public struct SQL: Sendable, Hashable {
             case .keyType(let type): text += dialect.keyTypeName(type)
             case .inserted(let column): text += dialect.insertedValue(column: dialect.quote(identifier: column))
             case .invalid(let message): throw DatabaseError(.encoding, message)
+            case .slot: throw DatabaseError(.misuse, "a query builder's operand was run as a statement of its own")
             }
         }
         return (text, values)
@@ -205,6 +209,7 @@ extension SQL: CustomStringConvertible {
             case .type(let type), .castType(let type), .keyType(let type): "<\(type)>"
             case .inserted(let column): "excluded.\"" + column.replacingOccurrences(of: "\"", with: "\"\"") + "\""
             case .invalid: "<invalid value>"
+            case .slot: "?"
             }
         }.joined()
     }

@@ -52,6 +52,24 @@ import Testing
         }
     }
 
+    @Test func placeholdersAreNumberedInTheOrderTheDialectWritesItsOperands() async throws {
+        let (store, log) = store()
+        // FIND(needle, text): the needle is bound after the text's value but written before it.
+        for (suffix, needle) in [("x", "y"), ("u", "v")] {
+            _ = try await store.read { db in try db.fetchAll(Task.where { ($0.title + suffix).contains(needle) }) }
+        }
+        let finds = log.all.filter { $0.contains("FIND(") }
+        #expect(finds.count == 2 && finds.allSatisfy { $0.contains("(FIND(:p1, ([title] || :p2)) > 0)") }, "\(finds)")
+        #expect(finds.first?.hasSuffix("<- TEXT 'y', TEXT 'x'") == true, "\(finds)")
+        // The second run reuses the shape's text and collects only its values: in the same order.
+        #expect(finds.last?.hasSuffix("<- TEXT 'v', TEXT 'u'") == true, "\(finds)")
+        log.clear()
+        // An empty needle repeats its operand: its value is bound once per placeholder.
+        _ = try await store.read { db in try db.fetchAll(Task.where { ($0.title + "x").contains("") }) }
+        let repeated = log.all.first { $0.contains("||") } ?? ""
+        #expect(repeated.contains("(([title] || :p1) = ([title] || :p2))") && repeated.hasSuffix("<- TEXT 'x', TEXT 'x'"), "\(repeated)")
+    }
+
     @Test func writesRunInsideTheDialectsTransaction() async throws {
         let (store, log) = store()
         try await store.write { db in try db.execute("DELETE FROM \(ident: "notes") WHERE \(ident: "id") = \(7)") }

@@ -18,23 +18,23 @@ struct OddDialect: SQLDialect {
 /// FROM, NULLS FIRST/LAST, TRUE/FALSE or LIKE ... ESCAPE, as an engine that has
 /// none of them would (MariaDB lacks most).
 extension OddDialect: QueryDialect {
-    func binaryCollated(_ text: String, ordering: Bool) -> String { "BYTES(\(text))" }
-    func asciiLowercased(_ text: String) -> String { "LOWER_AZ(\(text))" }
-    func position(of needle: String, in text: String) -> String { "FIND(\(needle), \(text))" }
-    func suffix(of text: String, count: String) -> String { "TAIL(\(text), \(count))" }
-    func offsetWithoutLimit(_ offset: String) -> String { "SKIP \(offset)" }
-    func integerSum(_ expression: String) -> String { "EXACT_SUM(\(expression))" }
-    func integerArithmetic(_ op: ArithmeticOperator, _ lhs: String, _ rhs: String) -> String { "CHECKED(\(lhs) \(op.rawValue) \(rhs))" }
-    func average(_ expression: String) -> String { "MEAN(\(expression))" }
+    func binaryCollated(_ text: SQL, ordering: Bool) -> SQL { "BYTES(\(text))" }
+    func asciiLowercased(_ text: SQL) -> SQL { "LOWER_AZ(\(text))" }
+    func position(of needle: SQL, in text: SQL) -> SQL { "FIND(\(needle), \(text))" }
+    func suffix(of text: SQL, count: SQL) -> SQL { "TAIL(\(text), \(count))" }
+    func offsetWithoutLimit(_ offset: SQL) -> SQL { "SKIP \(offset)" }
+    func integerSum(_ expression: SQL) -> SQL { "EXACT_SUM(\(expression))" }
+    func integerArithmetic(_ op: ArithmeticOperator, _ lhs: SQL, _ rhs: SQL) -> SQL { "CHECKED(\(lhs) \(unsafeRaw: op.rawValue) \(rhs))" }
+    func average(_ expression: SQL) -> SQL { "MEAN(\(expression))" }
     func jsonPath(_ path: [JSONPathComponent]) -> Value { .text("\(path)") }
-    func jsonScalar(_ kind: JSONScalarKind, in document: String, at path: String) -> String { "JSON_\(kind)(\(document), \(path))" }
-    func booleanExtreme(_ expression: String, max: Bool) -> String { (max ? "ANY_TRUE(" : "ALL_TRUE(") + expression + ")" }
+    func jsonScalar(_ kind: JSONScalarKind, in document: SQL, at path: SQL) -> SQL { "JSON_\(unsafeRaw: "\(kind)")(\(document), \(path))" }
+    func booleanExtreme(_ expression: SQL, max: Bool) -> SQL { (max ? "ANY_TRUE(" : "ALL_TRUE(") + expression + ")" }
     func booleanLiteral(_ value: Bool) -> String { value ? "1=1" : "1=0" }
-    func isNotDistinct(_ lhs: String, _ rhs: String, negated: Bool) -> String { (negated ? "NOT " : "") + "\(lhs) <=> \(rhs)" }
-    func like(_ subject: String, pattern: String, escape: String) -> String { "MATCHES(\(subject), \(pattern), \(escape))" }
+    func isNotDistinct(_ lhs: SQL, _ rhs: SQL, negated: Bool) -> SQL { (negated ? "NOT " : "") + "\(lhs) <=> \(rhs)" }
+    func like(_ subject: SQL, pattern: SQL, escape: SQL) -> SQL { "MATCHES(\(subject), \(pattern), \(escape))" }
     var hasAggregateFilter: Bool { false }
-    func ordering(_ expression: String, descending: Bool, nullsFirst: Bool) -> String {
-        "(\(expression) IS NULL) \(nullsFirst ? "DESC" : "ASC"), \(expression) \(descending ? "DESC" : "ASC")"
+    func ordering(_ expression: SQL, descending: Bool, nullsFirst: Bool) -> SQL {
+        "(\(expression) IS NULL) \(unsafeRaw: nullsFirst ? "DESC" : "ASC"), \(expression) \(unsafeRaw: descending ? "DESC" : "ASC")"
     }
 }
 

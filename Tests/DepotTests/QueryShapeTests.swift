@@ -14,7 +14,7 @@ import Testing
     }
 
     @Test func aCachedShapeMatchesTheSameStructureWithOtherValuesAndNothingElse() throws {
-        let cached = try #require(RenderedShape(Item.where { $0.title.eq("a") && $0.rank > 3 }.order { $0.rank.ascending() }.limit(5), operation: 1, sql: "…"))
+        let cached = try #require(RenderedShape(Item.where { $0.title.eq("a") && $0.rank > 3 }.order { $0.rank.ascending() }.limit(5), operation: 1, sql: "…", order: nil))
         #expect(cached.matches(Item.where { $0.title.eq("zzz") && $0.rank > 99 }.order { $0.rank.ascending() }.limit(1)))
         let others: [Query<Item>] = [
             Item.where { $0.title.eq("a") && $0.rank >= 3 }.order { $0.rank.ascending() }.limit(5),
@@ -32,14 +32,14 @@ import Testing
     }
 
     @Test func anEmptyNeedleIsAnotherShapeAndAnyOtherNeedleIsNot() throws {
-        let cached = try #require(RenderedShape(Item.where { $0.title.contains("x") }, operation: 1, sql: "…"))
+        let cached = try #require(RenderedShape(Item.where { $0.title.contains("x") }, operation: 1, sql: "…", order: nil))
         #expect(cached.matches(Item.where { $0.title.contains("something else") }))
         #expect(!cached.matches(Item.where { $0.title.contains("") }))
         #expect(!cached.matches(Item.where { $0.title.contains("x", caseInsensitive: true) }))
     }
 
     @Test func aColumnOfAnotherNameOrSourceIsAnotherShape() throws {
-        let cached = try #require(RenderedShape(Item.where { $0.title.eq("a") }, operation: 1, sql: "…"))
+        let cached = try #require(RenderedShape(Item.where { $0.title.eq("a") }, operation: 1, sql: "…", order: nil))
         #expect(!cached.matches(Item.where { $0.title.eq("a") && $0.title.eq("b") }))
         #expect(!cached.matches(Item.where { $0.rank.eq(3) }))
         #expect(cached.matches(Item.where { $0.title.eq("a much longer title than eight bytes") }))

@@ -109,32 +109,32 @@ public struct PostgresDialect: SQLDialect {
 extension PostgresDialect: QueryDialect {
     /// `x COLLATE "C"` for ordering; equality under PostgreSQL's deterministic
     /// collations already compares bytes, and leaving it out keeps indexes usable.
-    public func binaryCollated(_ text: String, ordering: Bool) -> String {
+    public func binaryCollated(_ text: SQL, ordering: Bool) -> SQL {
         ordering ? text + " COLLATE \"C\"" : text
     }
 
     /// `lower(x COLLATE "C")`: under the C collation `lower` folds A–Z only.
-    public func asciiLowercased(_ text: String) -> String { "lower(\(text) COLLATE \"C\")" }
+    public func asciiLowercased(_ text: SQL) -> SQL { "lower(\(text) COLLATE \"C\")" }
 
     /// `strpos(text, needle)`: characters, 1 for an empty needle.
-    public func position(of needle: String, in text: String) -> String { "strpos(\(text), \(needle))" }
+    public func position(of needle: SQL, in text: SQL) -> SQL { "strpos(\(text), \(needle))" }
 
     /// `right(text, count)`: the whole text when it is shorter.
-    public func suffix(of text: String, count: String) -> String { "right(\(text), \(count))" }
+    public func suffix(of text: SQL, count: SQL) -> SQL { "right(\(text), \(count))" }
 
     /// `OFFSET n` alone.
-    public func offsetWithoutLimit(_ offset: String) -> String { "OFFSET \(offset)" }
+    public func offsetWithoutLimit(_ offset: SQL) -> SQL { "OFFSET \(offset)" }
 
     /// `sum(x)::bigint`: the numeric sum, then an "out of range" error past 64 bits.
-    public func integerSum(_ expression: String) -> String { "CAST(sum(\(expression)) AS bigint)" }
+    public func integerSum(_ expression: SQL) -> SQL { "CAST(sum(\(expression)) AS bigint)" }
 
     /// `avg(x::float8)`: the sum of the values as doubles, divided once, as SQLite's
     /// `avg` does. (`avg(x)` of integers is a numeric rounded to 16 decimal digits,
     /// whose conversion can differ from SQLite's mean in the last bit.)
-    public func average(_ expression: String) -> String { "avg(CAST(\(expression) AS double precision))" }
+    public func average(_ expression: SQL) -> SQL { "avg(CAST(\(expression) AS double precision))" }
 
     /// `bool_and(x)` / `bool_or(x)`: PostgreSQL has no `min` or `max` of booleans.
-    public func booleanExtreme(_ expression: String, max: Bool) -> String {
+    public func booleanExtreme(_ expression: SQL, max: Bool) -> SQL {
         max ? "bool_or(\(expression))" : "bool_and(\(expression))"
     }
 }
@@ -143,8 +143,8 @@ extension PostgresDialect {
     /// `(CAST(l AS bigint) op CAST(r AS bigint))`: bigint arithmetic raises
     /// "bigint out of range" and "division by zero" itself; the casts keep an
     /// `integer` (32-bit) column from overflowing at 2^31.
-    public func integerArithmetic(_ op: ArithmeticOperator, _ lhs: String, _ rhs: String) -> String {
-        "(CAST(" + lhs + " AS bigint) " + op.rawValue + " CAST(" + rhs + " AS bigint))"
+    public func integerArithmetic(_ op: ArithmeticOperator, _ lhs: SQL, _ rhs: SQL) -> SQL {
+        "(CAST(\(lhs) AS bigint) \(unsafeRaw: op.rawValue) CAST(\(rhs) AS bigint))"
     }
 }
 
@@ -162,14 +162,14 @@ extension PostgresDialect {
 
     /// `jsonb_typeof` decides the kind before `#>>` reads the text; an integer
     /// is a number whose value is whole and within 64 bits, whatever its spelling.
-    public func jsonScalar(_ kind: JSONScalarKind, in document: String, at path: String) -> String {
-        let node = "(CAST(\(document) AS jsonb) #> CAST(\(path) AS text[]))"
-        let type = "jsonb_typeof(\(node))", text = "(\(node) #>> '{}')"
+    public func jsonScalar(_ kind: JSONScalarKind, in document: SQL, at path: SQL) -> SQL {
+        let node: SQL = "(CAST(\(document) AS jsonb) #> CAST(\(path) AS text[]))"
+        let type: SQL = "jsonb_typeof(\(node))", text: SQL = "(\(node) #>> '{}')"
         switch kind {
         case .text:
             return "(CASE WHEN \(type) = 'string' THEN \(text) END)"
         case .integer:
-            let number = "CAST(\(text) AS numeric)"
+            let number: SQL = "CAST(\(text) AS numeric)"
             return "(CASE WHEN \(type) = 'number' THEN (CASE WHEN \(number) = trunc(\(number))"
                 + " AND \(number) BETWEEN -9223372036854775808 AND 9223372036854775807 THEN CAST(\(number) AS bigint) END) END)"
         case .double:

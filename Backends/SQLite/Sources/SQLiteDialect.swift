@@ -47,19 +47,19 @@ extension SQLiteDialect {
 extension SQLiteDialect: QueryDialect {
     /// `x COLLATE BINARY`, also for equality: a column declared `COLLATE NOCASE`
     /// would otherwise compare case-insensitively.
-    public func binaryCollated(_ text: String, ordering: Bool) -> String { text + " COLLATE BINARY" }
+    public func binaryCollated(_ text: SQL, ordering: Bool) -> SQL { text + " COLLATE BINARY" }
 
     /// `lower(x)`: SQLite's own lowers A–Z only (without the ICU extension).
-    public func asciiLowercased(_ text: String) -> String { "lower(\(text))" }
+    public func asciiLowercased(_ text: SQL) -> SQL { "lower(\(text))" }
 
     /// `instr(text, needle)`: code points, 1 for an empty needle.
-    public func position(of needle: String, in text: String) -> String { "instr(\(text), \(needle))" }
+    public func position(of needle: SQL, in text: SQL) -> SQL { "instr(\(text), \(needle))" }
 
     /// `substr(text, -count)`: the whole text when it is shorter.
-    public func suffix(of text: String, count: String) -> String { "substr(\(text), -\(count))" }
+    public func suffix(of text: SQL, count: SQL) -> SQL { "substr(\(text), -\(count))" }
 
     /// `LIMIT -1 OFFSET n`: SQLite has no OFFSET without LIMIT.
-    public func offsetWithoutLimit(_ offset: String) -> String { "LIMIT -1 OFFSET \(offset)" }
+    public func offsetWithoutLimit(_ offset: SQL) -> SQL { "LIMIT -1 OFFSET \(offset)" }
 
     /// The exact sum, as PostgreSQL's: SQLite's own `sum` fails when its running
     /// total leaves 64 bits even if the final sum fits, so the order of the rows
@@ -67,19 +67,19 @@ extension SQLiteDialect: QueryDialect {
     /// apart (neither sum can overflow below 2^31 rows), carried, and joined
     /// when the result fits; otherwise `abs(-2^63)` raises SQLite's "integer
     /// overflow". NULL when there are no values.
-    public func integerSum(_ expression: String) -> String {
-        let high = "sum((\(expression)) >> 32)", low = "sum((\(expression)) & 4294967295)"
-        let carried = "(\(high) + (\(low) >> 32))"
+    public func integerSum(_ expression: SQL) -> SQL {
+        let high: SQL = "sum((\(expression)) >> 32)", low: SQL = "sum((\(expression)) & 4294967295)"
+        let carried: SQL = "(\(high) + (\(low) >> 32))"
         return "(CASE WHEN \(high) IS NULL THEN NULL"
             + " WHEN \(carried) BETWEEN -2147483648 AND 2147483647 THEN (\(carried) << 32) | (\(low) & 4294967295)"
             + " ELSE abs(-9223372036854775807 - 1) END)"
     }
 
     /// `avg(x)`: always a REAL.
-    public func average(_ expression: String) -> String { "avg(\(expression))" }
+    public func average(_ expression: SQL) -> SQL { "avg(\(expression))" }
 
     /// `min(x)` / `max(x)`: booleans are the integers 0 and 1.
-    public func booleanExtreme(_ expression: String, max: Bool) -> String {
+    public func booleanExtreme(_ expression: SQL, max: Bool) -> SQL {
         max ? "max(\(expression))" : "min(\(expression))"
     }
 
@@ -127,7 +127,7 @@ extension SQLiteDialect {
     /// `depot_add(l, r)` and its siblings, registered on every connection:
     /// SQLite's own `+`, `-` and `*` turn an overflow into a REAL, and its `/`
     /// and `%` give NULL for a zero divisor.
-    public func integerArithmetic(_ op: ArithmeticOperator, _ lhs: String, _ rhs: String) -> String {
+    public func integerArithmetic(_ op: ArithmeticOperator, _ lhs: SQL, _ rhs: SQL) -> SQL {
         let name = switch op {
         case .add: "depot_add"
         case .subtract: "depot_subtract"
@@ -135,7 +135,7 @@ extension SQLiteDialect {
         case .divide: "depot_divide"
         case .remainder: "depot_remainder"
         }
-        return name + "(" + lhs + ", " + rhs + ")"
+        return SQL(unsafeRaw: name) + "(" + lhs + ", " + rhs + ")"
     }
 }
 
@@ -143,8 +143,8 @@ extension SQLiteDialect {
     /// `json_type` decides the kind before `json_extract` reads it: SQLite's
     /// own `json_extract` would read the string "3" as text that compares
     /// with anything. A whole `real` (`3.0`, `1e2`) is an integer, as on PostgreSQL.
-    public func jsonScalar(_ kind: JSONScalarKind, in document: String, at path: String) -> String {
-        let type = "json_type(\(document), \(path))", value = "json_extract(\(document), \(path))"
+    public func jsonScalar(_ kind: JSONScalarKind, in document: SQL, at path: SQL) -> SQL {
+        let type: SQL = "json_type(\(document), \(path))", value: SQL = "json_extract(\(document), \(path))"
         switch kind {
         case .text:
             return "(CASE WHEN \(type) = 'text' THEN \(value) END)"

@@ -70,14 +70,15 @@ extension Database {
             let renderer = try queryRenderer(rootTable: T.tableName)
             renderer.parameterSlots = []
             try renderRecordSelect(renderer, declared.query)
-            rendering = DeclaredRendering(owner: declared.identity, text: renderer.text.string, values: renderer.values,
-                                          slots: renderer.parameterSlots ?? [])
+            let (text, order) = try renderer.text.statement(for: renderer.dialect, valueCount: renderer.values.count)
+            rendering = DeclaredRendering(owner: declared.identity, text: text, values: renderer.values,
+                                          slots: renderer.parameterSlots ?? [], order: order)
             // Declarations are meant to be static; a program that makes them per call must not grow this without end.
             if queryCache.declared.count >= 512 { queryCache.declared.removeAll(keepingCapacity: true) }
             queryCache.declared[key] = rendering
         }
         var values = rendering.values
-        guard !rendering.slots.isEmpty else { return (rendering.text, values) }
+        guard !rendering.slots.isEmpty else { return (rendering.text, values.inTextOrder(rendering.order)) }
         var encoded: [Value] = []
         do {
             for parameter in repeat each parameters { encoded.append(try QueryRenderer.encode(parameter, coding.encoding)) }
@@ -85,6 +86,6 @@ extension Database {
             throw DatabaseError(encoding: error, table: T.tableName)
         }
         for slot in rendering.slots { values[slot.value] = encoded[slot.parameter] }
-        return (rendering.text, values)
+        return (rendering.text, values.inTextOrder(rendering.order))
     }
 }

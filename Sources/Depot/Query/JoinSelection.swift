@@ -86,7 +86,8 @@ extension Database {
         let aggregated = selection.outputs.contains { $0.hasAggregate }
         try renderJoinBody(renderer, T.self, U.self, selection.parts, ordered: true,
                            grouping: (selection.groups, selection.having, aggregated))
-        return try withStatement(text: renderer.text.string, values: renderer.values) { statement, _ in
+        let statement = try renderer.statement()
+        return try withStatement(text: statement.text, values: statement.values) { statement, _ in
             var results: [Output] = []
             while try statement.step() { results.append(try read(self, statement)) }
             return results

@@ -22,9 +22,9 @@ extension Database {
             PRIMARY KEY (\(ident: column.key), \(ident: column.field), \(ident: column.token)))
             """)
         // Prefix queries compare tokens by code point: index them that way.
-        let token = queryDialect.binaryCollatedIndexKey(dialect.quote(identifier: column.token))
+        let token = queryDialect.binaryCollatedIndexKey("\(ident: column.token)")
         try execute("""
-            CREATE INDEX \(ident: index.tableName + "_token") ON \(ident: index.tableName) (\(unsafeRaw: token), \(ident: column.key))
+            CREATE INDEX \(ident: index.tableName + "_token") ON \(ident: index.tableName) (\(token), \(ident: column.key))
             """)
     }
 

@@ -18,7 +18,9 @@ extension QueryRenderer {
             var score = "CASE " + field
             for (index, weight) in weights.enumerated() { score += " WHEN \(index) THEN \(weight)" }
             score += " ELSE 0 END * " + alias + dialect.quote(identifier: SearchIndexColumn.occurrences)
-            text += "COALESCE((SELECT " + dialect.integerSum(score) + " FROM "
+            text += "COALESCE((SELECT "
+            text.append(dialect.integerSum(SQL(unsafeRaw: score)))
+            text += " FROM "
             identifier(search.table)
             text += " AS "
             identifier(Self.searchAlias)
@@ -63,10 +65,14 @@ extension QueryRenderer {
             if term.isPrefix {
                 // Tokens never hold U+10FFFF (a noncharacter is no letter), so
                 // every token that starts with the term sorts before term + U+10FFFF.
-                let collated = dialect.binaryCollated(token, ordering: true)
-                text += "(" + collated + " >= "
+                let collated = dialect.binaryCollated(SQL(unsafeRaw: token), ordering: true)
+                text += "("
+                text.append(collated)
+                text += " >= "
                 bind(.text(term.token))
-                text += " AND " + collated + " < "
+                text += " AND "
+                text.append(collated)
+                text += " < "
                 bind(.text(term.token + "\u{10FFFF}"))
                 text += ")"
             } else {

@@ -19,10 +19,10 @@ public struct MariaDBDialect: SQLDialect {
     /// "MariaDB".
     public var engineName: String { "MariaDB" }
 
-    /// `?1`, `?2`...: MariaDB takes only unnumbered `?`, so the connection
-    /// rewrites each to `?` when it prepares the statement and binds the values
-    /// in the order the markers appear.
-    public func placeholder(_ index: Int) -> String { "?\(index)" }
+    /// `?`: MariaDB's markers are unnumbered. The core numbers placeholders
+    /// in the order the text holds them and binds the values in that order,
+    /// so each marker takes the next value.
+    public func placeholder(_ index: Int) -> String { "?" }
 
     /// The protocol's limit: 65,535 markers in one statement (error 1390).
     public var maxBoundValues: Int { 65_535 }
@@ -173,49 +173,49 @@ public struct MariaDBDialect: SQLDialect {
 extension MariaDBDialect: QueryDialect {
     /// `(x) COLLATE utf8mb4_nopad_bin`, for equality too: a column declared
     /// with a case-folding collation would otherwise compare case-insensitively.
-    public func binaryCollated(_ text: String, ordering: Bool) -> String {
+    public func binaryCollated(_ text: SQL, ordering: Bool) -> SQL {
         "(" + text + ") COLLATE utf8mb4_nopad_bin"
     }
 
     /// The column alone: MariaDB 10.11 has no expression indexes, and its key
     /// text (`VARCHAR(255)` in the database's `utf8mb4_nopad_bin`) already
     /// orders by code point.
-    public func binaryCollatedIndexKey(_ column: String) -> String { column }
+    public func binaryCollatedIndexKey(_ column: SQL) -> SQL { column }
 
     /// 26 nested `REPLACE`s: MariaDB's `LOWER` lowers every letter it knows.
-    public func asciiLowercased(_ text: String) -> String {
+    public func asciiLowercased(_ text: SQL) -> SQL {
         var expression = binaryCollated(text, ordering: false)
         for letter in UInt8(ascii: "A")...UInt8(ascii: "Z") {
             let upper = String(UnicodeScalar(letter)), lower = String(UnicodeScalar(letter + 32))
-            expression = "REPLACE(\(expression), '\(upper)', '\(lower)')"
+            expression = "REPLACE(\(expression), '\(unsafeRaw: upper)', '\(unsafeRaw: lower)')"
         }
         return expression
     }
 
     /// `INSTR` under the code-point collation: characters, 1 for an empty needle.
-    public func position(of needle: String, in text: String) -> String {
+    public func position(of needle: SQL, in text: SQL) -> SQL {
         "INSTR(\(binaryCollated(text, ordering: false)), \(needle))"
     }
 
     /// `RIGHT(text, count)`: characters; the whole text when it is shorter.
-    public func suffix(of text: String, count: String) -> String { "RIGHT(\(text), \(count))" }
+    public func suffix(of text: SQL, count: SQL) -> SQL { "RIGHT(\(text), \(count))" }
 
     /// MariaDB has no OFFSET without LIMIT: the largest limit.
-    public func offsetWithoutLimit(_ offset: String) -> String { "LIMIT 18446744073709551615 OFFSET \(offset)" }
+    public func offsetWithoutLimit(_ offset: SQL) -> SQL { "LIMIT 18446744073709551615 OFFSET \(offset)" }
 
     /// `SUM` of BIGINT is an exact DECIMAL: cast back when it fits, else a
     /// product that overflows (error 1690, `encoding`). NULL over no rows.
-    public func integerSum(_ expression: String) -> String {
-        let sum = "SUM(\(expression))"
+    public func integerSum(_ expression: SQL) -> SQL {
+        let sum: SQL = "SUM(\(expression))"
         return "(CASE WHEN \(sum) BETWEEN -9223372036854775808 AND 9223372036854775807 THEN CAST(\(sum) AS SIGNED)"
             + " ELSE CAST(SIGN(\(sum)) AS SIGNED) * 9223372036854775807 * 2 END)"
     }
 
     /// `AVG(CAST(x AS DOUBLE))`: MariaDB's `AVG` of integers is a DECIMAL.
-    public func average(_ expression: String) -> String { "AVG(CAST(\(expression) AS DOUBLE))" }
+    public func average(_ expression: SQL) -> SQL { "AVG(CAST(\(expression) AS DOUBLE))" }
 
     /// `MIN` / `MAX`: booleans are TINYINT 0 and 1.
-    public func booleanExtreme(_ expression: String, max: Bool) -> String {
+    public func booleanExtreme(_ expression: SQL, max: Bool) -> SQL {
         (max ? "MAX(" : "MIN(") + expression + ")"
     }
 
@@ -225,36 +225,36 @@ extension MariaDBDialect: QueryDialect {
     /// The divisor is computed first, whatever the dividend: MariaDB skips an
     /// operand after a NULL one, and SQLite and PostgreSQL compute both, so an
     /// error inside the divisor fails the statement on every engine.
-    public func integerArithmetic(_ op: ArithmeticOperator, _ lhs: String, _ rhs: String) -> String {
-        let left = "CAST(\(lhs) AS SIGNED)", right = "CAST(\(rhs) AS SIGNED)"
+    public func integerArithmetic(_ op: ArithmeticOperator, _ lhs: SQL, _ rhs: SQL) -> SQL {
+        let left: SQL = "CAST(\(lhs) AS SIGNED)", right: SQL = "CAST(\(rhs) AS SIGNED)"
         switch op {
         case .add, .multiply:
-            return "(\(left) \(op.rawValue) \(right))"
+            return "(\(left) \(unsafeRaw: op.rawValue) \(right))"
         case .subtract:
             // MariaDB 10.11 wraps 0 - Int64.min to Int64.min instead of failing: made to overflow.
             return "(CASE WHEN \(left) = 0 AND \(right) = -9223372036854775808 THEN \(right) - 1 ELSE \(left) - \(right) END)"
         case .divide, .remainder:
-            let operation = op == .divide ? "\(left) DIV \(right)" : "MOD(\(left), \(right))"
+            let operation: SQL = op == .divide ? "\(left) DIV \(right)" : "MOD(\(left), \(right))"
             return "(CASE WHEN \(right) = 0 THEN (CASE WHEN \(left) IS NULL THEN NULL ELSE \(right) - 9223372036854775807 - 2 END)"
                 + " WHEN \(left) IS NULL THEN NULL ELSE \(operation) END)"
         }
     }
 
     /// `(lhs <=> rhs)`: MariaDB's NULL-safe equality.
-    public func isNotDistinct(_ lhs: String, _ rhs: String, negated: Bool) -> String {
+    public func isNotDistinct(_ lhs: SQL, _ rhs: SQL, negated: Bool) -> SQL {
         (negated ? "NOT (" : "(") + lhs + " <=> " + rhs + ")"
     }
 
     /// LIKE under the code-point collation: case-sensitive, trailing spaces count.
-    public func like(_ subject: String, pattern: String, escape: String) -> String {
+    public func like(_ subject: SQL, pattern: SQL, escape: SQL) -> SQL {
         binaryCollated(subject, ordering: false) + " LIKE " + pattern + " ESCAPE " + escape
     }
 
     /// `CONCAT(lhs, rhs)`: NULL when either is.
-    public func concatenate(_ lhs: String, _ rhs: String) -> String { "CONCAT(" + lhs + ", " + rhs + ")" }
+    public func concatenate(_ lhs: SQL, _ rhs: SQL) -> SQL { "CONCAT(" + lhs + ", " + rhs + ")" }
 
     /// `CHAR_LENGTH(text)`: MariaDB's `LENGTH` counts bytes.
-    public func characterLength(_ text: String) -> String { "CHAR_LENGTH(" + text + ")" }
+    public func characterLength(_ text: SQL) -> SQL { "CHAR_LENGTH(" + text + ")" }
 
     /// No `FILTER (WHERE …)` before MariaDB 11.
     public var hasAggregateFilter: Bool { false }
@@ -264,7 +264,7 @@ extension MariaDBDialect: QueryDialect {
 
     /// No `NULLS FIRST|LAST`: NULLs sort first ascending and last descending,
     /// and `(x) IS NULL` sorts them the other way.
-    public func ordering(_ expression: String, descending: Bool, nullsFirst: Bool) -> String {
+    public func ordering(_ expression: SQL, descending: Bool, nullsFirst: Bool) -> SQL {
         switch (descending, nullsFirst) {
         case (false, true): expression + " ASC"
         case (true, false): expression + " DESC"
@@ -278,19 +278,19 @@ extension MariaDBDialect: QueryDialect {
     public var jsonIndexWrapsScalars: Bool { true }
 
     /// `JSON_TYPE(JSON_EXTRACT(document, path)) = 'ARRAY'`.
-    public func jsonIsArray(_ document: String, at path: String) -> String {
+    public func jsonIsArray(_ document: SQL, at path: SQL) -> SQL {
         "(JSON_TYPE(JSON_EXTRACT(\(document), \(path))) = 'ARRAY')"
     }
 
     /// `JSON_TYPE` decides the kind before the value is read.
-    public func jsonScalar(_ kind: JSONScalarKind, in document: String, at path: String) -> String {
-        let node = "JSON_EXTRACT(\(document), \(path))"
-        let type = "JSON_TYPE(\(node))"
+    public func jsonScalar(_ kind: JSONScalarKind, in document: SQL, at path: SQL) -> SQL {
+        let node: SQL = "JSON_EXTRACT(\(document), \(path))"
+        let type: SQL = "JSON_TYPE(\(node))"
         switch kind {
         case .text:
             return "(CASE WHEN \(type) = 'STRING' THEN JSON_UNQUOTE(\(node)) END)"
         case .integer:
-            let number = "CAST(\(node) AS DECIMAL(65, 30))"
+            let number: SQL = "CAST(\(node) AS DECIMAL(65, 30))"
             return "(CASE WHEN \(type) IN ('INTEGER', 'DOUBLE') AND \(number) = FLOOR(\(number))"
                 + " AND \(number) BETWEEN -9223372036854775808 AND 9223372036854775807 THEN CAST(\(number) AS SIGNED) END)"
         case .double:

@@ -8,10 +8,10 @@ import Foundation
 /// before the connection runs anything else.
 final class MariaDBStatement: DriverStatement {
     private let connection: MariaDBConnection
+    /// The statement's text, its `?` markers in the order of the values they bind.
     private let sql: String
-    private let rewritten: String
-    /// The 0-based value each `?` marker binds.
-    private let markers: [Int]
+    /// How many `?` markers the server found when it prepared the statement.
+    private var parameterCount = 0
     private var handle: UnsafeMutablePointer<MYSQL_STMT>?
     private var generation: Int
     private(set) var columns: ColumnSet
@@ -34,7 +34,6 @@ final class MariaDBStatement: DriverStatement {
     init(connection: MariaDBConnection, sql: String) throws {
         self.connection = connection
         self.sql = sql
-        (rewritten, markers) = MariaDBPlaceholders.rewrite(sql)
         generation = connection.generation
         columns = ColumnSet([])
         try prepareOnServer()
@@ -53,7 +52,7 @@ final class MariaDBStatement: DriverStatement {
         var updateMaxLength: my_bool = 1
         mysql_stmt_attr_set(statement, STMT_ATTR_UPDATE_MAX_LENGTH, &updateMaxLength)
         let failed = connection.inFlight {
-            rewritten.withCString { mysql_stmt_prepare(statement, $0, UInt(strlen($0))) }
+            sql.withCString { mysql_stmt_prepare(statement, $0, UInt(sql.utf8.count)) }
         }
         if failed != 0 {
             let error = connection.error(statement: statement, sql: sql)
@@ -62,6 +61,7 @@ final class MariaDBStatement: DriverStatement {
         }
         handle = statement
         generation = connection.generation
+        parameterCount = Int(mysql_stmt_param_count(statement))
         readColumns()
     }
 
@@ -94,8 +94,8 @@ final class MariaDBStatement: DriverStatement {
 
     func bind(_ values: [Value]) throws {
         reset()
-        for (position, index) in markers.enumerated() where index < 0 || index >= values.count {
-            throw DatabaseError(.misuse, "placeholder \(position + 1) binds value \(index + 1), but \(values.count) values were bound", sql: sql)
+        guard values.count == parameterCount else {
+            throw DatabaseError(.misuse, "the statement has \(parameterCount) placeholders, but \(values.count) values were bound", sql: sql)
         }
         self.values = values
         needsExecute = true
@@ -143,11 +143,11 @@ final class MariaDBStatement: DriverStatement {
             try prepareOnServer()
         }
         guard let handle else { throw DatabaseError(.misuse, "the statement was closed", sql: sql) }
-        let parameters = MariaDBParameters(count: markers.count)
-        for (marker, index) in markers.enumerated() {
-            try parameters.set(marker, values[index], position: index + 1, sql: sql)
+        let parameters = MariaDBParameters(count: values.count)
+        for (index, value) in values.enumerated() {
+            try parameters.set(index, value, position: index + 1, sql: sql)
         }
-        if !markers.isEmpty, mysql_stmt_bind_param(handle, parameters.binds) != 0 {
+        if !values.isEmpty, mysql_stmt_bind_param(handle, parameters.binds) != 0 {
             throw connection.error(statement: handle, sql: sql)
         }
         let failed = connection.inFlight { mysql_stmt_execute(handle) }

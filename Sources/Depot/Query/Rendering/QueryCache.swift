@@ -3,13 +3,13 @@
 /// that collects a cached shape's values.
 final class QueryCache: ConnectionCache {
     /// The SQL of each query shape the builder rendered on this connection.
-    @exclusivity(unchecked) var rendered: [QueryShapeKey: RenderedShape] = [:]
+    var rendered: [QueryShapeKey: RenderedShape] = [:]
     /// The start of a query builder's SELECT (`SELECT "a", "b" FROM "t"`), by record type.
-    @exclusivity(unchecked) var selectPrefixes: [ObjectIdentifier: String] = [:]
+    var selectPrefixes: [ObjectIdentifier: String] = [:]
     /// The renderer that collects a cached query shape's values.
-    @exclusivity(unchecked) var valuesRenderer: QueryRenderer?
+    var valuesRenderer: QueryRenderer?
     /// Each declared query's SQL, constant values and parameter slots, by its identity.
-    @exclusivity(unchecked) var declared: [ObjectIdentifier: DeclaredRendering] = [:]
+    var declared: [ObjectIdentifier: DeclaredRendering] = [:]
 
     init() {}
 
@@ -18,11 +18,13 @@ final class QueryCache: ConnectionCache {
 }
 
 /// A declared query rendered on one connection: its SQL, the values bound with
-/// the parameters' places left NULL, and where each parameter goes.
+/// the parameters' places left NULL (in bind order), where each parameter
+/// goes, and the order the placeholders take the values in.
 struct DeclaredRendering {
     /// Keeps the identity alive, so its `ObjectIdentifier` is never reused while cached.
     let owner: AnyObject
     let text: String
     let values: [Value]
     let slots: [(value: Int, parameter: Int)]
+    let order: [Int]?
 }

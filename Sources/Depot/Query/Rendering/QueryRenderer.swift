@@ -1,24 +1,92 @@
 import Foundation
 
-/// SQL text being written, or, when only the bound values are wanted (the text
-/// is cached for the query's shape), nothing at all: appends are not even evaluated.
+/// SQL being written: its text and, where values go, their places in the bind
+/// order (``SQL`` slots), so a dialect may wrap, reorder or repeat an operand
+/// and every engine still numbers its placeholders in the order of the text.
+/// When only the bound values are wanted (the text is cached for the query's
+/// shape) it holds nothing at all: appends are not even evaluated.
 struct SQLBuffer {
-    var string = ""
+    /// Text written since the last fragment, not yet one.
+    private var pending = ""
+    private var fragments: [SQL.Fragment] = []
     var isEnabled = true
 
     static func += (buffer: inout SQLBuffer, text: @autoclosure () -> String) {
-        if buffer.isEnabled { buffer.string += text() }
+        if buffer.isEnabled { buffer.pending += text() }
     }
 
-    /// Where the text ends now, to cut what follows out again.
-    var mark: Int { string.utf8.count }
+    /// Appends SQL a dialect wrote around operands cut from this buffer.
+    mutating func append(_ sql: @autoclosure () -> SQL) {
+        guard isEnabled else { return }
+        for fragment in sql().fragments {
+            if case .raw(let raw) = fragment { pending += raw } else { close(); fragments.append(fragment) }
+        }
+    }
 
-    /// Removes and returns the text written since `mark`.
-    mutating func cut(from mark: Int) -> String {
-        guard isEnabled else { return "" }
-        let piece = String(string.utf8.dropFirst(mark)) ?? ""
-        string = String(string.utf8.prefix(mark)) ?? ""
+    /// The place of the value at `index` in the bind order.
+    mutating func appendSlot(_ index: Int) {
+        guard isEnabled else { return }
+        close()
+        fragments.append(.slot(index))
+    }
+
+    private mutating func close() {
+        if !pending.isEmpty { fragments.append(.raw(pending)); pending = "" }
+    }
+
+    /// Where the SQL ends now, to cut what follows out again.
+    mutating func mark() -> Int {
+        close()
+        return fragments.count
+    }
+
+    /// Removes and returns the SQL written since `mark`.
+    mutating func cut(from mark: Int) -> SQL {
+        guard isEnabled else { return SQL(fragments: []) }
+        close()
+        let piece = SQL(fragments: Array(fragments[mark...]))
+        fragments.removeSubrange(mark...)
         return piece
+    }
+
+    /// The text written so far, when it holds no value's place (a SELECT's start).
+    var plainText: String? {
+        guard fragments.isEmpty else { return nil }
+        return pending
+    }
+
+    /// The statement for `dialect`: placeholders numbered in the order of the
+    /// text, and for each the index of its value in the bind order; nil when
+    /// that is the bind order itself (each of the `valueCount` values once, in order).
+    func statement(for dialect: some SQLDialect, valueCount: Int) throws -> (text: String, order: [Int]?) {
+        var text = ""
+        var order: [Int] = []
+        var inBindOrder = true
+        for fragment in fragments {
+            switch fragment {
+            case .raw(let raw): text += raw
+            case .slot(let index):
+                if index != order.count { inBindOrder = false }
+                order.append(index)
+                text += dialect.placeholder(order.count)
+            case .identifier(let name): text += dialect.quote(identifier: name)
+            case .type(let type): text += dialect.typeName(type)
+            case .castType(let type): text += dialect.castTypeName(type)
+            case .keyType(let type): text += dialect.keyTypeName(type)
+            case .inserted, .value, .invalid:
+                throw DatabaseError.misuse("\(dialect.engineName)'s query dialect wrote a bound value or an upsert's inserted value into a query; a dialect method writes its operands and constant SQL only")
+            }
+        }
+        text += pending
+        return (text, inBindOrder && order.count == valueCount ? nil : order)
+    }
+}
+
+extension Array where Element == Value {
+    /// The values in the order of a statement's placeholders (see ``SQLBuffer/statement(for:)``).
+    func inTextOrder(_ order: [Int]?) -> [Value] {
+        guard let order else { return self }
+        return order.map { self[$0] }
     }
 }
 
@@ -65,7 +133,14 @@ final class QueryRenderer {
 
     func bind(_ value: Value) {
         values.append(value)
-        text += dialect.placeholder(values.count)
+        text.appendSlot(values.count - 1)
+    }
+
+    /// The statement rendered, for its engine: text with placeholders in text
+    /// order, the values in that order.
+    func statement() throws -> (text: String, values: [Value]) {
+        let (text, order) = try self.text.statement(for: dialect, valueCount: values.count)
+        return (text, values.inTextOrder(order))
     }
 
     func identifier(_ name: String) {
@@ -91,15 +166,15 @@ final class QueryRenderer {
     }
 
     /// The SQL of a node, rendered on its own: for dialect methods that wrap an operand.
-    func rendered(_ node: QueryNode) throws -> String {
-        let mark = text.mark
+    func rendered(_ node: QueryNode) throws -> SQL {
+        let mark = text.mark()
         try render(node)
         return text.cut(from: mark)
     }
 
     /// A text operand compared or ordered by code point, rendered apart.
-    func renderedBinary(_ node: QueryNode, ordering: Bool) throws -> String {
-        let mark = text.mark
+    func renderedBinary(_ node: QueryNode, ordering: Bool) throws -> SQL {
+        let mark = text.mark()
         try renderBinary(node, ordering: ordering)
         return text.cut(from: mark)
     }
@@ -111,7 +186,7 @@ final class QueryRenderer {
         // A computed text gets its collation spelled out even for equality: it
         // has no index to keep usable, and operands of two collations would leave
         // PostgreSQL unable to pick one.
-        text += dialect.binaryCollated(piece, ordering: ordering || node.isComputed)
+        text.append(dialect.binaryCollated(piece, ordering: ordering || node.isComputed))
     }
 
     func render(_ node: QueryNode) throws {
@@ -145,7 +220,7 @@ final class QueryRenderer {
         case .isNotDistinct(let lhs, let rhs, let negated):
             let left = try renderedBinary(lhs, ordering: false)
             let right = try renderedBinary(rhs, ordering: false)
-            text += "(" + dialect.isNotDistinct(left, right, negated: negated) + ")"
+            text.append("(" + dialect.isNotDistinct(left, right, negated: negated) + ")")
         case .inList(let operand, let list, let negated):
             guard !list.isEmpty else {
                 text += dialect.booleanLiteral(negated)
@@ -180,10 +255,10 @@ final class QueryRenderer {
             try renderMatch(operand, match, needle: needle, caseInsensitive: caseInsensitive)
         case .length(let operand):
             let piece = try rendered(operand)
-            text += dialect.characterLength(piece)
+            text.append(dialect.characterLength(piece))
         case .folded(let operand):
             let piece = try rendered(operand)
-            text += dialect.asciiLowercased(piece)
+            text.append(dialect.asciiLowercased(piece))
         case .aggregate(let aggregate, let operand, let filter):
             try renderAggregate(aggregate, operand, filter: filter, type: node.type)
         case .exists(let table, let filters, let negated):
@@ -224,10 +299,10 @@ final class QueryRenderer {
             }
             // Both rendered first: with the text cached, `+=` does not evaluate its operand.
             let left = try rendered(lhs), right = try rendered(rhs)
-            text += dialect.integerArithmetic(op, left, right)
+            text.append(dialect.integerArithmetic(op, left, right))
         case .concatenate(let lhs, let rhs):
             let left = try rendered(lhs), right = try rendered(rhs)
-            text += dialect.concatenate(left, right)
+            text.append(dialect.concatenate(left, right))
         case .coalesce(let operands):
             text += "COALESCE("
             for (index, operand) in operands.enumerated() {
@@ -286,11 +361,11 @@ final class QueryRenderer {
             let placeholder = bindingPlaceholder(dialect.jsonPath(path))
             let scalar = dialect.jsonScalar(kind, in: rendered, at: placeholder)
             // Where an index would read a non-array as an array of one, each index reads only an array.
-            let guards = !dialect.jsonIndexWrapsScalars ? [] : path.indices.compactMap { index -> String? in
+            let guards = !dialect.jsonIndexWrapsScalars ? [] : path.indices.compactMap { index -> SQL? in
                 guard case .index = path[index] else { return nil }
                 return dialect.jsonIsArray(rendered, at: bindingPlaceholder(dialect.jsonPath(Array(path[..<index]))))
             }
-            text += guards.isEmpty ? scalar : "(CASE WHEN " + guards.joined(separator: " AND ") + " THEN " + scalar + " END)"
+            text.append(guards.isEmpty ? scalar : "(CASE WHEN " + SQL.join(guards, separator: " AND ") + " THEN " + scalar + " END)")
         default:
             try render(node)
         }
@@ -300,7 +375,7 @@ final class QueryRenderer {
         let subject = try rendered(operand)
         guard !needle.isEmpty else {
             // Every text contains the empty string; NULL stays unknown.
-            text += "(\(subject) = \(subject))"
+            text.append("(\(subject) = \(subject))")
             return
         }
         if caseInsensitive {
@@ -319,34 +394,34 @@ final class QueryRenderer {
             }
             let patternPlaceholder = bindingPlaceholder(.text(pattern))
             let escapePlaceholder = bindingPlaceholder(.text("\\"))
-            text += "(" + dialect.like(dialect.asciiLowercased(subject), pattern: patternPlaceholder, escape: escapePlaceholder) + ")"
+            text.append("(" + dialect.like(dialect.asciiLowercased(subject), pattern: patternPlaceholder, escape: escapePlaceholder) + ")")
             return
         }
         switch match {
         case .contains:
             let placeholder = bindingPlaceholder(.text(needle))
-            text += "(" + dialect.position(of: placeholder, in: subject) + " > 0)"
+            text.append("(" + dialect.position(of: placeholder, in: subject) + " > 0)")
         case .prefix:
             let count = bindingPlaceholder(.integer(Int64(needle.unicodeScalars.count)))
-            text += "(" + dialect.binaryCollated("substr(\(subject), 1, CAST(\(count) AS INTEGER))", ordering: false) + " = "
+            text.append("(" + dialect.binaryCollated("substr(\(subject), 1, CAST(\(count) AS INTEGER))", ordering: false) + " = ")
             bind(.text(needle))
             text += ")"
         case .suffix:
             let count = bindingPlaceholder(.integer(Int64(needle.unicodeScalars.count)))
-            text += "(" + dialect.binaryCollated(dialect.suffix(of: subject, count: "CAST(\(count) AS INTEGER)"), ordering: false) + " = "
+            text.append("(" + dialect.binaryCollated(dialect.suffix(of: subject, count: "CAST(\(count) AS INTEGER)"), ordering: false) + " = ")
             bind(.text(needle))
             text += ")"
         }
     }
 
     /// Binds a value and returns its placeholder without writing it.
-    private func bindingPlaceholder(_ value: Value) -> String {
+    private func bindingPlaceholder(_ value: Value) -> SQL {
         values.append(value)
-        return dialect.placeholder(values.count)
+        return SQL(fragments: [.slot(values.count - 1)])
     }
 
     private func renderAggregate(_ aggregate: QueryNode.Aggregate, _ operand: QueryNode?, filter: QueryNode?, type: QueryType?) throws {
-        var argument: String
+        var argument: SQL
         if let operand {
             if aggregate == .min || aggregate == .max, operand.type == .text {
                 argument = dialect.binaryCollated(try rendered(operand), ordering: true)
@@ -359,16 +434,17 @@ final class QueryRenderer {
         var filter = filter
         if let condition = filter, !dialect.hasAggregateFilter {
             // The same meaning without FILTER: the rows it leaves out become NULLs, which aggregates skip.
-            argument = "CASE WHEN " + (try rendered(condition)) + " THEN " + (argument == "*" ? "1" : argument) + " END"
+            let condition = try rendered(condition)
+            argument = "CASE WHEN " + condition + " THEN " + (operand == nil ? "1" : argument) + " END"
             filter = nil
         }
         switch aggregate {
-        case .count: text += "count(\(argument))"
-        case .min where operand?.type == .bool, .max where operand?.type == .bool: text += dialect.booleanExtreme(argument, max: aggregate == .max)
-        case .min: text += "min(\(argument))"
-        case .max: text += "max(\(argument))"
-        case .sum: text += type == .integer ? dialect.integerSum(argument) : "sum(\(argument))"
-        case .average: text += dialect.average(argument)
+        case .count: text.append("count(\(argument))")
+        case .min where operand?.type == .bool, .max where operand?.type == .bool: text.append(dialect.booleanExtreme(argument, max: aggregate == .max))
+        case .min: text.append("min(\(argument))")
+        case .max: text.append("max(\(argument))")
+        case .sum: text.append(type == .integer ? dialect.integerSum(argument) : "sum(\(argument))")
+        case .average: text.append(dialect.average(argument))
         }
         if let filter {
             text += " FILTER (WHERE "
@@ -379,7 +455,7 @@ final class QueryRenderer {
 
     func renderOrdering(_ ordering: QueryOrdering) throws {
         let expression = try renderedBinary(ordering.node, ordering: true)
-        text += dialect.ordering(expression, descending: ordering.descending, nullsFirst: ordering.nulls == .first)
+        text.append(dialect.ordering(expression, descending: ordering.descending, nullsFirst: ordering.nulls == .first))
     }
 
     func renderWhere(_ filters: [QueryNode]) throws {
@@ -399,7 +475,7 @@ final class QueryRenderer {
             if limit == nil {
                 // Bound before the text is written: with the text cached, only the value is collected.
                 let placeholder = bindingPlaceholder(.integer(Int64(offset)))
-                text += " " + dialect.offsetWithoutLimit(placeholder)
+                text.append(" " + dialect.offsetWithoutLimit(placeholder))
             } else {
                 text += " OFFSET "
                 bind(.integer(Int64(offset)))

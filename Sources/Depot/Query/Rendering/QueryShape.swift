@@ -49,13 +49,17 @@ struct RenderedShape {
     let words: [UInt64]
     let operation: UInt8
     let sql: String
+    /// The bind-order index of each placeholder's value, nil when in bind order
+    /// (``SQLBuffer/statement(for:valueCount:)``).
+    let order: [Int]?
 
-    init?<T>(_ query: Query<T>, operation: UInt8, sql: String) {
+    init?<T>(_ query: Query<T>, operation: UInt8, sql: String, order: [Int]?) {
         var recorder = ShapeRecorder()
         guard QueryShapeKey.feed(query, operation: operation, into: &recorder) else { return nil }
         words = recorder.words
         self.operation = operation
         self.sql = sql
+        self.order = order
     }
 
     /// Whether `query` has exactly this shape (its values aside).

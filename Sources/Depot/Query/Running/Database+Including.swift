@@ -73,7 +73,8 @@ extension Database {
         renderer.identifier(L.tableName)
         try renderer.renderWhere(theirLinks.filters)
         var links: [Value: [Value]] = [:]
-        try withStatement(text: renderer.text.string, values: renderer.values) { statement, _ in
+        let statement = try renderer.statement()
+        try withStatement(text: statement.text, values: statement.values) { statement, _ in
             while try statement.step() {
                 let (root, target) = (try statement.value(at: 0), try statement.value(at: 1))
                 guard root != .null, target != .null else { continue }

@@ -31,7 +31,8 @@ extension Database {
             }
         }
         try renderJoinBody(renderer, T.self, U.self, join.parts, ordered: true)
-        return try withStatement(text: renderer.text.string, values: renderer.values) { statement, _ in
+        let statement = try renderer.statement()
+        return try withStatement(text: statement.text, values: statement.values) { statement, _ in
             let sets = names.map(ColumnSet.init)
             let plans = [DecodePlan(columns: sets[0], options: coding.decoding, type: T.self),
                          DecodePlan(columns: sets[1], options: coding.decoding, type: U.self),
@@ -71,7 +72,8 @@ extension Database {
         renderer.text += "SELECT count(*) FROM (SELECT 1"
         try renderJoinBody(renderer, T.self, U.self, parts, ordered: false)
         renderer.text += ") AS " + dialect.quote(identifier: "page")
-        return try fetchOne(Int.self, text: renderer.text.string, values: renderer.values) ?? 0
+        let statement = try renderer.statement()
+        return try fetchOne(Int.self, text: statement.text, values: statement.values) ?? 0
     }
 
     /// FROM, JOIN, WHERE, GROUP BY and HAVING (of a selection), ORDER BY (when `ordered`) and the page of a join.
@@ -132,7 +134,8 @@ extension Database {
             }
             return firstNames.count + index
         }
-        try withStatement(text: renderer.text.string, values: renderer.values) { statement, _ in
+        let statement = try renderer.statement()
+        try withStatement(text: statement.text, values: statement.values) { statement, _ in
             let firstColumns = ColumnSet(firstNames), secondColumns = ColumnSet(secondNames)
             let firstPlan = DecodePlan(columns: firstColumns, options: coding.decoding, type: T.self)
             let secondPlan = DecodePlan(columns: secondColumns, options: coding.decoding, type: U.self)

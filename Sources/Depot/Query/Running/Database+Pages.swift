@@ -78,7 +78,8 @@ extension Database {
         var records: [T] = []
         var cursors: [PageCursor] = []
         var more = false
-        try withStatement(text: renderer.text.string, values: renderer.values) { statement, _ in
+        let statement = try renderer.statement()
+        try withStatement(text: statement.text, values: statement.values) { statement, _ in
             guard try statement.step() else { return }
             let plan = self.plan(for: statement, T.self)
             repeat {
@@ -102,8 +103,9 @@ extension Database {
             try renderer.renderOrdering(term)
             renderer.text += ";"
         }
+        let statement = try renderer.statement()
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in (renderer.text.string + "\u{1}" + renderer.values.map { PageCursor.tagged($0).joined(separator: "\u{2}") }.joined(separator: "\u{1}")).utf8 {
+        for byte in (statement.text + "\u{1}" + statement.values.map { PageCursor.tagged($0).joined(separator: "\u{2}") }.joined(separator: "\u{1}")).utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
         }
         return T.tableName + ":" + String(hash, radix: 16)

@@ -54,7 +54,8 @@ extension Database {
             renderer.identifier(T.tableName)
             try renderer.renderWhere(query.filters)
         }
-        return try fetchOne(Int.self, text: renderer.text.string, values: renderer.values) ?? 0
+        let statement = try renderer.statement()
+        return try fetchOne(Int.self, text: statement.text, values: statement.values) ?? 0
     }
 
     /// Whether the query selects at least one record.
@@ -65,7 +66,8 @@ extension Database {
         try renderer.renderWhere(query.filters)
         try renderer.renderPage(limit: query.limitCount, offset: query.offsetCount)
         renderer.text += ")"
-        return try fetchOne(Bool.self, text: renderer.text.string, values: renderer.values) ?? false
+        let statement = try renderer.statement()
+        return try fetchOne(Bool.self, text: statement.text, values: statement.values) ?? false
     }
 
     /// Sets columns of every record the query selects, and returns how many changed.
@@ -83,7 +85,8 @@ extension Database {
     @discardableResult
     public func update<T>(_ query: Query<T>, set assignments: (T.Columns) -> [QueryAssignment]) throws -> Int {
         let renderer = try renderUpdate(query, assignments(T.columns))
-        return try execute(text: renderer.text.string, values: renderer.values)
+        let statement = try renderer.statement()
+        return try execute(text: statement.text, values: statement.values)
     }
 
     /// Deletes every record the query selects, and returns how many.
@@ -92,7 +95,8 @@ extension Database {
     @discardableResult
     public func delete<T>(_ query: Query<T>) throws -> Int {
         let renderer = try renderDelete(query)
-        return try execute(text: renderer.text.string, values: renderer.values)
+        let statement = try renderer.statement()
+        return try execute(text: statement.text, values: statement.values)
     }
 
     func renderUpdate<T>(_ query: Query<T>, _ assignments: [QueryAssignment]) throws -> QueryRenderer {
@@ -240,20 +244,16 @@ extension Database {
             try renderer.renderWhere(query.filters)
             try renderer.renderOrder(query.orderings, tieBreak: [])
             try renderer.renderPage(limit: query.limitCount, offset: query.offsetCount)
-            return (text, renderer.values)
+            return (text, renderer.values.inTextOrder(cached.order))
         }
-        let rendered = try renderSelectText(query)
-        if let key {
-            if queryCache.rendered.count >= 512 { queryCache.rendered.removeAll(keepingCapacity: true) }
-            queryCache.rendered[key] = RenderedShape(query, operation: 1, sql: rendered.0)
-        }
-        return rendered
-    }
-
-    private func renderSelectText<T>(_ query: Query<T>) throws -> (String, [Value]) {
         let renderer = try queryRenderer(rootTable: T.tableName)
         try renderRecordSelect(renderer, query)
-        return (renderer.text.string, renderer.values)
+        let (text, order) = try renderer.text.statement(for: renderer.dialect, valueCount: renderer.values.count)
+        if let key {
+            if queryCache.rendered.count >= 512 { queryCache.rendered.removeAll(keepingCapacity: true) }
+            queryCache.rendered[key] = RenderedShape(query, operation: 1, sql: text, order: order)
+        }
+        return (text, renderer.values.inTextOrder(order))
     }
 
     /// A record query's whole SELECT, into `renderer`: the mapping's columns, the filters, the total order and the page.
@@ -268,7 +268,7 @@ extension Database {
             }
             renderer.text += " FROM "
             renderer.identifier(T.tableName)
-            queryCache.selectPrefixes[ObjectIdentifier(T.self)] = renderer.text.string
+            if let prefix = renderer.text.plainText { queryCache.selectPrefixes[ObjectIdentifier(T.self)] = prefix }
         }
         try renderer.renderWhere(query.filters)
         try renderOrder(renderer, query.orderings, tieBreak: T.primaryKey.map { QueryNode.columnNamed($0) })
@@ -279,7 +279,7 @@ extension Database {
         let renderer = try queryRenderer(rootTable: T.tableName)
         renderer.mappedNames = { [unowned self] in self.mappedColumnNames($0) }
         try renderer.renderSelection(selection, ordered: true)
-        return (renderer.text.string, renderer.values)
+        return try renderer.statement()
     }
 
     func renderOrder(_ renderer: QueryRenderer, _ orderings: [QueryOrdering], tieBreak: [QueryNode]) throws {

@@ -78,7 +78,8 @@ extension Database {
         renderer.identifier(Target.tableName)
         renderer.text += " (" + names.map { dialect.quote(identifier: $0) }.joined(separator: ", ") + ") "
         try renderer.renderSelection(selection, ordered: true)
-        return try execute(text: renderer.text.string, values: renderer.values)
+        let statement = try renderer.statement()
+        return try execute(text: statement.text, values: statement.values)
     }
 
     /// Sets columns of every record the query selects, and returns the records
@@ -112,12 +113,14 @@ extension Database {
         select.identifier(T.tableName)
         try select.renderWhere(query.filters)
         select.text += " FOR UPDATE"
-        let locked = try withStatement(text: select.text.string, values: select.values) { statement, _ in
+        let selectStatement = try select.statement()
+        let locked = try withStatement(text: selectStatement.text, values: selectStatement.values) { statement, _ in
             var rows: [[Value]] = []
             while try statement.step() { rows.append(try keys.indices.map { try statement.value(at: $0) }) }
             return rows
         }
-        _ = try execute(text: update.text.string, values: update.values)
+        let updateStatement = try update.statement()
+        _ = try execute(text: updateStatement.text, values: updateStatement.values)
         guard !locked.isEmpty else { return [] }
         // The rows by key, a bounded number of keys per statement.
         let names = mappedColumnNames(T.self)
@@ -180,7 +183,8 @@ extension Database {
             return index
         }
         var results: [(T, [Value])] = []
-        try mappedRows(T.self, text: renderer.text.string, values: renderer.values, limit: .all) { reader in
+        let statement = try renderer.statement()
+        try mappedRows(T.self, text: statement.text, values: statement.values, limit: .all) { reader in
             let key = try keyIndexes.map { try reader.source.value(at: $0) }
             results.append((try reader.record(T.self), key))
         }
