@@ -52,7 +52,8 @@ public typealias DifferentialEngineFactory = @Sendable (Store.Configuration) asy
 
 /// One named differential check: random queries, values or a scenario run on
 /// two engines and, where there is one, against a model of their meaning in
-/// Swift. Every answer must agree, or both engines must refuse alike with the
+/// Swift. The `sync:` checks run a ``SyncServer`` on the engine under test
+/// with devices on SQLite files. Every answer must agree, or both engines must refuse alike with the
 /// typed error the model names.
 ///
 /// A backend's tests run every check with SQLite as the reference:
@@ -108,6 +109,10 @@ public struct DifferentialCheck: Sendable, CustomStringConvertible {
         DifferentialCheck("every operation under every strategy agrees on both engines", StrategyOperationProperties.everyOperationUnderEveryStrategy),
         DifferentialCheck("the reminders scenario gives the same answers on both engines", RemindersScenario.sameAnswersOnBothEngines),
         DifferentialCheck("sync: random histories with the server on this engine converge, lose nothing and resurrect nothing", SyncHistory.serverOnTheSubject),
+        DifferentialCheck("sync: an account never reads nor writes another account's rows, and a refused push changes nothing the server keeps", SyncScenarios.accountsStayApart),
+        DifferentialCheck("sync: a shared folder reaches the other account whole; unshared, it leaves that account's devices and their late edits are dropped", SyncScenarios.unsharedRowsLeave),
+        DifferentialCheck("sync: an item moved out of a shared folder leaves the devices that no longer see it, its label with it", SyncScenarios.movedRowsLeave),
+        DifferentialCheck("sync: through a transport that loses, repeats and delays, every acknowledged push is applied exactly once and every device converges", SyncScenarios.pushesApplyOnce),
     ]
 
     /// The check named `name`, if there is one.
