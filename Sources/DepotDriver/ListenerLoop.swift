@@ -22,6 +22,8 @@ import Foundation
 /// Caveat: `serve` must return soon after ``isStopped`` turns true (poll with
 /// a short timeout and check it): ``stop()`` does not interrupt a blocked call.
 public final class ListenerLoop<Connection>: ChangeListener, @unchecked Sendable {
+    // Unchecked: `listening` and `stopped` are read and written under `lock`;
+    // ListenerLoopTests run under the thread sanitizer.
     private let lock = NSLock()
     private var listening = false
     private var stopped = false

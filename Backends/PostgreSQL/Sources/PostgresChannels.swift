@@ -106,6 +106,7 @@ public struct PostgresChannelListener: AsyncSequence, Sendable {
 
 /// The outcome of a listener's first connection, waited for once.
 final class StartSignal: @unchecked Sendable {
+    // Unchecked: `outcome` and `waiter` are read and written under `lock`.
     private let lock = NSLock()
     private var outcome: DatabaseError??
     private var waiter: CheckedContinuation<DatabaseError?, Never>?

@@ -7,7 +7,7 @@ import Foundation
 /// failover, the new one) or at ``PostgresConfiguration/listenerHosts``. When
 /// the connection drops, it connects again (backing off up to two seconds),
 /// LISTENs, and reports `.listening` again: notifications sent meanwhile are lost.
-final class PostgresListener: ChangeListener, @unchecked Sendable {
+final class PostgresListener: ChangeListener, Sendable {
     enum Event {
         /// Listening, after the first connect or a reconnect.
         case listening

@@ -6,20 +6,19 @@ import Foundation
 /// parameter types, parameters sent typed (binary where fixed-width), results
 /// read in binary. A cursor streams it in single-row mode.
 ///
-/// Its state is touched by one thread at a time (the driver contract), on
-/// every execution and read: the dynamic exclusivity checks are left out.
+/// Its state is touched by one thread at a time (the driver contract).
 final class PostgresStatement: DriverStatement {
     private let connection: PostgresConnection
     private let sql: String
     /// Server-side prepared statements, by the parameter types they were prepared for.
-    @exclusivity(unchecked) private var prepared: [[Oid]: String] = [:]
+    private var prepared: [[Oid]: String] = [:]
     private let parameters = PostgresParameters()
     /// The last parameter types and the statement prepared for them: most
     /// executions repeat them, and need not hash the types to find the name.
-    @exclusivity(unchecked) private var lastPrepared: (types: [Oid], name: String)?
+    private var lastPrepared: (types: [Oid], name: String)?
     /// The connection's generation the prepared statements belong to: a reconnect forgets them.
-    @exclusivity(unchecked) private var preparedGeneration = 0
-    @exclusivity(unchecked) private var wantsStreaming = false
+    private var preparedGeneration = 0
+    private var wantsStreaming = false
 
     private enum State {
         case idle
@@ -30,23 +29,23 @@ final class PostgresStatement: DriverStatement {
         case streaming(current: OpaquePointer?)
         case done
     }
-    @exclusivity(unchecked) private var state = State.idle
+    private var state = State.idle
     /// Rows of a stream read ahead because another statement needed the connection.
-    @exclusivity(unchecked) private var queued: [OpaquePointer] = []
-    @exclusivity(unchecked) private var streamIsLive = false
+    private var queued: [OpaquePointer] = []
+    private var streamIsLive = false
 
-    @exclusivity(unchecked) private(set) var columns = ColumnSet([])
-    @exclusivity(unchecked) private var columnTypes: [Oid] = [] {
+    private(set) var columns = ColumnSet([])
+    private var columnTypes: [Oid] = [] {
         didSet { columnReadAhead = columnTypes.map(PostgresCell.ReadAhead.init) }
     }
     /// How each column's cells are read ahead, from `columnTypes`.
-    @exclusivity(unchecked) private var columnReadAhead: [PostgresCell.ReadAhead] = []
+    private var columnReadAhead: [PostgresCell.ReadAhead] = []
     /// Whether ``columns`` and `columnTypes` describe the result being read.
-    @exclusivity(unchecked) private var columnsAreCurrent = false
-    @exclusivity(unchecked) private(set) var changes = 0
+    private var columnsAreCurrent = false
+    private(set) var changes = 0
     /// Whether the command just run made, altered or dropped a schema object,
     /// as its command tag says (`CREATE TABLE`, `ALTER TABLE`, `DROP INDEX`…).
-    @exclusivity(unchecked) private(set) var changedSchema = false
+    private(set) var changedSchema = false
 
     init(connection: PostgresConnection, sql: String) {
         self.connection = connection

@@ -71,6 +71,7 @@ struct PostgresDriver: DatabaseDriver {
 
 /// A counter shared by copies of the driver.
 final class RotationCounter: @unchecked Sendable {
+    // Unchecked: `value` is read and written under `lock`.
     private let lock = NSLock()
     private var value = 0
 

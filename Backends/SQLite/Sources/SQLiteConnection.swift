@@ -91,11 +91,10 @@ final class SQLiteConnection: DriverConnection {
         try executeOnce(script)
     }
 
-    // Like the statements below, touched on the connection's queue only, one
-    // access at a time: the dynamic exclusivity checks are left out.
+    // Like the statements below, touched on the connection's queue only, one access at a time.
     /// The connection's `query_only` flag as Depot last set it; nil when unknown
     /// (SQL that names the flag ran, so it may have changed).
-    @exclusivity(unchecked) var queryOnly: Bool? = false
+    var queryOnly: Bool? = false
 
     static func mentionsQueryOnly(_ sql: some StringProtocol) -> Bool {
         sql.range(of: "query_only", options: .caseInsensitive) != nil
@@ -167,7 +166,7 @@ final class SQLiteConnection: DriverConnection {
     }
 
     /// Every access's BEGIN and COMMIT, compiled once and found without hashing.
-    @exclusivity(unchecked) private var frequentControl: [OpaquePointer?] = Array(repeating: nil, count: Frequent.allCases.count)
+    private var frequentControl: [OpaquePointer?] = Array(repeating: nil, count: Frequent.allCases.count)
 
     private func runControl(_ frequent: Frequent) throws {
         if let statement = frequentControl[frequent.rawValue] { return try step(control: statement) }
@@ -178,7 +177,7 @@ final class SQLiteConnection: DriverConnection {
 
     /// Savepoint statements, which this connection writes itself, compiled once
     /// and kept: compiling one costs more than running it.
-    @exclusivity(unchecked) private var controlStatements: [String: OpaquePointer] = [:]
+    private var controlStatements: [String: OpaquePointer] = [:]
 
     /// Runs one transaction control statement, compiled on first use.
     private func runControl(_ sql: String) throws {

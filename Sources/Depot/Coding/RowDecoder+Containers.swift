@@ -2,7 +2,7 @@ import Foundation
 
 /// The `Decoder` for a whole row.
 final class RowDecoding: Decoder {
-    @exclusivity(unchecked) var source: any RowSource
+    var source: any RowSource
     /// The plan owns this decoder and outlives it.
     unowned(unsafe) let plan: DecodePlan
     var codingPath: [any CodingKey] { [] }

@@ -7,16 +7,17 @@ import Foundation
 /// is one short critical section: the running accesses are a list linked
 /// through their cancellation flags, not a dictionary to hash into.
 final class AccessGate: WaiterOwner, @unchecked Sendable {
+    // Unchecked: its mutable state is read and written under `lock`; the thread sanitizer run (`scripts/test --sanitize-thread`) covers it.
     private let lock = NSLock()
     var waiterLock: NSLock { lock }
-    // Guarded by `lock`: the dynamic exclusivity checks are left out.
-    @exclusivity(unchecked) private var closing = false
-    @exclusivity(unchecked) private var stopping = false
-    @exclusivity(unchecked) private var count = 0
+    // Guarded by `lock`.
+    private var closing = false
+    private var stopping = false
+    private var count = 0
     /// The most recently attached running access; each links to the one before.
-    @exclusivity(unchecked) private var newest: CancellationFlag?
+    private var newest: CancellationFlag?
     /// Shutdowns waiting for the last access to leave.
-    @exclusivity(unchecked) var waiters = Waiters<Bool>()
+    var waiters = Waiters<Bool>()
 
     var inFlight: Int { lock.withLock { count } }
 

@@ -12,18 +12,19 @@ import Synchronization
 /// bookkeeping). A cancellation or deadline carries the generation of the
 /// access it belongs to, so one that arrives late never stops the next access.
 final class CancellationFlag: @unchecked Sendable {
+    // Unchecked: its mutable state is read and written under `lock`; the thread sanitizer run (`scripts/test --sanitize-thread`) covers it.
     /// The driver connection whose accesses this flag stops: what an
     /// interruption interrupts. Held strongly: it holds nothing back.
     let connection: any DriverConnection
     private let lock = NSLock()
-    // Guarded by `lock`: the dynamic exclusivity checks are left out.
+    // Guarded by `lock`.
     /// The access now (or last) running on the connection.
-    @exclusivity(unchecked) private var generation: UInt64 = 0
-    @exclusivity(unchecked) private var cancelled = false
-    @exclusivity(unchecked) private var finished = false
-    @exclusivity(unchecked) private var stoppedByShutdown = false
+    private var generation: UInt64 = 0
+    private var cancelled = false
+    private var finished = false
+    private var stoppedByShutdown = false
     /// The access timeout that passed, if one did.
-    @exclusivity(unchecked) private var timedOutAfter: Duration?
+    private var timedOutAfter: Duration?
     #if !canImport(Darwin)
     /// Whether a cancellation, deadline or shutdown was raised for the
     /// current access: written under `lock` with the fields it sums up, read
@@ -34,9 +35,9 @@ final class CancellationFlag: @unchecked Sendable {
     #endif
 
     /// The store's list of running accesses (``AccessGate``), guarded by the gate's lock.
-    @exclusivity(unchecked) var older: CancellationFlag?
-    @exclusivity(unchecked) var newer: CancellationFlag?
-    @exclusivity(unchecked) var isAttached = false
+    var older: CancellationFlag?
+    var newer: CancellationFlag?
+    var isAttached = false
 
     init(_ connection: any DriverConnection) {
         self.connection = connection

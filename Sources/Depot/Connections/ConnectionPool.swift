@@ -13,6 +13,8 @@ import Logging
 /// instructions under the lock, with no hop to another executor, which every
 /// access would pay twice.
 final class ConnectionPool: WaiterOwner, @unchecked Sendable {
+    // Unchecked: its mutable state is read and written under `lock`; WaitersTests
+    // pin the hand-over and the thread sanitizer run (`scripts/test --sanitize-thread`) covers it.
     private let role: ConnectionRole
     let maxConnections: Int
     private let open: @Sendable (ConnectionRole) throws -> any DriverConnection
@@ -21,15 +23,15 @@ final class ConnectionPool: WaiterOwner, @unchecked Sendable {
     var waiterLock: NSLock { lock }
     /// A connection handed to a waiter, as the thread sanitizer sees it.
     private let fence = SanitizerFence()
-    // Guarded by `lock`: the dynamic exclusivity checks are left out.
-    @exclusivity(unchecked) private var idle: [PooledConnection] = []
-    @exclusivity(unchecked) private var openCount = 0
-    @exclusivity(unchecked) private var opened = 0
+    // Guarded by `lock`.
+    private var idle: [PooledConnection] = []
+    private var openCount = 0
+    private var opened = 0
     /// Callers waiting in line, each handed a connection, a free slot to open one in, or an error.
-    @exclusivity(unchecked) var waiters = Waiters<HandOver>()
-    @exclusivity(unchecked) private var isClosed = false
+    var waiters = Waiters<HandOver>()
+    private var isClosed = false
     /// Set when the connection a database lived in broke: every checkout fails with it.
-    @exclusivity(unchecked) private var lostDatabase: DatabaseError?
+    private var lostDatabase: DatabaseError?
     /// Whether the database lives in the pool's one connection (``DatabaseDriver/databaseLivesInItsConnection``).
     private let databaseLivesInItsConnection: Bool
     /// Whether opening a connection that fails with a `connection` error is

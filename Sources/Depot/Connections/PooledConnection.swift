@@ -6,23 +6,24 @@ import Foundation
 /// Every use of the driver connection happens on `queue`, off Swift's
 /// cooperative thread pool, so a blocking engine call never starves other tasks.
 final class PooledConnection: @unchecked Sendable {
+    // Unchecked: the driver connection and the caches are touched only on
+    // `queue`, one access at a time; the thread sanitizer run (`scripts/test --sanitize-thread`) covers it.
     let role: ConnectionRole
     private let queue: DispatchQueue
-    // Touched only on `queue`, one access at a time: the dynamic exclusivity
-    // checks, which cost more than a lookup, are left out.
+    // Touched only on `queue`, one access at a time.
     private let connection: any DriverConnection
-    @exclusivity(unchecked) private var statements: [String: CachedStatement] = [:]
+    private var statements: [String: CachedStatement] = [:]
     private let statementCacheLimit = 512
-    @exclusivity(unchecked) private var plans: [PlanKey: DecodePlan] = [:]
+    private var plans: [PlanKey: DecodePlan] = [:]
     /// The statement found last, and its SQL: a statement run again and again
     /// (a lookup in a loop, `find`, a declared query, whose text is the same
     /// string each time) is found by comparing the text, not hashing it.
     /// (Two fields, not an optional tuple: comparing the text then reads
     /// them in place, where a tuple was copied out, retains and all.)
-    @exclusivity(unchecked) private var lastStatementSQL = ""
-    @exclusivity(unchecked) private var lastStatement: CachedStatement?
+    private var lastStatementSQL = ""
+    private var lastStatement: CachedStatement?
     /// The plan found last, for the same reason.
-    @exclusivity(unchecked) private var lastPlan: (key: PlanKey, plan: DecodePlan)?
+    private var lastPlan: (key: PlanKey, plan: DecodePlan)?
     /// The record operations' cache (its type and contents are theirs).
     let records = RecordCache()
     /// The query builder's cache.
@@ -37,7 +38,7 @@ final class PooledConnection: @unchecked Sendable {
         let type: ObjectIdentifier
     }
     // Written on `queue`, read by the pool after `run` has returned.
-    @exclusivity(unchecked) private(set) var isBroken = false
+    private(set) var isBroken = false
 
     /// What stops the access running on this connection; reset for each.
     let cancellation: CancellationFlag
@@ -169,11 +170,11 @@ final class PooledConnection: @unchecked Sendable {
     }
 
     /// Healthy, but the driver asked for a fresh connection in its place.
-    @exclusivity(unchecked) private(set) var isRetired = false
+    private(set) var isRetired = false
 
     /// Why the connection broke, for the log and for the error of a store
     /// whose database lived in it (no bound value: the library's own words).
-    @exclusivity(unchecked) private(set) var brokenBecause: String?
+    private(set) var brokenBecause: String?
 
     func markBroken(_ reason: String) {
         if !isBroken { brokenBecause = reason }
@@ -196,7 +197,7 @@ final class PooledConnection: @unchecked Sendable {
 final class CachedStatement {
     let statement: any DriverStatement
     /// Set and cleared on the connection's queue only.
-    @exclusivity(unchecked) var isBusy = false
+    var isBusy = false
 
     init(_ statement: any DriverStatement) {
         self.statement = statement
@@ -212,6 +213,8 @@ protocol ConnectionCache: AnyObject {
 
 /// Carries a value across the continuation: it is handed over, never shared.
 struct Sendable1<T>: @unchecked Sendable {
+    // Unchecked: the value goes from the thread that made it to the task that
+    // resumes, and neither touches it after the hand-over.
     let value: T
     init(_ value: T) { self.value = value }
 }

@@ -13,7 +13,7 @@ import Foundation
 /// other they do nothing but test one static value.
 final class SanitizerFence: Sendable {
     private typealias Annotation = @convention(c) (UnsafeMutableRawPointer?) -> Void
-    private struct Hooks: @unchecked Sendable {
+    private struct Hooks: Sendable {
         let acquire: Annotation
         let release: Annotation
     }

@@ -84,7 +84,7 @@ final class StoreMetrics: @unchecked Sendable {
 }
 
 /// One pool's meters.
-struct PoolMetrics: @unchecked Sendable {
+struct PoolMetrics: Sendable {
     let used: Meter
     let idle: Meter
     let max: Meter

@@ -102,7 +102,7 @@ public struct ColumnWriter {
 }
 
 /// A ``ColumnMapped`` type's keys and their column names under one key strategy.
-final class ColumnNames: @unchecked Sendable {
+final class ColumnNames: Sendable {
     let type: any ColumnMapped.Type
     let keys: [String]
     /// The column name of each key, in key order.
@@ -154,8 +154,8 @@ extension ColumnMapped {
 /// one key strategy): nil for a type without a generated mapping, so the
 /// conformance lookup happens once per type, not once per record.
 final class ColumnNamesCache: ConnectionCache {
-    // Touched on the connection's queue only: no dynamic exclusivity checks.
-    @exclusivity(unchecked) private var names: [ObjectIdentifier: ColumnNames?] = [:]
+    // Touched on the connection's queue only.
+    private var names: [ObjectIdentifier: ColumnNames?] = [:]
 
     init() {}
 

@@ -4,6 +4,8 @@ import Foundation
 /// a backend's change listener (PostgreSQL's LISTEN), or a poll of the
 /// writer's count of other connections' commits (SQLite's `data_version`).
 final class ChangeMonitor: WaiterOwner, @unchecked Sendable {
+    // Unchecked: the listener, poller and waiters are read and written under
+    // `lock`, and `store` is set once before the monitor starts; the thread sanitizer run (`scripts/test --sanitize-thread`) covers it.
     /// How often SQLite's writer is asked whether another process committed.
     static let pollInterval: Duration = .milliseconds(100)
 

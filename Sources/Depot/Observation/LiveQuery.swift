@@ -130,6 +130,7 @@ public final class LiveQuery<Value: Sendable>: Observable {
 
     /// The task that iterates the current read's observation; cancelling it ends the observation.
     private final class Runner: @unchecked Sendable {
+        // Unchecked: `task` is read and written under `lock`; the thread sanitizer run (`scripts/test --sanitize-thread`) covers it.
         private let lock = NSLock()
         private var task: Task<Void, Never>?
 

@@ -72,6 +72,8 @@ public struct Observation<Element: Sendable>: AsyncSequence, Sendable {
 
 /// One iteration's registration and last value; unregisters when the iterator goes away.
 final class ObservationState<Element: Sendable>: @unchecked Sendable {
+    // Unchecked: touched by the one task that iterates (an iterator is not
+    // shared); Sendable so that its deinit may run wherever the iterator ends.
     private let observation: Observation<Element>
     private var registration: (id: Int, wakes: AsyncStream<Void>.Iterator)?
     private var last: Element?
@@ -147,4 +149,5 @@ final class ObservationState<Element: Sendable>: @unchecked Sendable {
     }
 }
 
+// Unchecked: a recorder lives in one observation's read, on its connection's queue.
 extension ReadRecorder: @unchecked Sendable {}

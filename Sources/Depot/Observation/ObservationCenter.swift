@@ -8,6 +8,7 @@ import Foundation
 /// read: the observation is marked only if one of them is among those, so it
 /// never misses a change and other tables' commits cost it no fetch.
 final class ObservationCenter: @unchecked Sendable {
+    // Unchecked: the registrations are read and written under `lock`; the thread sanitizer run (`scripts/test --sanitize-thread`) covers it.
     private final class Registration {
         /// The tables the last fetch read; nil: every table.
         var tables: Set<String>?

@@ -2,7 +2,7 @@
 // rows decoded into a `@Columns` type.
 
 /// How a selection's row becomes its output. (Unchecked: a metatype is immutable.)
-enum SelectionReading<Output>: @unchecked Sendable {
+enum SelectionReading<Output>: Sendable {
     /// Cell by cell, from the statement.
     case cells(@Sendable (Database, any DriverStatement) throws -> Output)
     /// Through a `@Columns` type's mapping (`Output` itself), the outputs named after its columns.

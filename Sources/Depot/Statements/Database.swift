@@ -28,16 +28,15 @@ public final class Database {
     let cancellation: CancellationFlag
     /// The access this `Database` was made for.
     let access: Access
-    // Read before every statement, on the connection's queue: the dynamic
-    // exclusivity checks of these flags are left out.
-    @exclusivity(unchecked) private var isValid = true
+    // Read before every statement, on the connection's queue.
+    private var isValid = true
     /// Whether the access is still running and no statement failed: the cheap part of ``checkUsable()``.
     var isOpen: Bool { isValid && failedAtDepth == nil }
-    @exclusivity(unchecked) private var savepointDepth = 0
+    private var savepointDepth = 0
     /// The savepoint depth at which an engine error left the transaction failed, if one did.
-    @exclusivity(unchecked) private var failedAtDepth: Int?
+    private var failedAtDepth: Int?
     /// Whether the access's closure started: before it, a failure changed nothing.
-    @exclusivity(unchecked) private(set) var bodyStarted = false
+    private(set) var bodyStarted = false
 
     /// What this access logs; nil when its logger would drop everything.
     let log: AccessLog?
@@ -58,7 +57,7 @@ public final class Database {
     /// The store's observations, told about this access's commit.
     let observers: ObservationCenter?
     /// Tables the closure said it changed (``notifyChanges(in:)``).
-    @exclusivity(unchecked) var notifiedTables: Set<String> = []
+    var notifiedTables: Set<String> = []
     /// Whether a write asks its connection where its commit ends in the log.
     let tracksCommitPosition: Bool
     /// The record operations' cache on this connection.
@@ -68,7 +67,7 @@ public final class Database {
     /// Column names of generated mappings under the store's key strategy.
     var columnNames: ColumnNamesCache { connection.columnNames }
     /// Where the write's commit ends in the log, once committed (when tracked).
-    @exclusivity(unchecked) private(set) var commitPosition: CommitPosition?
+    private(set) var commitPosition: CommitPosition?
     /// What a read's server must have applied before the read begins, and how long to wait for it.
     let replayTarget: (CommitPosition, Duration)?
 
@@ -104,7 +103,7 @@ public final class Database {
     }
 
     /// Cursors opened in this access, held weakly, closed when it ends.
-    @exclusivity(unchecked) var openCursors: [WeakCursor] = []
+    var openCursors: [WeakCursor] = []
 
     /// The engine's name: `SQLite` or `PostgreSQL`.
     public var engineName: String { dialect.engineName }

@@ -16,6 +16,8 @@ import Foundation
 /// send waits for its receive, a thread hop per row) and its sides are both
 /// async, where one side here is a connection's thread that cannot await.
 final class BoundedChannel<Element: Sendable>: @unchecked Sendable {
+    // Unchecked: the buffer and the waiting continuations are read and written
+    // under `condition`; BoundedChannelTests pin it and the thread sanitizer run (`scripts/test --sanitize-thread`) covers it.
     private let condition = NSCondition()
     private let capacity: Int
     // Guarded by `condition`.

@@ -147,7 +147,7 @@ extension Database {
 
     /// The attempt's outcome, and whether the closure started (before it, a
     /// connection failure changed nothing, and the access may try again).
-    struct Outcome: @unchecked Sendable {
+    struct Outcome: Sendable {
         let result: Result<Void, any Error>
         let bodyStarted: Bool
     }

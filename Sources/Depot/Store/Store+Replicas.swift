@@ -82,6 +82,7 @@ extension Store {
 
 /// The newest commit position a store's writes reached. Any thread.
 final class CommitTracker: @unchecked Sendable {
+    // Unchecked: `newest` is read and written under `lock`.
     private let lock = NSLock()
     private var newest: CommitPosition?
 
@@ -97,5 +98,7 @@ final class CommitTracker: @unchecked Sendable {
 /// Receives the position of one access's commit, set on the connection's queue
 /// and read after the access returned.
 final class PositionBox: @unchecked Sendable {
+    // Unchecked: written on the connection's queue before the access's
+    // continuation resumes, read after it: the resume orders the two.
     var position: CommitPosition?
 }

@@ -100,7 +100,7 @@ extension MariaDBDriver: ChangeListeningDriver {
 /// Polls the commit counters on a connection and a thread of its own, outside
 /// the pool and never in a transaction, and reports the tables whose counters
 /// moved. After each (re)connect it reports `.unknown`: commits may have been missed.
-final class MariaDBListener: ChangeListener, @unchecked Sendable {
+final class MariaDBListener: ChangeListener, Sendable {
     private let loop: ListenerLoop<UnsafeMutablePointer<MYSQL>>
     static let pollInterval = 0.1
 
