@@ -71,9 +71,10 @@ final class AccessGate: WaiterOwner, @unchecked Sendable {
     }
 
     /// Waits until no access is in flight (true), or until `limit` has passed
-    /// (false). Woken by the last access to leave; nothing polls.
-    func waitUntilEmpty(for limit: Duration) async -> Bool {
-        await wait(timeout: limit, timedOut: { false }, cancelled: nil) { count == 0 ? true : nil }
+    /// or, with `endsOnCancel`, the task is cancelled (false). Woken by the
+    /// last access to leave; nothing polls.
+    func waitUntilEmpty(for limit: Duration, endsOnCancel: Bool) async -> Bool {
+        await wait(timeout: limit, timedOut: { false }, cancelled: endsOnCancel ? false : nil) { count == 0 ? true : nil }
     }
 
     func close() {
