@@ -76,7 +76,7 @@ struct BatchInsert {
         } catch let error as DatabaseError {
             if let writer = bulk {
                 writer.cancel()
-                bulkRecord?.end(db, text: writer.sql, values: [], changes: nil, error: error)
+                bulkRecord?.end(db, values: [], changes: nil, error: error)
             }
             bulk = nil
             if error.isEngineFailure { db.noteEngineFailure() }
@@ -90,10 +90,10 @@ struct BatchInsert {
         do {
             try db.checkCancellation()
             try writer.finish()
-            bulkRecord?.end(db, text: writer.sql, values: [], changes: bulkRows, error: nil)
+            bulkRecord?.end(db, values: [], changes: bulkRows, error: nil)
         } catch {
             writer.cancel()
-            bulkRecord?.end(db, text: writer.sql, values: [], changes: nil, error: error)
+            bulkRecord?.end(db, values: [], changes: nil, error: error)
             if let error = error as? DatabaseError, error.isEngineFailure { db.noteEngineFailure() }
             throw error
         }
@@ -131,7 +131,7 @@ struct BatchInsert {
     mutating func release() {
         if let writer = bulk {
             writer.cancel()
-            bulkRecord?.end(db, text: writer.sql, values: [], changes: nil, error: CancellationError())
+            bulkRecord?.end(db, values: [], changes: nil, error: CancellationError())
         }
         bulk = nil
         full?.release(db)
