@@ -52,7 +52,7 @@ public typealias DifferentialEngineFactory = @Sendable (Store.Configuration) asy
 
 /// One named differential check: random queries, values or a scenario run on
 /// two engines and, where there is one, against a model of their meaning in
-/// Swift. The `sync:` checks run a ``SyncServer`` on the engine under test
+/// Swift. The `sync:` checks run a `SyncServer` on the engine under test
 /// with devices on SQLite files. Every answer must agree, or both engines must refuse alike with the
 /// typed error the model names.
 ///
