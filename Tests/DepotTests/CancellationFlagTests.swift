@@ -98,4 +98,19 @@ import Testing
         #expect(pooled.cancellation.isStopped)
         #expect(await afterInterrupt(log) == ["INTERRUPT"])
     }
+
+    /// A shutdown whose task is cancelled stops waiting for the accesses in
+    /// flight at once (then interrupts them); the wait after the interrupt does not.
+    @Test func aCancelledShutdownStopsWaitingForAccessesInFlight() async throws {
+        let gate = AccessGate()
+        try gate.enter()
+        let cancelled = Task { await gate.waitUntilEmpty(for: .seconds(600), endsOnCancel: true) }
+        cancelled.cancel()
+        #expect(await cancelled.value == false, "cancelled: the wait ends, the access still in flight")
+        // Cancelled before or after it starts waiting, alike: only the last access leaving ends it.
+        let patient = Task { await gate.waitUntilEmpty(for: .seconds(600), endsOnCancel: false) }
+        patient.cancel()
+        gate.leave(detaching: nil)
+        #expect(await patient.value == true, "not ended by the cancel: it ends when the last access leaves")
+    }
 }
