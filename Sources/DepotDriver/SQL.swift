@@ -83,21 +83,36 @@ public struct SQL: Sendable, Hashable {
         var text = ""
         var values: [Value] = []
         for fragment in fragments {
+            if let plain = fragment.text(for: dialect) {
+                text += plain
+                continue
+            }
             switch fragment {
-            case .raw(let raw): text += raw
+            case .raw, .identifier, .type, .castType, .keyType: break
             case .value(let value):
                 values.append(value)
                 text += dialect.placeholder(values.count)
-            case .identifier(let name): text += dialect.quote(identifier: name)
-            case .type(let type): text += dialect.typeName(type)
-            case .castType(let type): text += dialect.castTypeName(type)
-            case .keyType(let type): text += dialect.keyTypeName(type)
             case .inserted(let column): text += dialect.insertedValue(column: dialect.quote(identifier: column))
             case .invalid(let message): throw DatabaseError(.encoding, message)
             case .slot: throw DatabaseError(.misuse, "a query builder's operand was run as a statement of its own")
             }
         }
         return (text, values)
+    }
+}
+
+extension SQL.Fragment {
+    /// The fragment's text for `dialect` when it is text alone (raw text, a
+    /// quoted identifier, a type name); nil for a value, a slot or an upsert's inserted value.
+    package func text(for dialect: some SQLDialect) -> String? {
+        switch self {
+        case .raw(let raw): raw
+        case .identifier(let name): dialect.quote(identifier: name)
+        case .type(let type): dialect.typeName(type)
+        case .castType(let type): dialect.castTypeName(type)
+        case .keyType(let type): dialect.keyTypeName(type)
+        case .value, .inserted, .invalid, .slot: nil
+        }
     }
 }
 

@@ -63,16 +63,16 @@ struct SQLBuffer {
         var order: [Int] = []
         var inBindOrder = true
         for fragment in fragments {
+            if let plain = fragment.text(for: dialect) {
+                text += plain
+                continue
+            }
             switch fragment {
-            case .raw(let raw): text += raw
+            case .raw, .identifier, .type, .castType, .keyType: break
             case .slot(let index):
                 if index != order.count { inBindOrder = false }
                 order.append(index)
                 text += dialect.placeholder(order.count)
-            case .identifier(let name): text += dialect.quote(identifier: name)
-            case .type(let type): text += dialect.typeName(type)
-            case .castType(let type): text += dialect.castTypeName(type)
-            case .keyType(let type): text += dialect.keyTypeName(type)
             case .inserted, .value, .invalid:
                 throw DatabaseError.misuse("\(dialect.engineName)'s query dialect wrote a bound value or an upsert's inserted value into a query; a dialect method writes its operands and constant SQL only")
             }
