@@ -101,7 +101,7 @@ enum TransactionChecks {
             for id in 2...4 { try await patiently { try await store.write { db in try add(db, id, "after") } } }
             try expectEqual(try await patiently { try await names(store, from: .primary) }, ["after", "after", "after"], "the store works after timeouts")
         },
-        ConformanceCheck("transactions: shutdown lets accesses in flight finish, refuses new ones, then interrupts what still runs") { context in
+        ConformanceCheck("transactions: shutdown lets accesses in flight finish, refuses new ones, then interrupts what still runs, at once when its task is cancelled") { context in
             let store = try await counter(context)
             // In flight when the shutdown starts; it finishes once an access was refused (events, not
             // sleeps, order the three, so a busy machine cannot reorder them).
@@ -152,6 +152,30 @@ enum TransactionChecks {
                 try expectMentions(error.message, ["shut down"], "the interrupted write's error")
             }
 
+            // A shutdown whose task is cancelled ends its grace period at once (a
+            // service manager cancels a shutdown that takes too long).
+            let third = try await counter(context)
+            let (thirdStarts, thirdStartsContinuation) = AsyncStream<Void>.makeStream()
+            let endlessWrite = Task {
+                try await third.write { db in
+                    thirdStartsContinuation.yield()
+                    return try db.fetchOne(Int.self, endless)
+                }
+            }
+            for await _ in thirdStarts { break }
+            let cancelledShutdown = Task { await third.shutdown(gracePeriod: .seconds(600)) }
+            let cancelledAt = ContinuousClock.now
+            cancelledShutdown.cancel()
+            await cancelledShutdown.value
+            // Measured from the cancel: the grace period is ten minutes, the statement would run for days.
+            // (Its interrupt may come before the statement starts: the store interrupts again.)
+            try expect(ContinuousClock.now - cancelledAt < .seconds(120), "the cancelled shutdown waited \(ContinuousClock.now - cancelledAt)")
+            do {
+                let value = try await endlessWrite.value
+                throw ConformanceFailure("the long write finished with \(String(describing: value)) instead of being interrupted")
+            } catch let error as DatabaseError {
+                try expectEqual(error.kind, .interrupted, "the write interrupted by a cancelled shutdown")
+            }
         },
         ConformanceCheck("transactions: a failed statement fails its write and leaves the store usable") { context in
             let store = try await counter(context)
@@ -254,6 +278,51 @@ enum TransactionChecks {
             try await store.write { db in try add(db, 1, "after") }
             try expectEqual(try await names(store), ["after"], "a write after the cancelled one")
         },
+        ConformanceCheck("transactions: a cancellation whose interrupt comes between a statement's check and its start still stops that statement") { context in
+            // The gap is made wide on purpose: a hook on the connection's thread, after the check
+            // before the endless statement found nothing to stop, waits until the cancellation's
+            // interrupt has reached the driver (with no statement running, it stops nothing), and
+            // only then lets the statement start. The store must interrupt it all the same.
+            let gap = InterruptGap()
+            var configuration = Store.Configuration()
+            configuration.beforeStatementStarts = { probe in gap.pass(probe) }
+            let store = try await context.makeStore(configuration)
+            try await store.write { db in try createTable(db, "events", [("id", .integer, "PRIMARY KEY"), ("name", .text, "NOT NULL")]) }
+            let endless: SQL = """
+                WITH RECURSIVE \(ident: "c")(\(ident: "x")) AS (SELECT 1 UNION ALL SELECT \(ident: "x") + 1 FROM \(ident: "c") WHERE \(ident: "x") < 1000000000000000)
+                SELECT count(*) FROM \(ident: "c")
+                """
+            // The statement is the access's first: SQLite keeps an interrupt for a statement that
+            // starts while another has not been reset, which would hide the gap there.
+            let running = Task {
+                try await store.write { db in
+                    gap.arm()
+                    return try db.fetchOne(Int.self, endless)
+                }
+            }
+            for await _ in gap.reached { break }
+            running.cancel()
+            // Only a bound against a hang: the statement would run for days. Past it, a shutdown
+            // (whose interrupt meets the running statement) ends the check with a failure.
+            let watchdog = Task {
+                try await Task.sleep(for: .seconds(120))
+                gap.noteWatchdog()
+                await store.shutdown(gracePeriod: .zero)
+            }
+            defer { watchdog.cancel() }
+            do {
+                let value = try await running.value
+                throw ConformanceFailure("the cancelled write finished with \(String(describing: value)) instead of being interrupted")
+            } catch is CancellationError {
+            } catch let error as DatabaseError {
+                throw ConformanceFailure("a cancelled write must throw CancellationError, got \(error)")
+            }
+            try expect(!gap.watchdogFired, "the statement ran on for 120 s after its access was cancelled (its interrupt came before it started)")
+            try expect(gap.interruptsSent >= 1, "the hook saw the cancellation's interrupt before the statement started")
+            try expectEqual(try await names(store), [], "rows after the cancelled write")
+            try await store.write { db in try add(db, 1, "after") }
+            try expectEqual(try await names(store), ["after"], "a write after the cancelled one")
+        },
         ConformanceCheck("transactions: a task cancelled before its access starts runs nothing") { context in
             let store = try await counter(context)
             let task = Task {
@@ -281,4 +350,39 @@ enum TransactionChecks {
         init(_ db: Database) { self.db = db }
         func use() throws -> Int? { try db.fetchOne(Int.self, "SELECT 1") }
     }
+}
+
+/// The test hook of the lost-interrupt check: holds a statement between its
+/// check and its start until an interrupt has reached the driver.
+final class InterruptGap: @unchecked Sendable {
+    // Unchecked: its state is read and written under `lock`.
+    private let lock = NSLock()
+    private var armed = false
+    private var sent = 0
+    private var watchdog = false
+    /// Yields once, when the armed statement is in the gap.
+    let reached: AsyncStream<Void>
+    private let reachedContinuation: AsyncStream<Void>.Continuation
+
+    init() {
+        (reached, reachedContinuation) = AsyncStream<Void>.makeStream()
+    }
+
+    /// The next statement's check is the one to hold.
+    func arm() { lock.withLock { armed = true } }
+
+    /// The hook: for the armed statement, says it is in the gap and waits
+    /// (on the connection's thread, as the hook runs) for the interrupt.
+    func pass(_ probe: InterruptionProbe) {
+        guard lock.withLock({ () -> Bool in defer { armed = false }; return armed }) else { return }
+        reachedContinuation.yield()
+        // Waits for an event (the interrupt sent), bounded only against a hang.
+        let giveUp = ContinuousClock.now + .seconds(600)
+        while probe.interruptsSent == 0, ContinuousClock.now < giveUp { usleep(1_000) }
+        lock.withLock { sent = probe.interruptsSent }
+    }
+
+    func noteWatchdog() { lock.withLock { watchdog = true } }
+    var watchdogFired: Bool { lock.withLock { watchdog } }
+    var interruptsSent: Int { lock.withLock { sent } }
 }

@@ -122,6 +122,12 @@ public protocol DriverConnection: AnyObject {
     /// tell. The default is nil.
     var serverDescription: String? { get }
     /// Stops the statement running now, if any. Called from another thread.
+    ///
+    /// Nothing needs remembering when no statement runs: an interrupt that
+    /// comes just before a statement starts reaches nothing, so the core
+    /// interrupts again (after 10 ms, then less and less often) until the
+    /// access's closure ends. An interrupt must therefore be harmless with
+    /// nothing running, and must not break the connection.
     func interrupt()
     /// Closes the connection. Statements it prepared are released first.
     func close()

@@ -12,11 +12,18 @@ import Testing
 
     /// What the connection logged once its interrupt came: the interrupt runs
     /// on a thread of its own, so the caller never waits for the engine (the
-    /// guard only ends a hung run).
-    private func afterInterrupt(_ log: FakeLog) async -> [String] {
+    /// guard only ends a hung run). The interrupt is repeated while the access
+    /// runs, so the log holds one or more of them: `["INTERRUPT"]` for any count.
+    private func afterInterrupt(_ log: FakeLog, atLeast count: Int = 1) async -> [String] {
         let deadline = ContinuousClock.now + .seconds(120)
-        while log.all.isEmpty, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
-        return log.all
+        while log.all.count < count, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
+        return Array(Set(log.all)).sorted()
+    }
+
+    /// Until the flag's repeated interrupts have ended (the guard only ends a hung run).
+    private func untilTheRepeatsEnd(_ flag: CancellationFlag) async {
+        let deadline = ContinuousClock.now + .seconds(120)
+        while flag.isInterruptingAgain, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
     }
 
     private func isCancelled(_ flag: CancellationFlag) -> Bool {
@@ -40,6 +47,7 @@ import Testing
         flag.cancel(second)
         #expect(isCancelled(flag))
         #expect(await afterInterrupt(log) == ["INTERRUPT"])
+        flag.finish()
     }
 
     @Test func aDeadlinePassingAfterItsAccessFinishedInterruptsNothing() {
@@ -80,10 +88,11 @@ import Testing
         gate.close()
         gate.interruptAll()
         #expect(await afterInterrupt(logs[0]) == ["INTERRUPT"])
-        #expect(logs.map(\.all) == [["INTERRUPT"], [], []])
+        #expect(logs[1].all.isEmpty && logs[2].all.isEmpty, "the accesses that finished or left are not interrupted")
         #expect(connections[0].cancellation.isStopped)
         #expect(!connections[1].cancellation.isStopped)
         #expect(throws: DatabaseError.self) { try gate.enter() }
+        connections[0].cancellation.finish()
     }
 
     @Test func anAccessAttachedAfterTheShutdownStartedInterruptingIsStoppedAtOnce() async throws {
@@ -97,6 +106,31 @@ import Testing
         gate.attach(pooled.cancellation)
         #expect(pooled.cancellation.isStopped)
         #expect(await afterInterrupt(log) == ["INTERRUPT"])
+        pooled.cancellation.finish()
+    }
+
+    /// An interrupt that came while no statement ran (after the access's check,
+    /// before the engine started the statement) reached nothing: the flag
+    /// interrupts again until the access's closure ends, and no more after.
+    @Test func theInterruptIsRepeatedUntilTheAccessesClosureEnds() async {
+        let log = FakeLog()
+        let flag = connection(log).cancellation
+        let access = flag.begin()
+        flag.cancel(access)
+        #expect(await afterInterrupt(log, atLeast: 3) == ["INTERRUPT"], "three interrupts, the first and two repeats")
+        flag.settle()
+        await untilTheRepeatsEnd(flag)
+        let sent = log.all.count
+        #expect(!flag.isInterruptingAgain)
+        // The next access of the connection starts with none, and a deadline's own repeats end with the access.
+        flag.finish()
+        let next = flag.begin()
+        #expect(log.all.count == sent, "no interrupt after the closure ended")
+        flag.timeOut(.seconds(1), next)
+        #expect(await afterInterrupt(log, atLeast: sent + 2) == ["INTERRUPT"])
+        flag.finish()
+        await untilTheRepeatsEnd(flag)
+        #expect(!flag.isInterruptingAgain)
     }
 
     /// A shutdown whose task is cancelled stops waiting for the accesses in

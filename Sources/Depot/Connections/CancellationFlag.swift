@@ -28,6 +28,13 @@ final class CancellationFlag: @unchecked Sendable {
     @exclusivity(unchecked) private var stoppedByShutdown = false
     /// The access timeout that passed, if one did.
     @exclusivity(unchecked) private var timedOutAfter: Duration?
+    /// The access whose statements are being interrupted again and again
+    /// (``keepInterrupting(_:after:)``): one loop per access.
+    @exclusivity(unchecked) private var repeatingFor: UInt64?
+    /// How many interrupts reached the driver for the current access.
+    @exclusivity(unchecked) private var interruptsSent = 0
+    /// Test hook: runs when a statement's last check passed, before the engine starts it.
+    @exclusivity(unchecked) private var beforeStatement: (@Sendable (InterruptionProbe) -> Void)?
     #if !canImport(Darwin)
     /// Whether a cancellation, deadline or shutdown was raised for the
     /// current access: written under `lock` with the fields it sums up, read
@@ -35,6 +42,12 @@ final class CancellationFlag: @unchecked Sendable {
     /// (On Apple platforms `Atomic` needs macOS 15 and iOS 18; there every
     /// read takes the lock.)
     private let raised = Atomic<Bool>(false)
+    /// Whether the access's closure has ended (its COMMIT or ROLLBACK is
+    /// next): repeated interrupts stop there. Written without the lock, so
+    /// the end of every access costs a store, not a lock.
+    private let settled = Atomic<Bool>(false)
+    #else
+    @exclusivity(unchecked) private var settledUnderLock = false
     #endif
 
     /// The store's list of running accesses (``AccessGate``), guarded by the gate's lock.
@@ -48,14 +61,24 @@ final class CancellationFlag: @unchecked Sendable {
 
     /// Starts the flag afresh for an access on the connection; returns the
     /// access's generation, for its cancellation handler and deadline.
-    func begin() -> UInt64 {
+    ///
+    /// - Parameter beforeStatement: a test hook (``Store/Configuration/beforeStatementStarts``).
+    @inline(__always)
+    func begin(beforeStatement: (@Sendable (InterruptionProbe) -> Void)? = nil) -> UInt64 {
         lock.withLock {
             generation &+= 1
             cancelled = false
             finished = false
             stoppedByShutdown = false
             timedOutAfter = nil
+            interruptsSent = 0
+            self.beforeStatement = beforeStatement
             markRaised(false)
+            #if !canImport(Darwin)
+            settled.store(false, ordering: .relaxed)
+            #else
+            settledUnderLock = false
+            #endif
             return generation
         }
     }
@@ -81,11 +104,55 @@ final class CancellationFlag: @unchecked Sendable {
     /// under the lock, so an interrupt never reaches the next access.
     private func interruptElsewhere(_ access: UInt64) {
         DispatchQueue.global().async { [self] in
-            lock.withLock {
-                guard access == generation, !finished else { return }
-                connection.interrupt()
+            let interrupted = lock.withLock { () -> Bool in
+                guard access == generation, !finished else { return false }
+                interruptNow()
+                return true
             }
+            if interrupted { keepInterrupting(access) }
         }
+    }
+
+    /// Interrupts the access `access` again after `delay`, and so on with a
+    /// longer delay each time (up to a second), until its closure has ended.
+    ///
+    /// One interrupt is not enough: the access checks the flag before each
+    /// statement, and an interrupt that comes after that check but before the
+    /// engine starts the statement reaches no statement (`sqlite3_interrupt`
+    /// with none running, a PostgreSQL cancel request or a MariaDB `KILL
+    /// QUERY` that finds the server idle all do nothing), so the statement
+    /// would run to its end, which may be never. An interrupt with nothing
+    /// running is harmless, and one that reaches a later statement of the same
+    /// access stops what the access was told to stop. The repeats end when the
+    /// closure ends: the access's own ROLLBACK is not interrupted.
+    private func keepInterrupting(_ access: UInt64) {
+        let starts = lock.withLock { () -> Bool in
+            guard access == generation, repeatingFor != access else { return false }
+            repeatingFor = access
+            return true
+        }
+        if starts { interruptAgain(access, after: .milliseconds(10)) }
+    }
+
+    /// One step of ``keepInterrupting(_:)``.
+    private func interruptAgain(_ access: UInt64, after delay: Duration) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(delay.saturatingNanoseconds)) { [self] in
+            let again = lock.withLock { () -> Bool in
+                guard access == generation, !finished, !isSettled else {
+                    if repeatingFor == access { repeatingFor = nil }
+                    return false
+                }
+                interruptNow()
+                return true
+            }
+            if again { interruptAgain(access, after: min(delay * 2, .seconds(1))) }
+        }
+    }
+
+    /// Under `lock`: the driver's interrupt, counted for the test hook.
+    private func interruptNow() {
+        connection.interrupt()
+        interruptsSent += 1
     }
 
     var isCancelled: Bool { lock.withLock { cancelled } }
@@ -99,8 +166,9 @@ final class CancellationFlag: @unchecked Sendable {
             guard access == generation, !finished else { return }
             timedOutAfter = timeout
             markRaised(true)
-            connection.interrupt()
+            interruptNow()
         }
+        keepInterrupting(access)
     }
 
     /// Marks the access stopped by the store's shutdown and interrupts,
@@ -117,6 +185,27 @@ final class CancellationFlag: @unchecked Sendable {
 
     /// The access is done with the connection's statements.
     func finish() { lock.withLock { finished = true } }
+
+    /// The access's closure has ended: what follows is its COMMIT or
+    /// ROLLBACK, which repeated interrupts leave alone (the first one may
+    /// still come, as any interrupt may reach a statement just starting).
+    @inline(__always)
+    func settle() {
+        #if !canImport(Darwin)
+        settled.store(true, ordering: .releasing)
+        #else
+        lock.withLock { settledUnderLock = true }
+        #endif
+    }
+
+    /// Under `lock` (on Apple platforms), or anywhere.
+    private var isSettled: Bool {
+        #if !canImport(Darwin)
+        settled.load(ordering: .acquiring)
+        #else
+        settledUnderLock
+        #endif
+    }
 
     /// Why the access must stop, read under one lock (a statement checks
     /// before it runs, so this is on every statement's path); nil to go on.
@@ -135,6 +224,19 @@ final class CancellationFlag: @unchecked Sendable {
         }
     }
 
+    /// Runs the test hook, if there is one: a statement is prepared and bound,
+    /// its last check passed, and the engine starts it next.
+    @inline(__always)
+    func statementStarts() {
+        if let beforeStatement { beforeStatement(InterruptionProbe(flag: self)) }
+    }
+
+    /// Whether interrupts are still being repeated for the current access (for tests).
+    var isInterruptingAgain: Bool { lock.withLock { repeatingFor != nil && repeatingFor == generation } }
+
+    /// What the test hook may read of the flag whose check just passed.
+    var interruptsSentNow: Int { lock.withLock { interruptsSent } }
+
     /// Records whether anything is raised, under `lock`.
     @inline(__always)
     private func markRaised(_ value: Bool) {
@@ -149,4 +251,12 @@ final class CancellationFlag: @unchecked Sendable {
         case timedOut(Duration)
         case stopped
     }
+}
+
+/// For a test hook between an access's last check before a statement and the
+/// statement's start (``Store/Configuration/beforeStatementStarts``).
+package struct InterruptionProbe: Sendable {
+    let flag: CancellationFlag
+    /// How many interrupts reached the driver for this access so far.
+    package var interruptsSent: Int { flag.interruptsSentNow }
 }

@@ -134,7 +134,15 @@ public final class Database {
         try control(transaction.description) { try driver.beginTransaction(transaction) }
         do {
             bodyStarted = true
-            let result = try body(self)
+            let result: T
+            do {
+                result = try body(self)
+            } catch {
+                // Repeated interrupts stop here: the ROLLBACK below is the access's own.
+                cancellation.settle()
+                throw error
+            }
+            cancellation.settle()
             closeCursors()
             // COMMIT's `control` checks cancellation first: a cancelled access rolls back.
             do {

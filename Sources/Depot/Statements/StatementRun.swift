@@ -41,6 +41,7 @@ struct StatementRun {
         } catch {
             throw finish(db, failure: error)
         }
+        db.cancellation.statementStarts()
     }
 
     /// Prepares (or reuses) the statement for `text` without running it: a

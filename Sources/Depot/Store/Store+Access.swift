@@ -92,7 +92,7 @@ extension Store {
                 metrics.checkoutDuration.recordNanoseconds((ContinuousClock.now - checkoutStart).saturatingNanoseconds)
             }
             let cancellation = connection.cancellation
-            let generation = cancellation.begin()
+            let generation = cancellation.begin(beforeStatement: settings.beforeStatementStarts)
             gate.attach(cancellation)
             let deadline = settings.accessTimeout.map { timeout in
                 let work = DispatchWorkItem { cancellation.timeOut(timeout, generation) }

@@ -113,6 +113,11 @@ public final class Store: Sendable {
         /// store; another process's writes are not waited for (pass their
         /// ``CommitPosition`` with ``ReadRoute/replica(caughtUpWith:timeout:)``).
         public var readYourWritesTimeout: Duration?
+        /// Test hook: runs on the connection's thread when a statement read
+        /// through `fetchOne`, `fetchAll` and the like is prepared and bound and
+        /// its access's last check found nothing to stop it, just before the
+        /// engine starts it (an interrupt that comes then must still stop it).
+        package var beforeStatementStarts: (@Sendable (InterruptionProbe) -> Void)?
 
         /// The default configuration.
         public init() {}
@@ -263,6 +268,7 @@ final class StoreSettings: Sendable {
     let readYourWritesTimeout: Duration?
     let slowStatementThreshold: Duration?
     let showsBoundValues: Bool
+    let beforeStatementStarts: (@Sendable (InterruptionProbe) -> Void)?
 
     init(_ configuration: Store.Configuration) {
         self.configuration = configuration
@@ -277,5 +283,6 @@ final class StoreSettings: Sendable {
         checkoutTimeout = configuration.checkoutTimeout
         accessTimeout = configuration.accessTimeout
         readYourWritesTimeout = configuration.readYourWritesTimeout
+        beforeStatementStarts = configuration.beforeStatementStarts
     }
 }
