@@ -2,9 +2,12 @@ import Depot
 import Foundation
 import Logging
 
-/// The sync server's accounts and their signed-in devices, in two tables of
-/// the server's own (`syncAccounts`, `syncDevices`), created by its own
-/// migrator (history in `remindersServerMigrations`) on SQLite, PostgreSQL and MariaDB.
+/// The sync server's accounts, their signed-in devices and the recent wrong
+/// passwords, in tables of the server's own (`syncAccounts`, `syncDevices`,
+/// `syncSignInFailures`), created by its own migrator (history in
+/// `remindersServerMigrations`) on SQLite, PostgreSQL and MariaDB. The
+/// server keeps no account state in its process: any number of instances on
+/// one database answer as one.
 ///
 /// An account is a name and a password (stored as a bcrypt hash); each
 /// sign-up or sign-in makes a device, whose bearer token is stored as its
@@ -14,7 +17,12 @@ import Logging
 struct SyncAccounts: Sendable {
     let store: Store
     /// Wrong passwords per name: past five in 15 minutes, sign-ins wait (429).
-    var throttle = SignInThrottle()
+    var throttle: SignInThrottle
+
+    init(store: Store, throttle: SignInThrottle? = nil) {
+        self.store = store
+        self.throttle = throttle ?? SignInThrottle(store: store)
+    }
 
     /// The server's own migrations, apart from the model's.
     static var migrator: Migrator {
@@ -34,6 +42,7 @@ struct SyncAccounts: Sendable {
             );
             CREATE INDEX "syncDevices_accountID" ON "syncDevices" ("accountID")
             """)
+        migrator.register(SignInThrottle.migration.name, script: SignInThrottle.migration.script)
         return migrator
     }
 
@@ -68,15 +77,15 @@ struct SyncAccounts: Sendable {
     ///
     /// - Throws: 401 `wrong name or password`, the same for a name no account has.
     func signIn(_ credentials: Credentials, logger: Logger) async throws -> SessionJSON {
-        try throttle.check(credentials.name)
+        let failures = try await throttle.check(credentials.name, logger: logger)
         let found = try await account(named: credentials.name, logger: logger)
         // An unknown name costs the same bcrypt check as a wrong password.
         let matches = await Passwords.verify(credentials.password, hash: found?.passwordHash)
         guard let found, matches else {
-            throttle.fail(credentials.name)
+            try await throttle.fail(credentials.name, logger: logger)
             throw Self.wrongPassword
         }
-        throttle.succeed(credentials.name)
+        if failures > 0 { try await throttle.succeed(credentials.name, logger: logger) }
         let (device, token) = (Self.newID(), BearerToken.random())
         do {
             try await store.write(logger: logger) { db in try Self.insertDevice(db, id: device, account: found.id, token: token, at: Date()) }

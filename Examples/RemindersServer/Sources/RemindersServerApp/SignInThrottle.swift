@@ -1,68 +1,89 @@
+import Depot
 import Foundation
 import Hummingbird
+import Logging
 
 /// Slows password guessing: after `limit` wrong sign-ins for one account name
 /// within `window`, that name's sign-ins answer 429 (with `Retry-After`)
-/// until the oldest of those failures leaves the window; a right password
-/// then clears the count. Kept in memory, per server process.
+/// until enough of those failures have left the window; a right password
+/// then clears the count.
 ///
-/// Caveat: a restart forgets the counts, and the names tried are bounded
-/// (the oldest are dropped past `maxNames`), so this slows guessing; it
-/// does not replace a strong password.
-final class SignInThrottle: @unchecked Sendable {
+/// The failures are rows of the server's database (`syncSignInFailures`),
+/// not of a process: every server instance on one database counts the same
+/// failures (guesses sent to each of two instances behind a balancer are
+/// throttled as through one), and a restart forgets none. Each wrong
+/// password deletes the failures that left the window, so the table holds
+/// one window's failures.
+///
+/// Caveat: the check and the count are two accesses, so guesses arriving at
+/// the same moment may pass the limit by the number in flight (each still
+/// costs its bcrypt check). This slows guessing; it does not replace a
+/// strong password.
+struct SignInThrottle: Sendable {
+    let store: Store
     let limit: Int
     let window: TimeInterval
-    let maxNames: Int
     private let now: @Sendable () -> Date
-    private let lock = NSLock()
-    private var failures: [String: [Date]] = [:]
 
-    init(limit: Int = 5, window: TimeInterval = 15 * 60, maxNames: Int = 10_000, now: @escaping @Sendable () -> Date = { Date() }) {
+    init(store: Store, limit: Int = 5, window: TimeInterval = 15 * 60, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.store = store
         self.limit = limit
         self.window = window
-        self.maxNames = maxNames
         self.now = now
     }
 
-    /// Throws 429 while the name has `limit` failures within the window.
-    func check(_ name: String) throws {
-        let wait: TimeInterval? = lock.withLock {
-            let recent = recentFailures(name)
-            guard recent.count >= limit, let oldest = recent.first else { return nil }
-            return oldest.addingTimeInterval(window).timeIntervalSince(now())
+    /// The failures table, created by ``SyncAccounts/migrator``.
+    static let migration = (name: "create syncSignInFailures", script: SQL("""
+        CREATE TABLE "syncSignInFailures" (
+            "id" \(keyType: .text) PRIMARY KEY NOT NULL,
+            "name" \(keyType: .text) NOT NULL,
+            "failedAt" \(type: .date) NOT NULL
+        );
+        CREATE INDEX "syncSignInFailures_name" ON "syncSignInFailures" ("name", "failedAt");
+        CREATE INDEX "syncSignInFailures_failedAt" ON "syncSignInFailures" ("failedAt")
+        """))
+
+    /// Throws 429 while the name has `limit` failures within the window;
+    /// otherwise returns how many it has (a right password then clears them).
+    @discardableResult
+    func check(_ name: String, logger: Logger) async throws -> Int {
+        let moment = now()
+        let since = moment.addingTimeInterval(-window)
+        let failures = try await store.read(logger: logger) { db in
+            try db.fetchAll(Date.self, """
+                SELECT "failedAt" FROM "syncSignInFailures" WHERE "name" = \(name) AND "failedAt" > \(since) ORDER BY "failedAt"
+                """)
         }
-        guard let wait else { return }
-        let seconds = max(1, Int(wait.rounded(.up)))
+        guard failures.count >= limit else { return failures.count }
+        // The count falls below the limit when this failure leaves the window.
+        let freeing = failures[failures.count - limit]
+        let wait = freeing.addingTimeInterval(window).timeIntervalSince(moment)
+        let seconds = wait.isFinite ? max(1, Int(min(wait, window).rounded(.up))) : 1
         throw ServerError(status: .tooManyRequests, message: "too many wrong passwords for this name; try again in \(seconds) s",
                           cause: "sign-in throttled", headers: [.retryAfter: String(seconds)])
     }
 
-    /// A wrong password (or an unknown name) for `name`.
-    func fail(_ name: String) {
-        lock.withLock {
-            failures[name] = recentFailures(name) + [now()]
-            if failures.count > maxNames {
-                // Forget what left the window; past the bound, the names whose last failure is oldest.
-                failures = failures.compactMapValues { dates in
-                    let recent = dates.filter { now().timeIntervalSince($0) < window }
-                    return recent.isEmpty ? nil : recent
-                }
-                if failures.count > maxNames {
-                    for (stale, _) in failures.sorted(by: { ($0.value.last ?? .distantPast) < ($1.value.last ?? .distantPast) }).prefix(failures.count - maxNames) {
-                        failures[stale] = nil
-                    }
-                }
-            }
+    /// A wrong password (or an unknown name) for `name`; the failures that
+    /// left the window, of every name, go.
+    func fail(_ name: String, logger: Logger) async throws {
+        let moment = now()
+        let since = moment.addingTimeInterval(-window)
+        let id = UUID().uuidString.lowercased()
+        try await store.write(logger: logger) { db in
+            try db.execute("DELETE FROM \"syncSignInFailures\" WHERE \"failedAt\" <= \(since)")
+            try db.execute("INSERT INTO \"syncSignInFailures\" (\"id\", \"name\", \"failedAt\") VALUES (\(id), \(name), \(moment))")
         }
     }
 
     /// A right password: the name starts afresh.
-    func succeed(_ name: String) {
-        lock.withLock { failures[name] = nil }
+    func succeed(_ name: String, logger: Logger) async throws {
+        try await store.write(logger: logger) { db in
+            try db.execute("DELETE FROM \"syncSignInFailures\" WHERE \"name\" = \(name)")
+        }
     }
 
-    private func recentFailures(_ name: String) -> [Date] {
-        let moment = now()
-        return (failures[name] ?? []).filter { moment.timeIntervalSince($0) < window }
+    /// How many failures the table holds, of every name (for tests).
+    func storedFailures() async throws -> Int {
+        try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \"syncSignInFailures\"") ?? 0 }
     }
 }
