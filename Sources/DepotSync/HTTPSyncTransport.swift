@@ -3,8 +3,9 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A transport to a sync server over HTTP: `POST <base>/push` and
-/// `POST <base>/pull`, JSON bodies in the engine's wire form, a bearer token.
+/// A transport to a sync server over HTTP: `POST <base>/push`,
+/// `POST <base>/pull` and the long poll `POST <base>/wait`, JSON bodies in
+/// the engine's wire form, a bearer token.
 ///
 /// ```swift
 /// let transport = HTTPSyncTransport(base: URL(string: "https://sync.example.com/sync")!, token: token)
@@ -41,8 +42,19 @@ public struct HTTPSyncTransport: SyncTransport {
         try await post("pull", pull)
     }
 
-    private func post<Body: Encodable, Answer: Decodable>(_ path: String, _ body: Body) async throws -> Answer {
-        var request = URLRequest(url: base.appendingPathComponent(path), timeoutInterval: timeout)
+    /// `POST <base>/wait`, held by the server until it changes or the wait's
+    /// timeout passes; nil from a server without the route (404), which the
+    /// client then polls.
+    public func wait(_ wait: SyncWait) async throws -> SyncWaitAnswer? {
+        do {
+            return try await post("wait", wait, timeout: TimeInterval(wait.timeout) + timeout) as SyncWaitAnswer
+        } catch let error as SyncHTTPError where error.status == 404 {
+            return nil
+        }
+    }
+
+    private func post<Body: Encodable, Answer: Decodable>(_ path: String, _ body: Body, timeout: TimeInterval? = nil) async throws -> Answer {
+        var request = URLRequest(url: base.appendingPathComponent(path), timeoutInterval: timeout ?? self.timeout)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")

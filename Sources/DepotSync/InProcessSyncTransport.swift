@@ -66,6 +66,17 @@ public final class InProcessSyncTransport: SyncTransport, @unchecked Sendable {
         return try await exchange(pull) { try await server.handle($0, account: account) }
     }
 
+    /// Waits on the server; the request or its answer may be lost (never
+    /// kept back or repeated: a wait held for seconds would hold up the
+    /// requests behind it).
+    public func wait(_ wait: SyncWait) async throws -> SyncWaitAnswer? {
+        let faults = self.faults
+        if roll(faults.dropRequest) { throw Lost(description: "the request was lost") }
+        let answer = try await server.handle(wait)
+        if roll(faults.dropAnswer) { throw Lost(description: "the answer was lost") }
+        return answer
+    }
+
     private func exchange<Request: Codable & Sendable, Answer: Codable>(_ request: Request,
                                                                          _ handle: @escaping @Sendable (Request) async throws -> Answer) async throws -> Answer {
         let faults = self.faults

@@ -196,4 +196,13 @@ public protocol SyncTransport: Sendable {
     func push(_ push: SyncPush) async throws -> SyncPushAnswer
     /// Sends a pull; throws when it, or its answer, was lost.
     func pull(_ pull: SyncPull) async throws -> SyncPage
+    /// Waits for the server to change (a long poll, ``SyncWait``); nil when
+    /// this transport, or its server, cannot wait: the client then polls.
+    /// The default is nil.
+    func wait(_ wait: SyncWait) async throws -> SyncWaitAnswer?
+}
+
+extension SyncTransport {
+    /// Nil: this transport cannot wait for the server to change.
+    public func wait(_ wait: SyncWait) async throws -> SyncWaitAnswer? { nil }
 }

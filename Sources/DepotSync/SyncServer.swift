@@ -86,14 +86,24 @@ public struct SyncServer: Sendable {
                 "applied" \(type: .integer) NOT NULL, "account" \(keyType: .text) NOT NULL DEFAULT '')
             """)
         try createPushLog(in: db)
+        try enableWaiting(in: db)
+    }
+
+    /// Makes a commit of the version counter heard by every store on the
+    /// database (a ``SyncWait`` observes it): on PostgreSQL a
+    /// notification, so devices waiting on another server instance hear it.
+    static func enableWaiting(in db: Database) throws {
+        try db.enableObservation(of: [state])
     }
 
     /// Brings the sync tables of a server installed by an earlier version up
-    /// to date, in a migration (doing it again changes nothing): accounts
-    /// (``addAccounts(in:account:)``), the log of pushes that tells a retried
+    /// to date, in a migration (doing it again changes nothing): the
+    /// notification that wakes devices waiting for a change (``SyncWait``),
+    /// accounts (``addAccounts(in:account:)``), the log of pushes that tells a retried
     /// push from a restored device's, and the stamps' versions that tell
     /// whose value another device's later edit replaced.
     public static func updateSyncServer(in db: Database) throws {
+        try enableWaiting(in: db)
         if try !hasAccounts(in: db) { try addAccounts(in: db) }
         let hasLog = (try? db.savepoint { db in try db.fetchOne(Int64.self, "SELECT count(*) FROM \(ident: pushes)") }) != nil
         guard !hasLog else { return }

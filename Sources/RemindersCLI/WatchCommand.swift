@@ -1,6 +1,7 @@
 import ArgumentParser
 import Depot
 import DepotPostgres
+import DepotSync
 import Foundation
 import Reminders
 #if canImport(Glibc)
@@ -16,12 +17,15 @@ struct Watch: AsyncParsableCommand {
             SCREEN is home (the default), a smart list (today, scheduled, flagged, completed, all) \
             or a list's title or id. Run it in one terminal and change reminders from another: the \
             screen follows, on SQLite and on PostgreSQL. Ctrl-C stops it. Without a terminal, each \
-            drawing ends with a line of dashes (or, with --json, is one line of JSON).
+            drawing ends with a line of dashes (or, with --json, is one line of JSON). With --sync, a \
+            signed-in device also syncs while it watches: its changes go to the server at once, and \
+            other devices' changes are drawn as they reach the server (a long poll, no polling).
             """
     )
     @OptionGroup var options: GlobalOptions
     @Argument(help: "home, a smart list, or a list's title or id.") var screen = "home"
     @Option(help: "Stop after this many drawings (for scripts).") var count: Int?
+    @Flag(help: "Sync with the device's server while watching (a signed-in SQLite device).") var sync = false
     @OptionGroup var page: PageOptions
 
     func validate() throws {
@@ -66,12 +70,49 @@ struct Watch: AsyncParsableCommand {
             // light read every 2 seconds notices. An SQLite file cannot.
             let probe = RemindersDatabases.isURL(DatabaseLocation.resolve(options.database))
                 ? Task { await reachability.probe(model.store) } : nil
-            let signals = Self.stopOnSignals { task.cancel(); probe?.cancel() }
+            let syncing = sync ? try await Self.syncWhileWatching(model) : nil
+            let signals = Self.stopOnSignals { task.cancel(); probe?.cancel(); syncing?.cancel() }
             defer {
                 signals.forEach { $0.cancel() }
                 probe?.cancel()
+                syncing?.cancel()
             }
             try await task.value
+        }
+    }
+
+    /// Syncs the device continuously beside the watch; each failure says so
+    /// on stderr once (with when it tries again), and so does the sync that
+    /// works again.
+    private static func syncWhileWatching(_ model: RemindersModel) async throws -> Task<Void, Never> {
+        let account = try await model.syncAccount()
+        let (client, server) = try SyncCommand.client(model, account)
+        try await model.enableSync()
+        final class Health: @unchecked Sendable {
+            let lock = NSLock()
+            var failing = false
+        }
+        let health = Health()
+        return Task {
+            do {
+                try await client.syncContinuously { event in
+                    switch event {
+                    case .synced:
+                        if health.lock.withLock({ () -> Bool in defer { health.failing = false }; return health.failing }) {
+                            Reachability.say("syncing with \(server) again")
+                        }
+                        Task { try? await model.recordSync(at: Date()) }
+                    case .failed(let error, let retryIn):
+                        if health.lock.withLock({ () -> Bool in defer { health.failing = true }; return !health.failing }) {
+                            let reason = "\(SyncCommand.failure(error, server: server))".split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+                            Reachability.say("sync failed (\(Output.safe(reason))); trying again in \(retryIn)")
+                        }
+                    }
+                }
+            } catch is CancellationError {
+            } catch {
+                Reachability.say("sync stopped: \(Output.safe("\(error)"))")
+            }
         }
     }
 
@@ -164,7 +205,7 @@ final class Reachability: @unchecked Sendable {
         }
     }
 
-    private static func say(_ line: String) {
+    static func say(_ line: String) {
         let time = Date().formatted(.dateTime.hour(.twoDigits(amPM: .omitted)).minute(.twoDigits).second(.twoDigits))
         FileHandle.standardError.write(Data("reminders: \(time) \(line)\n".utf8))
     }

@@ -54,6 +54,11 @@ extension RemindersRoutes {
             guard (1...1000).contains(pull.limit) else { throw BodyError("\"limit\" is 1 to 1000") }
             return try wire(try await sync.server.handle(pull, account: caller.account))
         }),
+        (.post, "/sync/wait", "waits until the server changes (a long poll, DepotSync's SyncWait, at most 60 s) → SyncWaitAnswer {head}", { request, context, sync in
+            _ = try await sync.caller(request, context)
+            let wait = try await SyncBody.wire(SyncWait.self, request, upTo: SyncBody.limit)
+            return try wire(try await sync.server.handle(wait))
+        }),
         (.get, "/sync/shares", "the account's lists shared with others: [{list, with: [names]}]", { request, context, sync in
             let caller = try await sync.caller(request, context)
             let shares = try await sync.server.shares(of: caller.account, in: RemindersList.tableName)
