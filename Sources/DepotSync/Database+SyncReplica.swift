@@ -43,8 +43,12 @@ extension Database {
     func updateSyncReplica(of tables: [SyncedTable]) throws {
         for table in tables { try checkSyncRules(table, among: tables) }
         struct Column: Decodable { var name: String; var notnull: Int; var dflt_value: String? }
+        // A table or column synced from now on: the server sent none of its values before (a
+        // device sends its schema, and is sent only what it syncs), so the next pull starts over.
+        var grew = false
         for table in tables {
             let known = Set(try fetchAll(String.self, "SELECT \"col\" FROM \(ident: SyncTables.columns) WHERE \"tbl\" = \(table.name)"))
+            if known.isEmpty || !Set(table.columns).isSubset(of: known) { grew = true }
             if !known.isEmpty {
                 let schema = try fetchAll(Column.self, "SELECT \"name\", \"notnull\", \"dflt_value\" FROM pragma_table_info(\(table.name))")
                 for column in schema where table.columns.contains(column.name) && !known.contains(column.name)
@@ -69,6 +73,11 @@ extension Database {
             for column in table.columns {
                 try execute("INSERT INTO \(ident: SyncTables.columns) (\"tbl\", \"col\") VALUES (\(table.name), \(column))")
             }
+        }
+        if grew {
+            // Merging is idempotent: pulling again what the device has changes nothing of it.
+            try execute("UPDATE \(ident: SyncTables.state) SET \"cursor_version\" = 0, \"cursor_tbl\" = '', \"cursor_key\" = '' WHERE \"id\" = 1")
+            try execute("DELETE FROM \(ident: SyncTables.inbox)")
         }
     }
 

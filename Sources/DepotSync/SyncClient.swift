@@ -106,7 +106,8 @@ public struct SyncClient: Sendable {
                 let upTo = pending > 0 ? pending : fixed ?? 0
                 guard upTo > 0 else { return nil }
                 if fixed == nil { try db.execute("UPDATE \(ident: SyncTables.state) SET \"push_upto\" = \(upTo) WHERE \"id\" = 1") }
-                let push = SyncPush(client: node, number: state.pushed + 1, changes: changes, seen: state.cursor_version)
+                let push = SyncPush(client: node, number: state.pushed + 1, changes: changes, seen: state.cursor_version,
+                                    protocolVersion: SyncSchema.protocolVersion, schema: SyncSchema(tables))
                 let body = try JSONEncoder().encode(push)
                 try db.insert(into: SyncTables.pushing, columns: ["id", "number", "body"], "VALUES (1, \(push.number), \(body))",
                               onConflict: .update(["id"], setting: ["number", "body"]))
@@ -166,8 +167,10 @@ public struct SyncClient: Sendable {
             return (try JSONDecoder().decode(StagedPage.self, from: last).next, node)
         }
         var report = SyncReport()
+        let schema = SyncSchema(tables)
         while true {
-            let page = try await transport.pull(SyncPull(after: cursor, limit: pageSize, client: node))
+            let page = try await transport.pull(SyncPull(after: cursor, limit: pageSize, client: node,
+                                                         protocolVersion: SyncSchema.protocolVersion, schema: schema))
             // The page's own cursor: the server's order of keys, which Swift's may not share.
             cursor = page.next.version >= cursor.version ? page.next : cursor
             let staged = try JSONEncoder().encode(StagedPage(changes: page.changes, next: cursor, overridden: page.overridden))

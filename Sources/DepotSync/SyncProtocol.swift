@@ -13,13 +13,21 @@ public struct SyncPush: Codable, Hashable, Sendable {
     /// changed after it was changed by someone the client had not heard from
     /// (a conflict, for the server's resolver). Nil: unknown, every overwrite counts.
     public var seen: Int64?
+    /// The sync protocol the device speaks (``SyncSchema/protocolVersion``);
+    /// nil from a device of version 1.
+    public var protocolVersion: Int?
+    /// What the device syncs; nil from a device of version 1.
+    public var schema: SyncSchema?
 
     /// A push from its parts.
-    public init(client: UUID, number: Int64, changes: [SyncChange], seen: Int64? = nil) {
+    public init(client: UUID, number: Int64, changes: [SyncChange], seen: Int64? = nil,
+                protocolVersion: Int? = nil, schema: SyncSchema? = nil) {
         self.client = client
         self.number = number
         self.changes = changes
         self.seen = seen
+        self.protocolVersion = protocolVersion
+        self.schema = schema
     }
 }
 
@@ -145,12 +153,20 @@ public struct SyncPull: Codable, Hashable, Sendable {
     /// The pulling device's node id: the server tells it which of its
     /// values other devices' later edits replaced (``SyncPage/overridden``).
     public var client: UUID?
+    /// The sync protocol the device speaks (``SyncSchema/protocolVersion``);
+    /// nil from a device of version 1.
+    public var protocolVersion: Int?
+    /// What the device syncs: the page holds only those tables and columns.
+    /// Nil from a device of version 1: every table and column.
+    public var schema: SyncSchema?
 
     /// A pull from its parts.
-    public init(after: SyncCursor, limit: Int, client: UUID? = nil) {
+    public init(after: SyncCursor, limit: Int, client: UUID? = nil, protocolVersion: Int? = nil, schema: SyncSchema? = nil) {
         self.after = after
         self.limit = limit
         self.client = client
+        self.protocolVersion = protocolVersion
+        self.schema = schema
     }
 }
 

@@ -13,6 +13,9 @@ import Foundation
 ///   for another push: this device's database was restored from a backup or
 ///   copied to another machine. A ``SyncClient`` goes on under a new device
 ///   identity and pushes its pending changes again; nothing is lost.
+/// - ``Reason/deviceNewer``: the device syncs a table or column the server
+///   does not, or speaks a later protocol (``SyncSchema``): nothing is
+///   applied or sent until the server is updated; the device keeps its changes.
 /// - ``Reason/malformedStamp`` and ``Reason/malformedKey``:
 ///   the push is not one a replica makes (a negative stamp; a key that is not
 ///   of its table's key type and form, or that its values do not have).
@@ -29,6 +32,9 @@ public struct SyncPushRefused: Error, Hashable, Sendable, CustomStringConvertibl
         case malformedKey = "malformed-key"
         /// A push number used before for another push: a restored or copied device.
         case deviceCopied = "device-copied"
+        /// The device syncs a table or column the server does not, or speaks
+        /// a later protocol: the server is to be updated first. Refuses pulls too.
+        case deviceNewer = "device-newer"
     }
 
     /// Why.

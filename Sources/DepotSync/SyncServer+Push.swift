@@ -28,11 +28,32 @@ extension SyncServer {
     ///   applied. A change to a root that was shared with the account and no
     ///   longer is (made before its device heard) is dropped, and named in the answer.
     public func handle(_ push: SyncPush, account: String = "") async throws -> SyncPushAnswer {
+        try checkDevice(protocolVersion: push.protocolVersion, schema: push.schema)
         do {
             return try await apply(push, account: account)
         } catch let duplicate as Duplicate {
             return duplicate.answer
         }
+    }
+
+    /// What this server syncs.
+    public var schema: SyncSchema { SyncSchema(tables) }
+
+    /// Refuses a device that speaks a later protocol or syncs a table or
+    /// column this server does not (``SyncPushRefused/Reason/deviceNewer``).
+    func checkDevice(protocolVersion: Int?, schema: SyncSchema?) throws {
+        let latest = HybridClock.bound(at: Date(), maximumDrift: maximumDrift)
+        if let protocolVersion, protocolVersion > SyncSchema.protocolVersion {
+            throw SyncPushRefused(.deviceNewer, latestAccepted: latest,
+                                  message: "this device speaks sync protocol \(protocolVersion) and the server \(SyncSchema.protocolVersion): "
+                                    + "update the server; the device keeps its changes until then")
+        }
+        guard let schema else { return }
+        let missing = schema.missing(from: self.schema)
+        guard !missing.isEmpty else { return }
+        let named = missing.prefix(3).joined(separator: ", ") + (missing.count > 3 ? " and \(missing.count - 3) more" : "")
+        throw SyncPushRefused(.deviceNewer, latestAccepted: latest,
+                              message: "this device syncs \(named), which the server does not yet: update the server; the device keeps its changes until then")
     }
 
     /// A push applied before: its transaction rolls back, and it is answered as it was then.

@@ -158,7 +158,21 @@ public struct SyncServer: Sendable {
     /// committed when the pull began: those `account` may see (its roots and
     /// those shared with it), and the rows it is to forget (a root no longer
     /// shared with it, a row moved out of what it sees).
+    ///
+    /// A device that sends its ``SyncSchema`` is sent only the tables and
+    /// columns it syncs; one that syncs more than the server is refused
+    /// (``SyncPushRefused/Reason/deviceNewer``).
     public func handle(_ pull: SyncPull, account: String = "") async throws -> SyncPage {
+        try checkDevice(protocolVersion: pull.protocolVersion, schema: pull.schema)
+        var page = try await page(pull, account: account)
+        if let schema = pull.schema {
+            page.changes = page.changes.compactMap { schema.visible($0) }
+            page.overridden = page.overridden.filter { schema.tables[$0.row.table]?.contains($0.column) == true }
+        }
+        return page
+    }
+
+    private func page(_ pull: SyncPull, account: String) async throws -> SyncPage {
         let tables = self.tables
         return try await store.read { db in
             try Self.planForEachPage(db)

@@ -9,7 +9,8 @@ extension ServerError {
     /// (an unknown table or column, a skipped push number, a value of the
     /// wrong type, a required column left out, a value out of range, a stamp
     /// too far ahead of the server's clock, a key not of its table's type),
-    /// 409 for a push from a copy of a device (restored from a backup), 503
+    /// 409 for a push from a copy of a device (restored from a backup) or
+    /// from a device that syncs more than the server (a pull too), 503
     /// while the database is unreachable.
     ///
     /// The message names what was wrong, never a value or SQL; the log's
@@ -19,7 +20,7 @@ extension ServerError {
             // 409 for a copied device (the client goes on under a new identity), 422 for what no replica sends
             // or a clock too far ahead; `reason` and `latestAccepted` let the client act (HTTPSyncTransport reads them).
             let fits = refused.reason == .malformedKey || refused.reason == .malformedStamp
-            return ServerError(status: refused.reason == .deviceCopied ? .conflict : .unprocessableContent,
+            return ServerError(status: [.deviceCopied, .deviceNewer].contains(refused.reason) ? .conflict : .unprocessableContent,
                                message: fits ? "the push does not fit the server's tables: \(refused.message)" : refused.message,
                                cause: "push refused: \(refused.reason.rawValue)",
                                fields: ["reason": refused.reason.rawValue, "latestAccepted": String(refused.latestAccepted.rawValue)])

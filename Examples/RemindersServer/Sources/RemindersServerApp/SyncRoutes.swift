@@ -52,7 +52,11 @@ extension RemindersRoutes {
             let caller = try await sync.caller(request, context)
             let pull = try await SyncBody.wire(SyncPull.self, request, upTo: SyncBody.limit)
             guard (1...1000).contains(pull.limit) else { throw BodyError("\"limit\" is 1 to 1000") }
-            return try wire(try await sync.server.handle(pull, account: caller.account))
+            do {
+                return try wire(try await sync.server.handle(pull, account: caller.account))
+            } catch let refused as SyncPushRefused {
+                throw ServerError.refusedPush(refused)   // a device newer than the server
+            }
         }),
         (.post, "/sync/wait", "waits until the server changes (a long poll, DepotSync's SyncWait, at most 60 s) → SyncWaitAnswer {head}", { request, context, sync in
             _ = try await sync.caller(request, context)

@@ -11,9 +11,12 @@ import Testing
 /// edit is drawn by both watchers without anyone running `reminders sync`
 /// on them: the instances hear each other's commits through PostgreSQL
 /// (`LISTEN/NOTIFY`), and each watcher's long poll wakes on them.
-@Suite(.serialized) struct LiveSyncEndToEndTests {
-    typealias Device = SyncEndToEndTests.Device
-
+///
+/// In the serialized suite of the other end-to-end tests: `Device.run`
+/// blocks its thread until the command exits, and two such tests at once
+/// on two cores left no thread for the servers' handlers (the commands'
+/// requests timed out).
+extension SyncEndToEndTests {
     /// A second server instance on the database `configuration` names, served over HTTP while `body` runs.
     static func withSecondInstance(_ configuration: PostgresConfiguration, _ body: (URL) async throws -> Void) async throws {
         let quiet = Logger(label: "sync-server-2") { _ in SwiftLogNoOpLogHandler() }
