@@ -36,6 +36,13 @@ extension SyncServer {
         }
     }
 
+    /// The refusal of a push under a number this device used before for another push.
+    static func copiedDevice(_ push: SyncPush, maximumDrift: Duration) -> SyncPushRefused {
+        SyncPushRefused(.deviceCopied, latestAccepted: HybridClock.bound(at: Date(), maximumDrift: maximumDrift),
+                        message: "push \(push.number) of this device was another push: the device's database was restored "
+                            + "from a backup or copied; it goes on under a new device identity")
+    }
+
     /// What this server syncs.
     public var schema: SyncSchema { SyncSchema(tables) }
 
@@ -125,16 +132,20 @@ extension SyncServer {
                 struct Logged: Decodable { var hash: String; var answer: Data }
                 let logged = try db.fetchOne(Logged.self, "SELECT \"hash\", \"answer\" FROM \(ident: Self.pushes) WHERE \"client\" = \(client) AND \"number\" = \(push.number)")
                 // A retry of an applied push, whose answer was lost: nothing again, and the same answer.
-                // (A push applied before the server logged them has none: taken as the same.)
-                guard let logged else { throw Duplicate(answer: SyncPushAnswer(wasDuplicate: true, version: version - 1)) }
+                // The log keeps each device's last push only: a device retries no other (the one in
+                // flight is the next). An earlier number comes from a copy of the device (or is a
+                // request the network delivered late, whose answer no one reads): refused, nothing
+                // applied. The last push of a server from before the log has none: taken as the same.
+                guard let logged else {
+                    if push.number == last { throw Duplicate(answer: SyncPushAnswer(wasDuplicate: true, version: version - 1)) }
+                    throw Self.copiedDevice(push, maximumDrift: maximumDrift)
+                }
                 if logged.hash == hash {
                     var answer = try JSONDecoder().decode(SyncPushAnswer.self, from: logged.answer)
                     answer.wasDuplicate = true
                     throw Duplicate(answer: answer)
                 }
-                throw SyncPushRefused(.deviceCopied, latestAccepted: HybridClock.bound(at: Date(), maximumDrift: maximumDrift),
-                                      message: "push \(push.number) of this device was another push: the device's database was restored "
-                                        + "from a backup or copied; it goes on under a new device identity")
+                throw Self.copiedDevice(push, maximumDrift: maximumDrift)
             }
             guard push.number == last + 1 else {
                 throw DatabaseError(.misuse, "push \(push.number) of client \(client) follows push \(last): a push was skipped")
@@ -201,6 +212,8 @@ extension SyncServer {
             try db.execute("""
                 INSERT INTO \(ident: Self.pushes) ("client", "number", "hash", "answer") VALUES (\(client), \(push.number), \(hash), \(try JSONEncoder().encode(answer)))
                 """)
+            // One entry per device: the log grows with devices, not with pushes.
+            try db.execute("DELETE FROM \(ident: Self.pushes) WHERE \"client\" = \(client) AND \"number\" < \(push.number)")
             return answer
         }
     }

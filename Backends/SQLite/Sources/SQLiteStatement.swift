@@ -24,6 +24,8 @@ final class SQLiteStatement: DriverStatement {
     /// ``returnsOneRowAtMost``, as found for the program compiled at a
     /// re-prepare count: SQLite compiles again after a schema change.
     @exclusivity(unchecked) private var oneRowAtMost: (reprepared: Int32, value: Bool)?
+    /// Whether ``returnsOneRowAtMost`` was asked once already.
+    @exclusivity(unchecked) private var askedOneRowAtMost = false
     /// Whether the SQL names `query_only`: running it may change the connection's flag.
     private let mentionsQueryOnly: Bool
 
@@ -221,9 +223,18 @@ final class SQLiteStatement: DriverStatement {
     /// Whether SQLite compiled the statement into a program that returns one
     /// row at most (``SQLiteConnection/compilesToOneRowAtMost(_:)``), found
     /// once per compiled program.
+    ///
+    /// Found on the second question, not the first: the analysis compiles
+    /// the statement once more, which a statement run once (SQL made for one
+    /// call) would pay for nothing; a statement run again (the connection
+    /// caches it) pays once.
     var returnsOneRowAtMost: Bool {
         let reprepared = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
         if let known = oneRowAtMost, known.reprepared == reprepared { return known.value }
+        guard askedOneRowAtMost else {
+            askedOneRowAtMost = true
+            return false
+        }
         let value = connection.compilesToOneRowAtMost(sql)
         oneRowAtMost = (reprepared, value)
         return value

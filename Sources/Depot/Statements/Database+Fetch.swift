@@ -40,7 +40,8 @@ extension Database {
         try withStatement(sql) { statement, text in
             guard try statement.step() else { return nil }
             let result = try RowDecoder.decode(type, from: statement, plan: self.plan(for: statement, type))
-            if try statement.step() {
+            // A statement the engine compiled to return one row at most needs no second step to prove it.
+            if !statement.returnsOneRowAtMost, try statement.step() {
                 throw DatabaseError.fetchOneFoundMoreRows
             }
             return result

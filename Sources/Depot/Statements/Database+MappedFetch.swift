@@ -150,7 +150,8 @@ extension Database {
             switch limit {
             case .all: break
             case .one:
-                if try statement.step() {
+                // A statement the engine compiled to return one row at most needs no second step to prove it.
+                if !statement.returnsOneRowAtMost, try statement.step() {
                     throw DatabaseError.fetchOneFoundMoreRows
                 }
                 return
