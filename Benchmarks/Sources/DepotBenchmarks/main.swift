@@ -23,6 +23,8 @@ struct Options {
     var remindersCommand: Int?
     var server: Int?
     var sync: Int?
+    var liveSync: Int?
+    var liveEdits = 1_000
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -45,6 +47,8 @@ struct Options {
             case "--reminders-command": remindersCommand = Int(iterator.next() ?? "") ?? 50_000
             case "--server": server = Int(iterator.next() ?? "") ?? 64
             case "--sync": sync = Int(iterator.next() ?? "") ?? 10_000
+            case "--live-sync": liveSync = Int(iterator.next() ?? "") ?? 50
+            case "--live-edits": liveEdits = Int(iterator.next() ?? "") ?? liveEdits
             default:
                 FileHandle.standardError.write(Data("unknown argument \(argument)\n".utf8))
                 exit(2)
@@ -74,6 +78,10 @@ func runAll(_ options: Options) async throws {
 /// Everything the program does, from a detached task: valgrind cannot run a
 /// Swift async main, so the main thread waits on a semaphore instead.
 func entry(_ options: Options) async throws {
+    if let clients = options.liveSync {
+        try await LiveSyncLatency.run(clients: clients, edits: options.liveEdits)
+        exit(0)
+    }
     if let changes = options.sync {
         try await SyncFigures.run(changes: changes, initial: 50_000)
         try await SyncRemindersFigures.run(changes: changes, initial: 50_000)
