@@ -112,7 +112,7 @@ enum LiveSyncLatency {
         defer {
             for task in watchers + syncing { task.cancel() }
         }
-        print("Live sync: \(clients) devices watching one note, \(edits) edits on another device, an \(engine) server, in-process JSON transport")
+        print("Live sync: \(clients) devices watching one note, \(edits) edits on another device, the server on \(engine), in-process JSON transport")
         var delays: [Double] = []
         delays.reserveCapacity(clients * edits)
         let started = ContinuousClock.now
