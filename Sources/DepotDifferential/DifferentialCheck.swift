@@ -113,6 +113,7 @@ public struct DifferentialCheck: Sendable, CustomStringConvertible {
         DifferentialCheck("sync: a shared folder reaches the other account whole; unshared, it leaves that account's devices and their late edits are dropped", SyncScenarios.unsharedRowsLeave),
         DifferentialCheck("sync: an item moved out of a shared folder leaves the devices that no longer see it, its label with it", SyncScenarios.movedRowsLeave),
         DifferentialCheck("sync: through a transport that loses, repeats and delays, every acknowledged push is applied exactly once and every device converges", SyncScenarios.pushesApplyOnce),
+        DifferentialCheck("sync: devices syncing continuously hear each other's edits without asking, woken by the server's commits", SyncScenarios.liveDevicesHearEachOther),
     ]
 
     /// The check named `name`, if there is one.
