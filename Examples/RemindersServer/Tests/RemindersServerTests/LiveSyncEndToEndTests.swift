@@ -12,10 +12,11 @@ import Testing
 /// on them: the instances hear each other's commits through PostgreSQL
 /// (`LISTEN/NOTIFY`), and each watcher's long poll wakes on them.
 ///
-/// In the serialized suite of the other end-to-end tests: `Device.run`
-/// blocks its thread until the command exits, and two such tests at once
-/// on two cores left no thread for the servers' handlers (the commands'
-/// requests timed out).
+/// In the serialized suite of the other end-to-end tests: each starts
+/// servers and many `reminders` processes, one such test at a time. (When
+/// `Device.run` still blocked a cooperative thread until its command
+/// exited, two of them at once left the servers' handlers no thread on two
+/// cores, and the commands' requests timed out.)
 extension SyncEndToEndTests {
     /// A second server instance on the database `configuration` names, served over HTTP while `body` runs.
     static func withSecondInstance(_ configuration: PostgresConfiguration, _ body: (URL) async throws -> Void) async throws {
@@ -54,37 +55,37 @@ extension SyncEndToEndTests {
         try await withSyncServerOnPostgres(configure: { captured.configuration = $0 }) { first, _ in
             let configuration = try #require(captured.configuration)
             try await Self.withSecondInstance(configuration) { second in
-                try laptop.run(["lists", "add", "Groceries"])
-                try laptop.run(["add", "Milk", "--list", "Groceries"])
-                try laptop.run(["sync", "sign-up", "alice", "--server", first.absoluteString])
-                try laptop.run(["sync"])
-                try phone.run(["sync", "sign-in", "alice", "--server", second.absoluteString])
-                try phone.run(["sync"])
-                try tablet.run(["sync", "sign-in", "alice", "--server", first.absoluteString])
-                try tablet.run(["sync"])
+                try await laptop.run(["lists", "add", "Groceries"])
+                try await laptop.run(["add", "Milk", "--list", "Groceries"])
+                try await laptop.run(["sync", "sign-up", "alice", "--server", first.absoluteString])
+                try await laptop.run(["sync"])
+                try await phone.run(["sync", "sign-in", "alice", "--server", second.absoluteString])
+                try await phone.run(["sync"])
+                try await tablet.run(["sync", "sign-in", "alice", "--server", first.absoluteString])
+                try await tablet.run(["sync"])
                 let watchers = [try laptop.start(["watch", "Groceries", "--sync"]), try phone.start(["watch", "Groceries", "--sync"])]
                 defer {
                     for watcher in watchers where watcher.process.isRunning { watcher.process.terminate() }
                 }
                 for watcher in watchers { try await watcher.waitForOutput(containing: "Milk") }
                 // The tablet edits through the first instance, then through the second.
-                try tablet.run(["add", "Eggs", "--list", "Groceries"])
-                try tablet.run(["sync"])
+                try await tablet.run(["add", "Eggs", "--list", "Groceries"])
+                try await tablet.run(["sync"])
                 for watcher in watchers { try await watcher.waitForOutput(containing: "Eggs") }
-                try tablet.run(["sync", "sign-out"])
-                try tablet.run(["sync", "sign-in", "alice", "--server", second.absoluteString])
-                try tablet.run(["add", "Bread", "--list", "Groceries"])
-                try tablet.run(["sync"])
+                try await tablet.run(["sync", "sign-out"])
+                try await tablet.run(["sync", "sign-in", "alice", "--server", second.absoluteString])
+                try await tablet.run(["add", "Bread", "--list", "Groceries"])
+                try await tablet.run(["sync"])
                 for watcher in watchers { try await watcher.waitForOutput(containing: "Bread") }
                 // A watcher's own edit (another process on its file) goes out at once, and the other draws it.
-                try laptop.run(["add", "Butter", "--list", "Groceries"])
+                try await laptop.run(["add", "Butter", "--list", "Groceries"])
                 try await watchers[1].waitForOutput(containing: "Butter")
                 for watcher in watchers {
                     watcher.process.terminate()
                     _ = try await watcher.finish(within: .seconds(30))
                 }
-                try tablet.run(["sync"])
-                #expect(try tablet.reminders(in: "Groceries") == ["Milk": false, "Eggs": false, "Bread": false, "Butter": false])
+                try await tablet.run(["sync"])
+                #expect(try await tablet.reminders(in: "Groceries") == ["Milk": false, "Eggs": false, "Bread": false, "Butter": false])
             }
         }
     }

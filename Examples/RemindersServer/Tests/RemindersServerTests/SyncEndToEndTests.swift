@@ -17,9 +17,22 @@ import Testing
         var database: String
         var password = "correct-horse-battery"
 
-        /// Runs `reminders ARGUMENTS --database D`; its status, stdout and stderr.
+        /// Runs `reminders ARGUMENTS --database D`; its stdout and stderr. The
+        /// process is waited for on a thread of its own: a cooperative thread
+        /// blocked until it exits is one fewer for the servers' handlers (on
+        /// two cores, two blocked runs left none, and the command's requests timed out).
         @discardableResult
-        func run(_ arguments: [String], expecting status: Int32 = 0) throws -> String {
+        func run(_ arguments: [String], expecting status: Int32 = 0,
+                 sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+            let (exit, stdout, stderr) = try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(with: Result { try runWaiting(arguments) }) }
+            }
+            #expect(exit == status, "reminders \(arguments.joined(separator: " ")): \(stdout) \(stderr)", sourceLocation: sourceLocation)
+            return stdout + stderr
+        }
+
+        /// Runs the command and blocks until it exits: its status, stdout and stderr.
+        private func runWaiting(_ arguments: [String]) throws -> (Int32, String, String) {
             let process = Process()
             process.executableURL = SyncEndToEndTests.command
             process.arguments = arguments + ["--database", database]
@@ -34,9 +47,7 @@ import Testing
             let output = out.fileHandleForReading.readDataToEndOfFile()
             let errors = err.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
-            let (stdout, stderr) = (String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
-            #expect(process.terminationStatus == status, "reminders \(arguments.joined(separator: " ")): \(stdout) \(stderr)")
-            return stdout + stderr
+            return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
         }
 
         /// Starts `reminders ARGUMENTS --database D` without waiting.
@@ -55,8 +66,8 @@ import Testing
         }
 
         /// The reminders of a list, title → completed.
-        func reminders(in list: String) throws -> [String: Bool] {
-            let text = try run(["show", list, "--completed", "--json"])
+        func reminders(in list: String) async throws -> [String: Bool] {
+            let text = try await run(["show", list, "--completed", "--json"])
             struct Item: Decodable { var reminder: Reminder }
             struct Reminder: Decodable { var title: String; var isCompleted: Bool }
             guard let items = try? JSONDecoder().decode([Item].self, from: Data(text.utf8)) else { return [:] }
@@ -64,16 +75,16 @@ import Testing
         }
 
         /// The titles of the lists.
-        func lists() throws -> [String] {
-            let text = try run(["lists", "--json"])
+        func lists() async throws -> [String] {
+            let text = try await run(["lists", "--json"])
             struct Summary: Decodable { var list: List }
             struct List: Decodable { var title: String }
             return (try? JSONDecoder().decode([Summary].self, from: Data(text.utf8)))?.map(\.list.title).sorted() ?? []
         }
 
         /// The number this device gave a reminder of a list.
-        func number(of title: String, in list: String) throws -> String {
-            let text = try run(["show", list, "--completed", "--json"])
+        func number(of title: String, in list: String) async throws -> String {
+            let text = try await run(["show", list, "--completed", "--json"])
             struct Item: Decodable { var reminder: Reminder }
             struct Reminder: Decodable { var title: String; var number: Int64? }
             let items = try JSONDecoder().decode([Item].self, from: Data(text.utf8))
@@ -127,37 +138,37 @@ import Testing
         let bobs = Device(database: folder.appendingPathComponent("bob.sqlite").path, password: "bobs-own-password")
         let backup = folder.appendingPathComponent("backup.sqlite").path
         try await withSyncServerOnPostgres { server, _ in
-            try laptop.run(["lists", "add", "Groceries"])
-            try laptop.run(["add", "Milk", "--list", "Groceries"])
-            try laptop.run(["sync", "sign-up", "alice", "--server", server.absoluteString])
-            try laptop.run(["sync"])
+            try await laptop.run(["lists", "add", "Groceries"])
+            try await laptop.run(["add", "Milk", "--list", "Groceries"])
+            try await laptop.run(["sync", "sign-up", "alice", "--server", server.absoluteString])
+            try await laptop.run(["sync"])
             // The backup: the file as it is between two commands (each closes the database, folding its -wal in).
             try FileManager.default.copyItem(atPath: laptop.database, toPath: backup)
-            try laptop.run(["add", "After the backup", "--list", "Groceries"])
-            try laptop.run(["sync"])
+            try await laptop.run(["add", "After the backup", "--list", "Groceries"])
+            try await laptop.run(["sync"])
             // Restored: the laptop's file is the backup again; it adds a reminder and syncs.
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: laptop.database + suffix) }
             try FileManager.default.copyItem(atPath: backup, toPath: laptop.database)
-            try laptop.run(["add", "On the restored laptop", "--list", "Groceries"])
-            let restored = try laptop.run(["sync"])
+            try await laptop.run(["add", "On the restored laptop", "--list", "Groceries"])
+            let restored = try await laptop.run(["sync"])
             #expect(restored.contains("restored from a backup or copied"), "\(restored)")
-            #expect(!(try laptop.run(["sync"])).contains("restored"), "told once")
-            try phone.run(["sync", "sign-in", "alice", "--server", server.absoluteString])
-            try phone.run(["sync"])
+            #expect(!(try await laptop.run(["sync"])).contains("restored"), "told once")
+            try await phone.run(["sync", "sign-in", "alice", "--server", server.absoluteString])
+            try await phone.run(["sync"])
             let all = ["Milk": false, "After the backup": false, "On the restored laptop": false]
-            #expect(try phone.reminders(in: "Groceries") == all, "every change of both copies")
-            #expect(try laptop.reminders(in: "Groceries") == all)
+            #expect(try await phone.reminders(in: "Groceries") == all, "every change of both copies")
+            #expect(try await laptop.reminders(in: "Groceries") == all)
 
             // Bob adds a reminder offline to a list alice stops sharing: told at his sync, not silently gone.
-            try bobs.run(["sync", "sign-up", "bob", "--server", server.absoluteString])
-            try laptop.run(["sync", "share", "Groceries", "--with", "bob"])
-            try bobs.run(["sync"])
-            try bobs.run(["add", "Bread", "--list", "Groceries"])
-            try laptop.run(["sync", "unshare", "Groceries", "--with", "bob"])
-            let dropped = try bobs.run(["sync"])
+            try await bobs.run(["sync", "sign-up", "bob", "--server", server.absoluteString])
+            try await laptop.run(["sync", "share", "Groceries", "--with", "bob"])
+            try await bobs.run(["sync"])
+            try await bobs.run(["add", "Bread", "--list", "Groceries"])
+            try await laptop.run(["sync", "unshare", "Groceries", "--with", "bob"])
+            let dropped = try await bobs.run(["sync"])
             #expect(dropped.contains("sent 0 changes"), "\(dropped)")
             #expect(dropped.contains("Not kept: a reminder changed here in a list that is no longer shared with you"), "\(dropped)")
-            #expect(try bobs.lists() == [])
+            #expect(try await bobs.lists() == [])
         }
     }
 
@@ -171,69 +182,69 @@ import Testing
         let bobs = Device(database: folder.appendingPathComponent("bob.sqlite").path, password: "bobs-own-password")
 
         // Offline first: the command works and says sync is not set up.
-        try laptop.run(["lists", "add", "Groceries"])
-        try laptop.run(["add", "Milk", "--list", "Groceries", "--tag", "errand"])
-        let offline = try laptop.run(["sync"], expecting: 1)
+        try await laptop.run(["lists", "add", "Groceries"])
+        try await laptop.run(["add", "Milk", "--list", "Groceries", "--tag", "errand"])
+        let offline = try await laptop.run(["sync"], expecting: 1)
         #expect(offline.contains("not signed in"), "\(offline)")
 
         try await withSyncServerOnPostgres { server, _ in
-            try laptop.run(["sync", "sign-up", "alice", "--server", server.absoluteString])
-            try laptop.run(["sync"])
-            try phone.run(["sync", "sign-in", "alice", "--server", server.absoluteString])
-            try phone.run(["sync"])
-            #expect(try phone.reminders(in: "Groceries") == ["Milk": false], "a reminder added on one device appears on the other")
+            try await laptop.run(["sync", "sign-up", "alice", "--server", server.absoluteString])
+            try await laptop.run(["sync"])
+            try await phone.run(["sync", "sign-in", "alice", "--server", server.absoluteString])
+            try await phone.run(["sync"])
+            #expect(try await phone.reminders(in: "Groceries") == ["Milk": false], "a reminder added on one device appears on the other")
             // A wrong password at sign-in is said as such, not as a device the server forgot.
             let stranger = Device(database: folder.appendingPathComponent("stranger.sqlite").path, password: "not-alices-password")
-            let refused = try stranger.run(["sync", "sign-in", "alice", "--server", server.absoluteString], expecting: 1)
+            let refused = try await stranger.run(["sync", "sign-in", "alice", "--server", server.absoluteString], expecting: 1)
             #expect(refused.contains("does not know that name with that password"), "\(refused)")
             #expect(!refused.contains("does not know this device"), "\(refused)")
 
             // Offline edits on both: another column on each merges; one column on both: the later edit wins.
-            let onLaptop = try laptop.number(of: "Milk", in: "Groceries"), onPhone = try phone.number(of: "Milk", in: "Groceries")
-            try laptop.run(["complete", onLaptop])
-            try laptop.run(["edit", onLaptop, "--title", "Milk, 2%"])
-            try phone.run(["edit", onPhone, "--title", "Oat milk"])   // later: wins
-            let status = try phone.run(["sync", "--status"])
+            let onLaptop = try await laptop.number(of: "Milk", in: "Groceries"), onPhone = try await phone.number(of: "Milk", in: "Groceries")
+            try await laptop.run(["complete", onLaptop])
+            try await laptop.run(["edit", onLaptop, "--title", "Milk, 2%"])
+            try await phone.run(["edit", onPhone, "--title", "Oat milk"])   // later: wins
+            let status = try await phone.run(["sync", "--status"])
             #expect(status.contains("1 change to send"), "\(status)")
-            for device in [laptop, phone, laptop] { try device.run(["sync"]) }
-            #expect(try laptop.reminders(in: "Groceries") == ["Oat milk": true])
-            #expect(try phone.reminders(in: "Groceries") == ["Oat milk": true], "both converge: the later title, and the completion")
+            for device in [laptop, phone, laptop] { try await device.run(["sync"]) }
+            #expect(try await laptop.reminders(in: "Groceries") == ["Oat milk": true])
+            #expect(try await phone.reminders(in: "Groceries") == ["Oat milk": true], "both converge: the later title, and the completion")
 
             // Another account sees nothing, until a list is shared with it; then it leaves when unshared.
-            try bobs.run(["lists", "add", "Garage"])
-            try bobs.run(["sync", "sign-up", "bob", "--server", server.absoluteString])
-            try bobs.run(["sync"])
-            #expect(try bobs.lists() == ["Garage"])
-            try laptop.run(["sync", "share", "Groceries", "--with", "bob"])
-            try bobs.run(["sync"])
-            #expect(try bobs.lists() == ["Garage", "Groceries"])
-            #expect(try bobs.reminders(in: "Groceries") == ["Oat milk": true])
-            try bobs.run(["add", "Bread", "--list", "Groceries"])
-            try bobs.run(["sync"])
+            try await bobs.run(["lists", "add", "Garage"])
+            try await bobs.run(["sync", "sign-up", "bob", "--server", server.absoluteString])
+            try await bobs.run(["sync"])
+            #expect(try await bobs.lists() == ["Garage"])
+            try await laptop.run(["sync", "share", "Groceries", "--with", "bob"])
+            try await bobs.run(["sync"])
+            #expect(try await bobs.lists() == ["Garage", "Groceries"])
+            #expect(try await bobs.reminders(in: "Groceries") == ["Oat milk": true])
+            try await bobs.run(["add", "Bread", "--list", "Groceries"])
+            try await bobs.run(["sync"])
             // A watch on the phone redraws when a sync in another process brings bob's reminder.
             let watch = try phone.start(["watch", "Groceries", "--count", "2"])
             // Its first drawing (ended by a line of dashes) before the sync, so the second has Bread.
             try await watch.waitForOutput(containing: "---")
-            try phone.run(["sync"])
+            try await phone.run(["sync"])
             let drawn = try await watch.finish(within: .seconds(20))
             #expect(drawn.components(separatedBy: "Bread").count == 2, "the second drawing has it: \(drawn)")
-            #expect(try phone.reminders(in: "Groceries") == ["Oat milk": true, "Bread": false], "bob's reminder reached alice's phone")
-            try laptop.run(["sync", "unshare", "Groceries", "--with", "bob"])
-            try bobs.run(["sync"])
-            #expect(try bobs.lists() == ["Garage"], "unshared: gone from bob's device")
-            #expect(try laptop.lists() == ["Groceries"])
-            #expect(try phone.lists() == ["Groceries"], "alice never sees bob's own list")
+            #expect(try await phone.reminders(in: "Groceries") == ["Oat milk": true, "Bread": false], "bob's reminder reached alice's phone")
+            try await laptop.run(["sync", "unshare", "Groceries", "--with", "bob"])
+            try await bobs.run(["sync"])
+            #expect(try await bobs.lists() == ["Garage"], "unshared: gone from bob's device")
+            #expect(try await laptop.lists() == ["Groceries"])
+            #expect(try await phone.lists() == ["Groceries"], "alice never sees bob's own list")
 
             // A device signed out from the server is told to sign in again; its reminders stay.
-            try phone.run(["sync", "sign-out"])
-            let signedOut = try phone.run(["sync"], expecting: 1)
+            try await phone.run(["sync", "sign-out"])
+            let signedOut = try await phone.run(["sync"], expecting: 1)
             #expect(signedOut.contains("not signed in"), "\(signedOut)")
-            #expect(try phone.reminders(in: "Groceries").count == 2)
+            #expect(try await phone.reminders(in: "Groceries").count == 2)
         }
         // The server is gone: the command says it works offline and keeps the change.
-        try laptop.run(["add", "Eggs", "--list", "Groceries"])
-        let down = try laptop.run(["sync"], expecting: 1)
+        try await laptop.run(["add", "Eggs", "--list", "Groceries"])
+        let down = try await laptop.run(["sync"], expecting: 1)
         #expect(down.contains("working offline: changes stay on this device"), "\(down)")
-        #expect(try laptop.run(["sync", "--status"]).contains("1 change to send"))
+        #expect(try await laptop.run(["sync", "--status"]).contains("1 change to send"))
     }
 }
