@@ -117,7 +117,7 @@ extension SyncClient {
             do {
                 let cursor = try await store.read { db in try Self.state(db).cursor_version }
                 let after = max(cursor, heard)
-                let seconds = Int((options.waitTimeout.components.seconds).clamped(to: 1...60))
+                let seconds = Int(min(max(options.waitTimeout.components.seconds, 1), 60))
                 guard let answer = try await transport.wait(SyncWait(after: after, timeout: seconds)) else {
                     try await Task.sleep(for: options.pollInterval)
                     wake.yield()
@@ -134,11 +134,5 @@ extension SyncClient {
                 try? await Task.sleep(for: options.backoff(after: failures))
             }
         }
-    }
-}
-
-extension Comparable {
-    fileprivate func clamped(to range: ClosedRange<Self>) -> Self {
-        min(max(self, range.lowerBound), range.upperBound)
     }
 }

@@ -46,4 +46,30 @@ public enum ObservationWait {
             return try await group.next() ?? nil
         }
     }
+
+    /// The observation's first value that satisfies `done`, or a failure
+    /// after `limit` (a bound on liveness, not a speed claim) or when the
+    /// observation ends first.
+    ///
+    /// ```swift
+    /// let titles = phone.observe { db in try db.fetchAll(String.self, "SELECT title FROM notes") }
+    /// _ = try await ObservationWait.first(titles, "the laptop's note on the phone") { $0 == ["Groceries"] }
+    /// ```
+    @discardableResult
+    public static func first<T: Sendable>(_ observation: Observation<T>, within limit: Duration = .seconds(120),
+                                          _ what: String = "the value awaited", where done: @escaping @Sendable (T) -> Bool) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                for try await value in observation where done(value) { return value }
+                return nil
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                throw TimedOut(description: "\(what): none within \(limit)")
+            }
+            defer { group.cancelAll() }
+            guard let value = try await group.next() ?? nil else { throw TimedOut(description: "\(what): the observation ended first") }
+            return value
+        }
+    }
 }

@@ -46,21 +46,15 @@ import TestSupport
                          close: { await first.close(); await second.close() })
     }
 
-    /// Whether `store`'s note titles come to satisfy `done`, watched by an
-    /// observation; false only past a bound against a hang.
+    /// Whether `store`'s note titles come to satisfy `done` (watched by an
+    /// observation); false only past a bound against a hang.
     static func eventually(_ store: Store, _ done: @escaping @Sendable ([String]) -> Bool) async throws -> Bool {
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for try await titles in store.observe({ db in try db.fetchAll(String.self, "SELECT \"title\" FROM \"syncNotes\" ORDER BY \"title\"") })
-                where done(titles) { return true }
-                return false
-            }
-            group.addTask {
-                try await Task.sleep(for: .seconds(120))
-                return false
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? false
+        let titles = store.observe { db in try db.fetchAll(String.self, "SELECT \"title\" FROM \"syncNotes\" ORDER BY \"title\"") }
+        do {
+            try await ObservationWait.first(titles, where: done)
+            return true
+        } catch is ObservationWait.TimedOut {
+            return false
         }
     }
 

@@ -12,16 +12,9 @@ import Foundation
 /// `DEPOT_POSTGRES_URL` names one, else an SQLite file; devices are SQLite
 /// files; the transport is DepotSync's in-process JSON one.
 enum LiveSyncLatency {
-    @Columns
-    struct Note: Record, Equatable {
-        static let tableName = "notes"
-        var id: UUID
-        var title: String
-        var body: String?
-        var rank: Int
-    }
-
-    static let tables = [try! SyncedTable(Note.self)]
+    /// The sync figures' note and tables.
+    typealias Note = SyncFigures.Note
+    static let tables = SyncFigures.tables
 
     /// When each watcher drew each edit.
     final class Arrivals: @unchecked Sendable {

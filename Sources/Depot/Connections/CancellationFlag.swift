@@ -29,7 +29,7 @@ final class CancellationFlag: @unchecked Sendable {
     /// The access timeout that passed, if one did.
     @exclusivity(unchecked) private var timedOutAfter: Duration?
     /// The access whose statements are being interrupted again and again
-    /// (``keepInterrupting(_:after:)``): one loop per access.
+    /// (``keepInterrupting(_:)``): one loop per access.
     @exclusivity(unchecked) private var repeatingFor: UInt64?
     /// How many interrupts reached the driver for the current access.
     @exclusivity(unchecked) private var interruptsSent = 0

@@ -1,8 +1,5 @@
-import Depot
 import DepotPostgres
 import Foundation
-import Logging
-import RemindersServerApp
 import Testing
 
 /// Live sync as a person sees it: two `reminders watch --sync` devices, one
@@ -18,29 +15,6 @@ import Testing
 /// exited, two of them at once left the servers' handlers no thread on two
 /// cores, and the commands' requests timed out.)
 extension SyncEndToEndTests {
-    /// A second server instance on the database `configuration` names, served over HTTP while `body` runs.
-    static func withSecondInstance(_ configuration: PostgresConfiguration, _ body: (URL) async throws -> Void) async throws {
-        let quiet = Logger(label: "sync-server-2") { _ in SwiftLogNoOpLogHandler() }
-        let store = try await RemindersRoutes.store(postgres: configuration, logger: quiet)
-        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
-        let app = try await RemindersRoutes.application(store: store, port: 0, logger: quiet, sync: true,
-                                                        onServerRunning: { port in listening.yield(port); listening.finish() })
-        let running = Task { try await app.runService() }
-        var iterator = ports.makeAsyncIterator()
-        do {
-            let port = try #require(await iterator.next(), "the second instance listens")
-            try await body(try #require(URL(string: "http://127.0.0.1:\(port)")))
-        } catch {
-            running.cancel()
-            _ = try? await running.value
-            await store.close()
-            throw error
-        }
-        running.cancel()
-        _ = try? await running.value
-        await store.close()
-    }
-
     @Test func watchersOnTwoServerInstancesDrawEveryEditOfAThirdDevice() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: SyncEndToEndTests.command.path),
                 "build the main package first: \(SyncEndToEndTests.command.path)")
@@ -54,7 +28,7 @@ extension SyncEndToEndTests {
         let captured = Captured()
         try await withSyncServerOnPostgres(configure: { captured.configuration = $0 }) { first, _ in
             let configuration = try #require(captured.configuration)
-            try await Self.withSecondInstance(configuration) { second in
+            try await withSyncServer(postgres: configuration, label: "sync-server-2") { second, _ in
                 try await laptop.run(["lists", "add", "Groceries"])
                 try await laptop.run(["add", "Milk", "--list", "Groceries"])
                 try await laptop.run(["sync", "sign-up", "alice", "--server", first.absoluteString])

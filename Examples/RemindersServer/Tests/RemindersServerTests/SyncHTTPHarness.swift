@@ -29,7 +29,23 @@ func withSyncServerOnPostgres(configure: (inout PostgresConfiguration) -> Void =
     configuration.searchPath = schema
     configuration.maxConnections = 8
     configure(&configuration)
-    let quiet = Logger(label: "sync-server") { _ in SwiftLogNoOpLogHandler() }
+    do {
+        try await withSyncServer(postgres: configuration, label: "sync-server", body)
+    } catch {
+        try? await admin.write { db in try db.execute("DROP SCHEMA \(ident: schema) CASCADE") }
+        await admin.close()
+        throw error
+    }
+    try? await admin.write { db in try db.execute("DROP SCHEMA \(ident: schema) CASCADE") }
+    await admin.close()
+}
+
+/// A sync server instance on the PostgreSQL database `configuration` names,
+/// served on a loopback port for the length of `body`, then stopped and its
+/// store closed: the first of a test, or a second on the same database.
+func withSyncServer(postgres configuration: PostgresConfiguration, label: String,
+                    _ body: @Sendable (URL, Store) async throws -> Void) async throws {
+    let quiet = Logger(label: label) { _ in SwiftLogNoOpLogHandler() }
     let store = try await RemindersRoutes.store(postgres: configuration, logger: quiet)
     let (ports, listening) = AsyncStream.makeStream(of: Int.self)
     let app = try await RemindersRoutes.application(store: store, port: 0, logger: quiet, sync: true,
@@ -38,18 +54,16 @@ func withSyncServerOnPostgres(configure: (inout PostgresConfiguration) -> Void =
     var iterator = ports.makeAsyncIterator()
     do {
         let port = try #require(await iterator.next(), "the server listens")
-        try await body(URL(string: "http://127.0.0.1:\(port)")!, store)
+        try await body(try #require(URL(string: "http://127.0.0.1:\(port)")), store)
     } catch {
         running.cancel()
         _ = try? await running.value
-        try? await admin.write { db in try db.execute("DROP SCHEMA \(ident: schema) CASCADE") }
-        await admin.close()
+        await store.close()
         throw error
     }
     running.cancel()
     _ = try? await running.value
-    try? await admin.write { db in try db.execute("DROP SCHEMA \(ident: schema) CASCADE") }
-    await admin.close()
+    await store.close()
 }
 
 /// One HTTP request with a JSON body, for the account routes.
