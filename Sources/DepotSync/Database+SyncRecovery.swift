@@ -81,3 +81,31 @@ extension Database {
         try execute("DELETE FROM \(ident: SyncTables.pushing)")
     }
 }
+
+extension Database {
+    /// After a pull that started over (the server compacted past this
+    /// replica's cursor): forgets every row this replica had from the
+    /// server that the server did not send (deleted and forgotten there
+    /// before this device heard), its pending changes included, since the
+    /// server drops those (``SyncChange/wasSynced``). Rows the server never
+    /// had (made here, not yet pushed) stay, and go in the next push.
+    ///
+    /// - Returns: the forgotten rows that had changes waiting to be pushed.
+    func forgetUnsentSyncRows(sent: Set<SyncRowID>, among tables: [SyncedTable]) throws -> [SyncRowID] {
+        var gone: [SyncChange] = []
+        for table in tables {
+            for key in try fetchAll(String.self, """
+                SELECT "row_key" FROM \(ident: SyncStateTables.replica.rows) WHERE "tbl" = \(table.name) AND "synced" > 0
+                """) where !sent.contains(SyncRowID(table: table.name, key: key)) {
+                gone.append(SyncChange(table: table.name, key: key, row: SyncRow(), isEvicted: true))
+            }
+        }
+        guard !gone.isEmpty else { return [] }
+        return try savepoint { db in
+            try db.execute("UPDATE \(ident: SyncTables.state) SET \"applying\" = 1 WHERE \"id\" = 1")
+            let pending = try db.forgetSyncRows(gone, among: tables)
+            try db.execute("UPDATE \(ident: SyncTables.state) SET \"applying\" = 0 WHERE \"id\" = 1")
+            return pending
+        }
+    }
+}

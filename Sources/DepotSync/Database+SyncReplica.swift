@@ -75,8 +75,10 @@ extension Database {
             }
         }
         if grew {
-            // Merging is idempotent: pulling again what the device has changes nothing of it.
-            try execute("UPDATE \(ident: SyncTables.state) SET \"cursor_version\" = 0, \"cursor_tbl\" = '', \"cursor_key\" = '' WHERE \"id\" = 1")
+            // Merging is idempotent: pulling again what the device has changes nothing of it. A pull from
+            // the start is not told of deletes the server compacted away: it forgets what it is not sent.
+            try SyncTables.makeClientTables(self)
+            try execute("UPDATE \(ident: SyncTables.state) SET \"cursor_version\" = 0, \"cursor_tbl\" = '', \"cursor_key\" = '', \"resync\" = 1 WHERE \"id\" = 1")
             try execute("DELETE FROM \(ident: SyncTables.inbox)")
         }
     }
@@ -181,6 +183,7 @@ extension Database {
             SELECT "seq", "tbl", "row_key" FROM \(ident: SyncTables.outbox) ORDER BY "seq" LIMIT \(max(1, limit))
             """)
         guard let upTo = entries.last?.seq else { return ([], 0) }
+        try SyncTables.makeClientTables(self)
         var seen: Set<SyncRowID> = []
         let pending = entries.map { SyncRowID(table: $0.tbl, key: $0.row_key) }.filter { seen.insert($0).inserted }
         var changes: [SyncChange] = []
@@ -188,9 +191,56 @@ extension Database {
             let keys = pending.filter { $0.table == table.name }.map(\.key)
             guard !keys.isEmpty else { continue }
             let states = try syncRows(table, keys: keys, in: .replica)
-            changes += keys.map { SyncChange(table: table.name, key: $0, row: states[ExactText($0)] ?? SyncRow()) }
+            let synced = try syncedKeys(table.name, among: keys)
+            changes += keys.map { key in
+                SyncChange(table: table.name, key: key, row: states[ExactText(key)] ?? SyncRow(), wasSynced: synced.contains(ExactText(key)))
+            }
         }
         return (changes, upTo)
+    }
+
+    /// Those of these rows the replica had from the server: pulled, or pushed and acknowledged.
+    func syncedKeys(_ table: String, among keys: [String]) throws -> Set<ExactText> {
+        var synced: Set<ExactText> = []
+        for chunk in SyncKey.chunks(keys) {
+            let list = SQL.join(chunk.map { "\($0)" }, separator: ", ")
+            for key in try fetchAll(String.self, """
+                SELECT "row_key" FROM \(ident: SyncStateTables.replica.rows) WHERE "tbl" = \(table) AND "synced" > 0 AND "row_key" IN (\(list))
+                """) {
+                synced.insert(ExactText(key))
+            }
+        }
+        return synced
+    }
+
+    /// Notes the server version at which rows were last synced (pulled, or
+    /// pushed and acknowledged): a row with one is a row the server has or
+    /// had, and its tombstone goes once the server's horizon passes it.
+    func markSynced(_ table: String, _ rows: [(key: String, version: Int64)]) throws {
+        for start in stride(from: 0, to: rows.count, by: 200) {
+            let values = SQL.join(rows[start..<min(start + 200, rows.count)].map { "(\($0.key), \($0.version))" }, separator: ", ")
+            let state = SyncStateTables.replica.rows
+            try execute("""
+                UPDATE \(ident: state) SET "synced" = v."column2" FROM (VALUES \(values)) AS v
+                WHERE \(ident: state)."tbl" = \(table) AND \(ident: state)."row_key" = v."column1" AND \(ident: state)."synced" < v."column2"
+                """)
+        }
+    }
+
+    /// Forgets the tombstones the server forgot (deleted rows synced before
+    /// its compaction horizon, with no change waiting to be pushed), so that
+    /// a later life of the key made by a device that never knew the deleted
+    /// one is taken here as the server takes it.
+    func forgetCompactedTombstones(before horizon: Int64) throws {
+        guard horizon > 0 else { return }
+        let (rows, outbox) = (SyncStateTables.replica.rows, SyncTables.outbox)
+        let gone: SQL = """
+            SELECT r."tbl", r."row_key" FROM \(ident: rows) r WHERE r."cl" % 2 = 0 AND r."synced" > 0 AND r."synced" < \(horizon)
+              AND NOT EXISTS (SELECT 1 FROM \(ident: outbox) o WHERE o."tbl" = r."tbl" AND o."row_key" = r."row_key")
+            """
+        for table in [SyncStateTables.replica.clocks, SyncStateTables.replica.hidden, rows] {
+            try execute("DELETE FROM \(ident: table) WHERE (\"tbl\", \"row_key\") IN (\(gone))")
+        }
     }
 
     /// The body of `db.sync.allChanges`.
@@ -218,6 +268,7 @@ extension Database {
     @discardableResult
     func applySyncChanges(_ changes: [SyncChange], _ tables: [SyncedTable], maximumDrift: Duration = .seconds(300)) throws -> [SyncRowID] {
         guard !changes.isEmpty else { return [] }
+        try SyncTables.makeClientTables(self)
         return try savepoint { db in
             var forgotten: [SyncRowID] = []
             try db.execute("UPDATE \(ident: SyncTables.state) SET \"applying\" = 1 WHERE \"id\" = 1")
@@ -236,6 +287,7 @@ extension Database {
                         let local = try db.syncRows(table, keys: incoming.map(\.key), in: .replica)
                         let merged = incoming.map { change in (key: change.key, row: (local[ExactText(change.key)] ?? SyncRow()).merged(with: change.row)) }
                         try db.storeSyncStates(merged, of: table, in: .replica)
+                        try db.markSynced(table.name, incoming.map { ($0.key, $0.version ?? 1) })
                         try db.materialize(merged, of: table, among: tables, in: .replica)
                     }
                 }

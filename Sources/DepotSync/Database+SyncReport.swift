@@ -13,8 +13,24 @@ extension SyncTables {
     static func makeClientTables(_ db: Database) throws {
         let present = Set(try db.fetchAll(String.self, """
             SELECT "name" FROM sqlite_schema WHERE "type" = 'table' AND "name" IN (\(pushing), \(untold))
+            UNION ALL SELECT 'synced' FROM pragma_table_info(\(SyncStateTables.replica.rows)) WHERE "name" = 'synced'
+            UNION ALL SELECT 'resync' FROM pragma_table_info(\(state)) WHERE "name" = 'resync'
             """))
         if !present.contains(pushing) { try db.execute(createPushing) }
+        if !present.contains("synced") {
+            // The server version at which each row was last synced (compaction; 0: never): version 1 for
+            // every row a replica of an earlier version holds and has not changed since its last push (the
+            // earliest, so its tombstone goes with the server's first compaction); a pending one may be new.
+            let rows = SyncStateTables.replica.rows
+            try db.execute("ALTER TABLE \(ident: rows) ADD COLUMN \"synced\" INTEGER NOT NULL DEFAULT 0")
+            try db.execute("""
+                UPDATE \(ident: rows) SET "synced" = 1 WHERE NOT EXISTS (SELECT 1 FROM \(ident: outbox) o
+                    WHERE o."tbl" = \(ident: rows)."tbl" AND o."row_key" = \(ident: rows)."row_key")
+                """)
+        }
+        if !present.contains("resync") {
+            try db.execute("ALTER TABLE \(ident: state) ADD COLUMN \"resync\" INTEGER NOT NULL DEFAULT 0")
+        }
         if !present.contains(untold) {
             try db.execute("""
                 CREATE TABLE IF NOT EXISTS "depot_sync_untold" ("seq" INTEGER PRIMARY KEY AUTOINCREMENT, "kind" TEXT NOT NULL,

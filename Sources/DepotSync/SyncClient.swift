@@ -44,6 +44,21 @@ public struct SyncClient: Sendable {
         var cursor_version: Int64
         var cursor_tbl: String
         var cursor_key: String
+        /// 1 while a pull starts over (the server compacted past this replica's cursor).
+        var resync: Int64 = 0
+
+        enum CodingKeys: String, CodingKey { case node, pushed, push_upto, cursor_version, cursor_tbl, cursor_key, resync }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            node = try container.decode(String.self, forKey: .node)
+            pushed = try container.decode(Int64.self, forKey: .pushed)
+            push_upto = try container.decode(Int64.self, forKey: .push_upto)
+            cursor_version = try container.decode(Int64.self, forKey: .cursor_version)
+            cursor_tbl = try container.decode(String.self, forKey: .cursor_tbl)
+            cursor_key = try container.decode(String.self, forKey: .cursor_key)
+            resync = try container.decodeIfPresent(Int64.self, forKey: .resync) ?? 0
+        }
     }
 
     /// How far ahead of this device's clock a pulled stamp may move its
@@ -137,6 +152,11 @@ public struct SyncClient: Sendable {
                 let state = try Self.state(db)
                 guard state.node == push.client.uuidString.lowercased(), state.pushed + 1 == push.number, state.push_upto > 0 else { return false }
                 try db.acknowledgeSyncChanges(upTo: state.push_upto)
+                let dropped = Set(answer.droppedRows)
+                for table in tables {
+                    let taken = push.changes.filter { $0.table == table.name && !dropped.contains(SyncRowID(table: $0.table, key: $0.key)) }
+                    try db.markSynced(table.name, taken.map { ($0.key, answer.version) })
+                }
                 try db.discardDroppedSyncRows(answer.droppedRows, pushedUpTo: state.push_upto, version: answer.version, among: tables)
                 try db.recordUntold(dropped: answer.droppedRows, overridden: answer.overridden)
                 try db.execute("UPDATE \(ident: SyncTables.state) SET \"pushed\" = \(push.number), \"push_upto\" = 0 WHERE \"id\" = 1")
@@ -159,21 +179,41 @@ public struct SyncClient: Sendable {
         // A pull that was cut off (a lost answer, a crash) left its pages
         // staged: go on after the last of them, so pulls progress however
         // often requests are lost.
-        var (cursor, node): (SyncCursor, UUID?) = try await store.read { db in
+        var (cursor, node, fromStartAt): (SyncCursor, UUID?, Int64?) = try await store.read { db in
             let state = try Self.state(db)
             let stored = SyncCursor(version: state.cursor_version, table: state.cursor_tbl, key: state.cursor_key)
             let node = UUID(uuidString: state.node)
-            guard let last = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\" DESC LIMIT 1") else { return (stored, node) }
-            return (try JSONDecoder().decode(StagedPage.self, from: last).next, node)
+            guard let last = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\" DESC LIMIT 1") else { return (stored, node, nil) }
+            let staged = try JSONDecoder().decode(StagedPage.self, from: last)
+            return (staged.next, node, staged.fromStartAt)
         }
         var report = SyncReport()
         let schema = SyncSchema(tables)
+        // A pull from the start forgets the rows it had from the server that it is not sent: first the
+        // push in flight is settled, since its rows may be on the server (its answer lost) and deleted since.
+        if cursor == .start { try await settlePushInFlight() }
         while true {
             let page = try await transport.pull(SyncPull(after: cursor, limit: pageSize, client: node,
-                                                         protocolVersion: SyncSchema.protocolVersion, schema: schema))
+                                                         protocolVersion: SyncSchema.protocolVersion, schema: schema, fromStartAt: fromStartAt))
+            if page.startsOver {
+                // Behind the server's compaction horizon: everything again, then forget what did not come.
+                try await store.write { db in
+                    try SyncTables.makeClientTables(db)
+                    try db.execute("""
+                        UPDATE \(ident: SyncTables.state) SET "cursor_version" = 0, "cursor_tbl" = '', "cursor_key" = '', "resync" = 1 WHERE "id" = 1
+                        """)
+                    try db.execute("DELETE FROM \(ident: SyncTables.inbox)")
+                }
+                guard cursor != .start else { throw DatabaseError(.misuse, "the sync server told a pull from the start to start over: a server no replica of this version can follow") }
+                (cursor, fromStartAt) = (.start, nil)
+                try await settlePushInFlight()
+                continue
+            }
+            if cursor == .start { fromStartAt = page.head }
             // The page's own cursor: the server's order of keys, which Swift's may not share.
             cursor = page.next.version >= cursor.version ? page.next : cursor
-            let staged = try JSONEncoder().encode(StagedPage(changes: page.changes, next: cursor, overridden: page.overridden))
+            let staged = try JSONEncoder().encode(StagedPage(changes: page.changes, next: cursor, overridden: page.overridden, fromStartAt: fromStartAt,
+                                                                   horizon: page.horizon))
             try await store.write { db in
                 try db.execute("""
                     INSERT INTO \(ident: SyncTables.inbox) ("seq", "page")
@@ -184,24 +224,35 @@ public struct SyncClient: Sendable {
         }
         let (tables, reached, afterApplying, maximumDrift) = (self.tables, cursor, self.afterApplying, self.maximumDrift)
         (report.received, report.overridden, report.dropped) = try await store.write { db in
+            try SyncTables.makeClientTables(db)
             let now = try Self.state(db)
             var overridden: [SyncOverride] = [], forgotten: [SyncRowID] = []
             let stored = SyncCursor(version: now.cursor_version, table: now.cursor_tbl, key: now.cursor_key)
             var received = 0
             // Checkpoints only move forward: a slower sync that finished later changes nothing.
             if reached.version > stored.version || (reached.version == stored.version && reached != stored) {
-                for number in try db.fetchAll(Int64.self, "SELECT \"seq\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\"") {
+                var sent: Set<SyncRowID> = []
+                let pages = try db.fetchAll(Int64.self, "SELECT \"seq\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\"")
+                // The server's horizon first: a later life of a key it forgot is taken as the server took it.
+                if let last = pages.last, let page = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) WHERE \"seq\" = \(last)") {
+                    try db.forgetCompactedTombstones(before: try JSONDecoder().decode(StagedPage.self, from: page).horizon ?? 0)
+                }
+                for number in pages {
                     guard let page = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) WHERE \"seq\" = \(number)") else { continue }
                     let staged = try JSONDecoder().decode(StagedPage.self, from: page)
                     let changes = staged.changes
+                    if now.resync == 1 || stored == .start { sent.formUnion(changes.lazy.filter { !$0.isEvicted }.map { SyncRowID(table: $0.table, key: $0.key) }) }
                     overridden += (staged.overridden ?? []).filter { !overridden.contains($0) }
                     forgotten += try db.applySyncChanges(changes, tables, maximumDrift: maximumDrift).filter { !forgotten.contains($0) }
                     try afterApplying?(db, changes)
                     received += changes.count
                 }
+                if now.resync == 1 || stored == .start {
+                    forgotten += try db.forgetUnsentSyncRows(sent: sent, among: tables).filter { !forgotten.contains($0) }
+                }
                 try db.execute("""
                     UPDATE \(ident: SyncTables.state) SET "cursor_version" = \(reached.version), "cursor_tbl" = \(reached.table),
-                        "cursor_key" = \(reached.key) WHERE "id" = 1
+                        "cursor_key" = \(reached.key), "resync" = 0 WHERE "id" = 1
                     """)
             }
             try db.execute("DELETE FROM \(ident: SyncTables.inbox)")
@@ -212,16 +263,27 @@ public struct SyncClient: Sendable {
         return report
     }
 
+    /// Pushes until the outbox is empty when a push is in flight (sent, its
+    /// answer not yet had): its rows are then known to be on the server.
+    private func settlePushInFlight() async throws {
+        let inFlight = try await store.read { db in try Self.state(db).push_upto > 0 }
+        if inFlight { try await push() }
+    }
+
     /// A page a pull staged, and where the pull stood after it.
     struct StagedPage: Codable {
         var changes: [SyncChange]
         var next: SyncCursor
         /// The device's values that pages replaced (none in a page staged by an earlier version).
         var overridden: [SyncOverride]?
+        /// The server's head at the first page, in a pull from the start (``SyncPull/fromStartAt``).
+        var fromStartAt: Int64?
+        /// The server's compaction horizon (``SyncPage/horizon``).
+        var horizon: Int64?
     }
 
     static func state(_ db: Database) throws -> State {
-        guard let state = try db.fetchOne(State.self, "SELECT \"node\", \"pushed\", \"push_upto\", \"cursor_version\", \"cursor_tbl\", \"cursor_key\" FROM \(ident: SyncTables.state) WHERE \"id\" = 1") else {
+        guard let state = try db.fetchOne(State.self, "SELECT * FROM \(ident: SyncTables.state) WHERE \"id\" = 1") else {
             throw DatabaseError(.misuse, "this database is no sync replica: db.sync.installReplica(of:) was never run")
         }
         return state

@@ -38,7 +38,9 @@ public struct SyncPushAnswer: Codable, Hashable, Sendable {
     /// The server's version after the push.
     public var version: Int64
     /// How many changes the server dropped: changes to a root no longer
-    /// shared with the device's account, made before the device heard.
+    /// shared with the device's account, made before the device heard, and
+    /// changes to rows deleted and compacted away before the device heard
+    /// (``SyncServer/compact(olderThan:now:)``).
     public var dropped: Int = 0
     /// The rows whose changes the server dropped (``dropped`` of them): the
     /// device forgets its own version of each, and takes the server's at its
@@ -122,6 +124,13 @@ public struct SyncCursor: Codable, Hashable, Sendable, Comparable {
     /// The last row's key.
     public var key: String
 
+    /// A cursor from its parts.
+    public init(version: Int64, table: String, key: String) {
+        self.version = version
+        self.table = table
+        self.key = key
+    }
+
     /// The start: nothing read.
     public static let start = SyncCursor(version: 0, table: "", key: "")
 
@@ -159,14 +168,22 @@ public struct SyncPull: Codable, Hashable, Sendable {
     /// What the device syncs: the page holds only those tables and columns.
     /// Nil from a device of version 1: every table and column.
     public var schema: SyncSchema?
+    /// For the pages after the first of a pull from the start (a new
+    /// device's, or one starting over): the server's head when the first
+    /// page was read. Such a device held nothing before, so it missed no
+    /// delete unless the server compacted past that head since; its cursor
+    /// alone would say it is behind. Nil for any other pull.
+    public var fromStartAt: Int64?
 
     /// A pull from its parts.
-    public init(after: SyncCursor, limit: Int, client: UUID? = nil, protocolVersion: Int? = nil, schema: SyncSchema? = nil) {
+    public init(after: SyncCursor, limit: Int, client: UUID? = nil, protocolVersion: Int? = nil, schema: SyncSchema? = nil,
+                fromStartAt: Int64? = nil) {
         self.after = after
         self.limit = limit
         self.client = client
         self.protocolVersion = protocolVersion
         self.schema = schema
+        self.fromStartAt = fromStartAt
     }
 }
 
@@ -183,17 +200,30 @@ public struct SyncPage: Codable, Hashable, Sendable {
     /// The pulling device's values that another device's later edit,
     /// made without having seen them, replaced in the versions this page covers.
     public var overridden: [SyncOverride] = []
+    /// Whether the device is to start over: its cursor is before the
+    /// server's compaction horizon (``SyncServer/compact(olderThan:now:)``),
+    /// so it may have missed deletes the server no longer remembers. The page
+    /// is empty; the device pulls again from ``SyncCursor/start`` and then
+    /// forgets every row it had from the server that the server did not send.
+    public var startsOver: Bool = false
+    /// The server's compaction horizon: it has forgotten the rows deleted
+    /// in versions before it, and a replica forgets their tombstones too.
+    /// Zero: the server never compacted.
+    public var horizon: Int64 = 0
 
     /// A page from its parts.
-    public init(changes: [SyncChange], next: SyncCursor, head: Int64, isCaughtUp: Bool, overridden: [SyncOverride] = []) {
+    public init(changes: [SyncChange], next: SyncCursor, head: Int64, isCaughtUp: Bool, overridden: [SyncOverride] = [],
+                startsOver: Bool = false, horizon: Int64 = 0) {
         self.changes = changes
         self.next = next
         self.head = head
         self.isCaughtUp = isCaughtUp
         self.overridden = overridden
+        self.startsOver = startsOver
+        self.horizon = horizon
     }
 
-    enum CodingKeys: String, CodingKey { case changes, next, head, isCaughtUp, overridden }
+    enum CodingKeys: String, CodingKey { case changes, next, head, isCaughtUp, overridden, startsOver, horizon }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -202,6 +232,19 @@ public struct SyncPage: Codable, Hashable, Sendable {
         head = try container.decode(Int64.self, forKey: .head)
         isCaughtUp = try container.decode(Bool.self, forKey: .isCaughtUp)
         overridden = try container.decodeIfPresent([SyncOverride].self, forKey: .overridden) ?? []
+        startsOver = try container.decodeIfPresent(Bool.self, forKey: .startsOver) ?? false
+        horizon = try container.decodeIfPresent(Int64.self, forKey: .horizon) ?? 0
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(changes, forKey: .changes)
+        try container.encode(next, forKey: .next)
+        try container.encode(head, forKey: .head)
+        try container.encode(isCaughtUp, forKey: .isCaughtUp)
+        try container.encode(overridden, forKey: .overridden)
+        if startsOver { try container.encode(true, forKey: .startsOver) }
+        if horizon > 0 { try container.encode(horizon, forKey: .horizon) }
     }
 }
 

@@ -16,6 +16,9 @@ import Foundation
 /// - ``Reason/deviceNewer``: the device syncs a table or column the server
 ///   does not, or speaks a later protocol (``SyncSchema``): nothing is
 ///   applied or sent until the server is updated; the device keeps its changes.
+/// - ``Reason/deviceOlder``: the device was offline past the server's
+///   compaction horizon and speaks a protocol from before compaction: it
+///   cannot start over, so nothing is applied or sent until the app is updated.
 /// - ``Reason/malformedStamp`` and ``Reason/malformedKey``:
 ///   the push is not one a replica makes (a negative stamp; a key that is not
 ///   of its table's key type and form, or that its values do not have).
@@ -35,6 +38,10 @@ public struct SyncPushRefused: Error, Hashable, Sendable, CustomStringConvertibl
         /// The device syncs a table or column the server does not, or speaks
         /// a later protocol: the server is to be updated first. Refuses pulls too.
         case deviceNewer = "device-newer"
+        /// The device missed deletes the server has compacted away, and
+        /// speaks a protocol from before compaction (version 2 or earlier):
+        /// the app is to be updated. Refuses pulls too.
+        case deviceOlder = "device-older"
     }
 
     /// Why.

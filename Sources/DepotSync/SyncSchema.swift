@@ -21,9 +21,11 @@ import Foundation
 /// in one line (``SyncPushRefused/Reason/deviceNewer``), and its changes
 /// wait on it until the server is updated.
 public struct SyncSchema: Codable, Hashable, Sendable {
-    /// The version of the sync protocol this library speaks: 2 (a device that
-    /// sends none is taken for version 1, which sent no schema).
-    public static let protocolVersion = 2
+    /// The version of the sync protocol this library speaks: 3 (a device that
+    /// sends none is taken for version 1, which sent no schema; version 2
+    /// knew no compaction: it marks no pushed row as one it had from the
+    /// server, and cannot start over).
+    public static let protocolVersion = 3
 
     /// The synced tables' columns, by table name.
     public var tables: [String: [String]]

@@ -257,10 +257,18 @@ extension SyncServer {
         var placed: [ExactText: SyncScope] = [:]
         /// How many changes were dropped.
         var dropped = 0
+        /// Whether the server has compacted its log: the records that would
+        /// show a change honest (an eviction, a tombstone) may be forgotten,
+        /// and a device may push a row it made in a root unshared since, long
+        /// after it heard of the unshare (the row was never on the server, so
+        /// the device kept it). What the account may not write is then
+        /// dropped, never refused; nothing of it is written either way.
+        let compacted: Bool
 
-        init(account: String, shared: Set<ExactText>) {
+        init(account: String, shared: Set<ExactText>, compacted: Bool = false) {
             self.account = account
             self.shared = shared
+            self.compacted = compacted
         }
 
         func sees(_ scope: SyncScope) -> Bool { ExactText(scope.account) == ExactText(account) || shared.contains(scope.root) }
@@ -307,7 +315,7 @@ extension SyncServer {
                     let parentRows = scopeParent.map { parent in
                         [parentKey(row), from?.parent].compactMap { $0 }.map { (table: parent.table, key: $0) }
                     } ?? []
-                    guard try deadOnServer.contains(ExactText(key))
+                    guard try compacted || deadOnServer.contains(ExactText(key))
                             || SyncServer.wasEvicted(db, account: account, table: table.name, key: key, scopes: [from, to].compactMap { $0 },
                                                      parents: parentRows) else {
                         throw SyncAccessDenied(description: "the push writes a \(table.name) row the account may not write")

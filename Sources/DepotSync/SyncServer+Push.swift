@@ -26,7 +26,15 @@ extension SyncServer {
     ///   table's key type and form, or a copied device; `misuse` for a push
     ///   that names a table or column the server does not sync. Nothing is
     ///   applied. A change to a root that was shared with the account and no
-    ///   longer is (made before its device heard) is dropped, and named in the answer.
+    ///   longer is (made before its device heard) is dropped, and named in the
+    ///   answer; so is, from a device behind the compaction horizon, a change
+    ///   to a row it had from the server and the server forgot after its
+    ///   delete (``compact(olderThan:now:)``). Once the server has compacted,
+    ///   a change to a root the account may not write is dropped, not
+    ///   refused: the record that would tell an honest device's late change
+    ///   from a forged one may be gone. A device behind the horizon
+    ///   that speaks a protocol from before compaction is refused
+    ///   (``SyncPushRefused/Reason/deviceOlder``).
     public func handle(_ push: SyncPush, account: String = "") async throws -> SyncPushAnswer {
         try checkDevice(protocolVersion: push.protocolVersion, schema: push.schema)
         do {
@@ -150,9 +158,14 @@ extension SyncServer {
             guard push.number == last + 1 else {
                 throw DatabaseError(.misuse, "push \(push.number) of client \(client) follows push \(last): a push was skipped")
             }
+            // A device behind the horizon may push changes to rows the server forgot after their delete.
+            let horizon = try Self.horizon(db)
+            let behind = Self.isBehind(push.seen, horizon: horizon)
+            if behind { try Self.checkCompactionAware(protocolVersion: push.protocolVersion, maximumDrift: maximumDrift) }
             var clock = ServerClock(node: node, last: HybridTimestamp(rawValue: hlc))
-            var access = AccessCheck(account: account, shared: try Self.sharedRoots(db, with: account))
+            var access = AccessCheck(account: account, shared: try Self.sharedRoots(db, with: account), compacted: horizon > 0)
             var moves: [(table: SyncedTable, key: String, from: SyncScope?, to: SyncScope)] = []
+            var forgotten = 0
             var droppedRows: [SyncRowID] = [], overridden: [SyncOverride] = [], notices: [(client: String, row: SyncRowID, column: String)] = []
             for table in tables {
                 let incoming = SyncChange.mergedByKey(push.changes.filter { $0.table == table.name })
@@ -163,6 +176,12 @@ extension SyncServer {
                 var merged: [(key: String, row: SyncRow)] = []
                 for change in incoming {
                     let key = ExactText(change.key)
+                    if stored[key] == nil, change.wasSynced, behind {
+                        // Deleted and forgotten before the device heard: gone, not new.
+                        droppedRows.append(SyncRowID(table: table.name, key: change.key))
+                        forgotten += 1
+                        continue
+                    }
                     if stored[key] == nil {
                         try table.checkKey(change, isNew: true, latestAccepted: HybridClock.bound(at: Date(), maximumDrift: maximumDrift))
                     }
@@ -208,7 +227,7 @@ extension SyncServer {
             try db.execute("UPDATE \(ident: Self.state) SET \"hlc\" = \(clock.last.rawValue) WHERE \"id\" = 1")
             try db.insert(into: Self.clients, columns: ["client", "last_push", "applied", "account"], "VALUES (\(client), \(push.number), 1, \(account))",
                           onConflict: .update(["client"], set: [.inserted("last_push"), .init("applied", "\(ident: Self.clients).\"applied\" + 1")]))
-            let answer = SyncPushAnswer(wasDuplicate: false, version: version, dropped: access.dropped, droppedRows: droppedRows, overridden: overridden)
+            let answer = SyncPushAnswer(wasDuplicate: false, version: version, dropped: access.dropped + forgotten, droppedRows: droppedRows, overridden: overridden)
             try db.execute("""
                 INSERT INTO \(ident: Self.pushes) ("client", "number", "hash", "answer") VALUES (\(client), \(push.number), \(hash), \(try JSONEncoder().encode(answer)))
                 """)

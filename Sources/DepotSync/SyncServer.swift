@@ -87,6 +87,7 @@ public struct SyncServer: Sendable {
             """)
         try createPushLog(in: db)
         try enableWaiting(in: db)
+        try addHorizon(in: db)
     }
 
     /// Makes a commit of the version counter heard by every store on the
@@ -101,9 +102,11 @@ public struct SyncServer: Sendable {
     /// notification that wakes devices waiting for a change (``SyncWait``),
     /// accounts (``addAccounts(in:account:)``), the log of pushes that tells a retried
     /// push from a restored device's, and the stamps' versions that tell
-    /// whose value another device's later edit replaced.
+    /// whose value another device's later edit replaced, and the horizon of
+    /// compaction (``compact(olderThan:now:)``).
     public static func updateSyncServer(in db: Database) throws {
         try enableWaiting(in: db)
+        try addHorizon(in: db)
         if try !hasAccounts(in: db) { try addAccounts(in: db) }
         let hasLog = (try? db.savepoint { db in try db.fetchOne(Int64.self, "SELECT count(*) FROM \(ident: pushes)") }) != nil
         guard !hasLog else { return }
@@ -161,7 +164,10 @@ public struct SyncServer: Sendable {
     ///
     /// A device that sends its ``SyncSchema`` is sent only the tables and
     /// columns it syncs; one that syncs more than the server is refused
-    /// (``SyncPushRefused/Reason/deviceNewer``).
+    /// (``SyncPushRefused/Reason/deviceNewer``). A device whose cursor is
+    /// before the horizon of ``compact(olderThan:now:)`` gets an empty page
+    /// that starts over (``SyncPage/startsOver``), or a refusal when its
+    /// protocol predates compaction (``SyncPushRefused/Reason/deviceOlder``).
     public func handle(_ pull: SyncPull, account: String = "") async throws -> SyncPage {
         try checkDevice(protocolVersion: pull.protocolVersion, schema: pull.schema)
         var page = try await page(pull, account: account)
@@ -173,10 +179,18 @@ public struct SyncServer: Sendable {
     }
 
     private func page(_ pull: SyncPull, account: String) async throws -> SyncPage {
-        let tables = self.tables
+        let (tables, maximumDrift) = (self.tables, self.maximumDrift)
         return try await store.read { db in
             try Self.planForEachPage(db)
             let head = try db.fetchOne(Int64.self, "SELECT \"version\" FROM \(ident: Self.state) WHERE \"id\" = 1") ?? 0
+            // A device that has nothing (version 0) has nothing to forget; one behind the horizon missed deletes,
+            // and so did one pulling from the start since before the horizon moved past its first page.
+            let horizon = try Self.horizon(db)
+            let behind = pull.fromStartAt.map { $0 < horizon } ?? (pull.after.version > 0 && Self.isBehind(pull.after.version, horizon: horizon))
+            if behind {
+                try Self.checkCompactionAware(protocolVersion: pull.protocolVersion, maximumDrift: maximumDrift)
+                return SyncPage(changes: [], next: .start, head: head, isCaughtUp: false, startsOver: true)
+            }
             struct Changed: Decodable { var tbl: String; var row_key: String; var version: Int64; var evicted: Int64 }
             let (after, limit) = (pull.after, max(1, pull.limit))
             let rows = try db.fetchAll(Changed.self, """
@@ -199,7 +213,9 @@ public struct SyncServer: Sendable {
                 let keys = changed.filter { $0.tbl == table.name && $0.evicted == 0 }.map(\.row_key)
                 guard !keys.isEmpty else { continue }
                 let states = try db.syncRows(table, keys: keys, in: .server)
-                changes += keys.map { SyncChange(table: table.name, key: $0, row: states[ExactText($0)] ?? SyncRow()) }
+                let versions = Dictionary(changed.filter { $0.tbl == table.name && $0.evicted == 0 }.map { (ExactText($0.row_key), $0.version) },
+                                          uniquingKeysWith: max)
+                changes += keys.map { SyncChange(table: table.name, key: $0, row: states[ExactText($0)] ?? SyncRow(), version: versions[ExactText($0)]) }
             }
             changes += changed.filter { $0.evicted == 1 }.map { SyncChange(table: $0.tbl, key: $0.row_key, row: SyncRow(), isEvicted: true) }
             let order = Dictionary(changed.enumerated().map { (ExactText("\($0.element.evicted)\u{0}\($0.element.tbl)\u{0}\($0.element.row_key)"), $0.offset) },
@@ -210,7 +226,7 @@ public struct SyncServer: Sendable {
             let last = changed.last.map { SyncCursor(version: $0.version, table: $0.tbl, key: $0.row_key) } ?? after
             let next = caughtUp && last.version < head ? SyncCursor(version: head, table: "", key: "") : last
             let overridden = try pull.client.map { try Self.notices(db, for: $0, after: after.version, through: next.version) } ?? []
-            return SyncPage(changes: changes, next: next, head: head, isCaughtUp: caughtUp, overridden: overridden)
+            return SyncPage(changes: changes, next: next, head: head, isCaughtUp: caughtUp, overridden: overridden, horizon: horizon)
         }
     }
 }

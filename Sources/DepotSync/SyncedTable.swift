@@ -237,16 +237,29 @@ public struct SyncChange: Hashable, Sendable, Codable {
     /// with it). Not a delete: nothing is recorded, and the row comes back
     /// whole if it is shared again. Its `row` is empty.
     public var isEvicted: Bool
+    /// In a push: whether the device had the row from the server (pulled,
+    /// or pushed and acknowledged). A server that no longer has such a row
+    /// forgot it after it was deleted (``SyncServer/compact(olderThan:now:)``),
+    /// and drops the change of a device that had not heard of the delete,
+    /// where it would take a row it never had for a new one.
+    public var wasSynced: Bool
+    /// In a pull: the server version of the row's last change. A replica
+    /// notes it, so that it forgets the row's tombstone once the server's
+    /// compaction horizon passes it (``SyncPage/horizon``). Nil from a server
+    /// of an earlier version.
+    public var version: Int64?
 
     /// A change from its parts.
-    public init(table: String, key: String, row: SyncRow, isEvicted: Bool = false) {
+    public init(table: String, key: String, row: SyncRow, isEvicted: Bool = false, wasSynced: Bool = false, version: Int64? = nil) {
         self.table = table
         self.key = key
         self.row = row
         self.isEvicted = isEvicted
+        self.wasSynced = wasSynced
+        self.version = version
     }
 
-    enum CodingKeys: String, CodingKey { case table, key, row, evicted }
+    enum CodingKeys: String, CodingKey { case table, key, row, evicted, synced, version = "v" }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -254,6 +267,8 @@ public struct SyncChange: Hashable, Sendable, Codable {
         key = try container.decode(String.self, forKey: .key)
         row = try container.decode(SyncRow.self, forKey: .row)
         isEvicted = try container.decodeIfPresent(Bool.self, forKey: .evicted) ?? false
+        wasSynced = try container.decodeIfPresent(Bool.self, forKey: .synced) ?? false
+        version = try container.decodeIfPresent(Int64.self, forKey: .version)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -262,6 +277,8 @@ public struct SyncChange: Hashable, Sendable, Codable {
         try container.encode(key, forKey: .key)
         try container.encode(row, forKey: .row)
         if isEvicted { try container.encode(true, forKey: .evicted) }
+        if wasSynced { try container.encode(true, forKey: .synced) }
+        try container.encodeIfPresent(version, forKey: .version)
     }
 
     /// The changes with each row once, its states merged, in the order rows first appear.
@@ -271,6 +288,8 @@ public struct SyncChange: Hashable, Sendable, Codable {
             let key = ExactText(change.key)
             if var known = rows[key] {
                 known.row.merge(change.row)
+                known.wasSynced = known.wasSynced || change.wasSynced
+                known.version = [known.version, change.version].compactMap { $0 }.max()
                 rows[key] = known
             } else {
                 order.append(key)

@@ -115,6 +115,6 @@ struct SyncTopic: Record, Equatable {
         #expect(try await server.store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \"syncNotes\"") } == 0)
         let later = SyncPull(after: .start, limit: 10, protocolVersion: SyncSchema.protocolVersion + 1)
         let protocolRefusal = await #expect(throws: SyncPushRefused.self) { try await server.handle(later) }
-        #expect(protocolRefusal?.message.hasPrefix("this device speaks sync protocol 3 and the server 2") == true)
+        #expect(protocolRefusal?.message.hasPrefix("this device speaks sync protocol 4 and the server 3") == true)
     }
 }

@@ -9,8 +9,10 @@ extension SyncHistory {
     public struct Findings: CustomStringConvertible, Sendable {
         /// Each broken rule, with the seed that replays it.
         public var problems: [String] = []
-        /// What the history did: writes, syncs, pulls alone, restores from a copy, shares and unshares, clock jumps, changes dropped by rule.
+        /// What the history did: writes, syncs, pulls alone, restores from a copy, shares and unshares, clock jumps, changes dropped by rule,
+        /// compactions of the server's log and the deleted rows they forgot.
         public var operations = 0, syncs = 0, pulls = 0, restores = 0, shares = 0, jumps = 0, farJumps = 0, refusedAhead = 0, dropped = 0
+        public var compactions = 0, forgotten = 0
 
         /// No findings yet.
         public init() {}
@@ -20,12 +22,14 @@ extension SyncHistory {
             problems += other.problems
             operations += other.operations; syncs += other.syncs; pulls += other.pulls; restores += other.restores
             shares += other.shares; jumps += other.jumps; farJumps += other.farJumps; refusedAhead += other.refusedAhead; dropped += other.dropped
+            compactions += other.compactions; forgotten += other.forgotten
         }
 
         /// What the histories did, in one line.
         public var summary: String {
             "\(operations) operations, \(syncs) syncs, \(pulls) pulls alone, \(restores) restores, \(shares) shares and unshares, "
-                + "\(jumps) clock jumps (\(farJumps) a day ahead), \(dropped) changes dropped by rule"
+                + "\(jumps) clock jumps (\(farJumps) a day ahead), \(dropped) changes dropped by rule, "
+                + "\(compactions) compactions forgetting \(forgotten) deleted rows"
         }
 
         /// The first problems, one a line.
@@ -81,6 +85,10 @@ extension SyncHistory {
         let trace = ProcessInfo.processInfo.environment["DEPOT_SYNC_HISTORY_TRACE"] != nil
         var farJumped = Set<Int>()
         var currentStep = -1
+        /// The rows compactions forgot, with the latest life forgotten: a write of that life or an earlier one
+        /// is superseded by a delete no one remembers, and a later life may start over from 1 on a device that never knew it.
+        var compacted: [RowID: Int64] = [:]
+        func forgotten(_ row: RowID, upTo life: Int64) -> Bool { (compacted[row] ?? -1) >= life }
 
         /// Runs a write on a device and logs every row it changed, as the replica stamped it.
         func write(_ index: Int, step: Int, _ body: @escaping @Sendable (Database) throws -> Void) async throws {
@@ -261,6 +269,14 @@ extension SyncHistory {
                 }
                 findings.jumps += 1
                 if trace { print("  device \(index)'s clock jumped \(ahead) ms ahead") }
+            case 86..<89:  // the server compacts its log: every row deleted before its version now is forgotten
+                let before = try await server.store.read { db in try SyncHistory.states(db, server: true) }
+                let done = try await server.compact(olderThan: .zero)
+                let after = try await server.store.read { db in try SyncHistory.states(db, server: true) }
+                for (row, state) in before where after[row] == nil { compacted[row] = max(compacted[row] ?? 0, state.cl) }
+                findings.compactions += 1
+                findings.forgotten += done.tombstones
+                if trace { print("  the server compacted before version \(done.horizon), forgetting \(done.tombstones) deleted rows") }
             case 81..<86:  // a pull alone, as a live app pulls when told of a change
                 findings.pulls += 1
                 do {
@@ -327,7 +343,8 @@ extension SyncHistory {
             let (local, visible) = try await (device.client.store.read { db in try SyncHistory.states(db, server: false) },
                                              server.store.read { [account = device.account] db in try SyncHistory.visible(db, account: account) })
             // Read-your-writes: each acknowledged write of this file, or a later one.
-            for write in log where write.device == index && write.lineage == device.lineage && write.acknowledged {
+            for write in log where write.device == index && write.lineage == device.lineage && write.acknowledged
+            && !forgotten(write.row, upTo: write.state.cl) {
                 guard let now = local[write.row] else {
                     if visible.contains(write.row) { findings.problems.append("seed \(seed): device \(index) lost its own write to \(write.row) (step \(write.step))") }
                     continue
@@ -337,7 +354,8 @@ extension SyncHistory {
                 }
             }
             // Monotonic reads: no row's life or stamp goes back between syncs.
-            for (row, before) in device.lastSeen {
+            // A life a compaction forgot compares with none: a device that never knew it may start the key over.
+            for (row, before) in device.lastSeen where !forgotten(row, upTo: before.cl) {
                 guard let now = local[row], now.cl == before.cl else {
                     if let now = local[row], now.cl < before.cl { findings.problems.append("seed \(seed): device \(index) saw \(row) go back a life") }
                     continue
@@ -352,7 +370,7 @@ extension SyncHistory {
         // Quiet: no faults, everyone syncs until nothing moves.
         for device in devices { (device.client.transport as? InProcessSyncTransport)?.faults = InProcessSyncTransport.Faults() }
         for _ in 0..<3 { for index in devices.indices { try await sync(index, quiet: true) } }
-        try await check(seed: seed, log: log, devices: devices, server: server, into: &findings)
+        try await check(seed: seed, log: log, devices: devices, server: server, compacted: compacted, into: &findings)
         // Bounded clocks: nothing on the server past the drift bound, and no device's clock dragged past it by another's.
         let bound = HybridTimestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000) + 300_000, counter: UInt16.max).rawValue
         let farthest = try await server.store.read { db in try db.fetchOne(Int64.self, "SELECT max(\"hlc\") FROM \"depot_sync_server_clocks\"") } ?? 0
@@ -377,11 +395,13 @@ extension SyncHistory {
     }
 
     /// The end state against the log.
-    static func check(seed: UInt64, log: [Write], devices: [Device], server: SyncServer, into findings: inout Findings) async throws {
+    static func check(seed: UInt64, log: [Write], devices: [Device], server: SyncServer, compacted: [RowID: Int64],
+                      into findings: inout Findings) async throws {
         let onServer = try await server.store.read { db in try SyncHistory.states(db, server: true) }
         let serverNode = try await server.store.read { db in try db.fetchOne(String.self, "SELECT \"node\" FROM \"depot_sync_server_state\"") } ?? ""
         // No lost write.
-        for write in log where write.acknowledged && !write.dropped {
+        // A write of a life a compaction forgot (that life or an earlier one) is superseded by a delete no one remembers.
+        for write in log where write.acknowledged && !write.dropped && (compacted[write.row] ?? -1) < write.state.cl {
             guard let held = onServer[write.row] else {
                 findings.problems.append("seed \(seed): lost: device \(write.device)'s write to \(write.row) (step \(write.step)) never reached the server")
                 continue
