@@ -22,9 +22,12 @@ struct RemindersServer: AsyncParsableCommand {
     @Option(help: "An SQLite file path (its folder must exist), or a postgres:// URL.") var database = "reminders-server.sqlite"
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
     @Flag(help: "Serve DepotSync with accounts (/sync/...) instead of the model's routes.") var sync = false
+    @Option(help: "With --sync: the days the sync log remembers a deleted row (a device offline longer starts over); compacted at start and daily. 0: never.")
+    var keepDeletesDays = 30
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port is 0 to 65535") }
+        guard (0...36_500).contains(keepDeletesDays) else { throw ValidationError("--keep-deletes-days is 0 (never compact) to 36500") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level is trace, debug, info, notice, warning, error or critical") }
     }
 
@@ -36,7 +39,8 @@ struct RemindersServer: AsyncParsableCommand {
         do {
             let store = try await RemindersRoutes.store(database, logger: logger)
             let (host, database, logger, mode) = (host, database, logger, sync ? "sync" : "model")
-            let app = try await RemindersRoutes.application(store: store, host: host, port: port, logger: logger, sync: sync) { port in
+            let keep: Duration? = keepDeletesDays > 0 ? .seconds(keepDeletesDays * 86_400) : nil
+            let app = try await RemindersRoutes.application(store: store, host: host, port: port, logger: logger, sync: sync, keepDeletes: keep) { port in
                 // The port the server listens on: the one picked when --port is 0.
                 logger.info("serving", metadata: ["database": .string(RemindersRoutes.redacted(database)), "address": .string("\(host):\(port)"),
                                                   "routes": .string(mode)])

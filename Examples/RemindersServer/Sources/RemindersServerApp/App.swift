@@ -7,6 +7,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Reminders
+import ServiceLifecycle
 
 extension RemindersRoutes {
     /// The store a location names: a `postgres://` or `mariadb://` URL, or else an SQLite file
@@ -93,19 +94,35 @@ extension RemindersRoutes {
     ///     account's rows). The store becomes a sync server, on SQLite,
     ///     PostgreSQL or MariaDB, and the server's own tables are created
     ///     (`syncAccounts`, `syncDevices`; history in `remindersServerMigrations`).
+    ///   - keepDeletes: with `sync`, how long the sync log remembers a
+    ///     deleted row (the longest a device may stay offline and still sync
+    ///     without starting over); the log is compacted at start and daily.
+    ///     Nil: never compacted.
     ///   - onServerRunning: called once the server listens, with its port
     ///     (the one picked when `port` is 0).
     public static func application(store: Store, host: String = "127.0.0.1", port: Int = 8080, logger: Logger, sync: Bool = false,
+                                   keepDeletes: Duration? = .seconds(30 * 86_400),
                                    onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) async throws -> some ApplicationProtocol {
         let model = RemindersModel(store: store)
         // A PostgreSQL schema (or an SQLite file opened elsewhere) of another program's tables is refused too.
         try refuseOther(try await RemindersSchema.contents(of: store), "the database")
         try await model.migrate()
-        let router = sync ? syncRouter(model, try await SyncEndpoints.prepare(model)) : router(model)
+        var services: [any Service] = [StoreService(store)]
+        let router: Router<BasicRequestContext>
+        if sync {
+            let endpoints = try await SyncEndpoints.prepare(model)
+            router = syncRouter(model, endpoints)
+            if let keepDeletes {
+                // After the store: a group stops its services in reverse, so compaction stops first.
+                services.append(SyncCompactionService(server: endpoints.server, keep: keepDeletes, period: .seconds(86_400), logger: logger))
+            }
+        } else {
+            router = self.router(model)
+        }
         return Application(
             router: router,
             configuration: .init(address: .hostname(host, port: port), serverName: "RemindersServer"),
-            services: [StoreService(store)],
+            services: services,
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
             logger: logger)
     }
