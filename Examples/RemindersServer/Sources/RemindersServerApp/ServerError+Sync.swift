@@ -17,10 +17,11 @@ extension ServerError {
     /// cause holds only the error's kind and the engine's code.
     static func refusedPush(_ error: any Error) -> ServerError {
         if let refused = error as? SyncPushRefused {
-            // 409 for a copied device (the client goes on under a new identity), 422 for what no replica sends
+            // 409 for a copied device (the client goes on under a new identity) and for a device newer than the server or
+            // too old to start over (it waits for an update), 422 for what no replica sends
             // or a clock too far ahead; `reason` and `latestAccepted` let the client act (HTTPSyncTransport reads them).
             let fits = refused.reason == .malformedKey || refused.reason == .malformedStamp
-            return ServerError(status: [.deviceCopied, .deviceNewer].contains(refused.reason) ? .conflict : .unprocessableContent,
+            return ServerError(status: [.deviceCopied, .deviceNewer, .deviceOlder].contains(refused.reason) ? .conflict : .unprocessableContent,
                                message: fits ? "the push does not fit the server's tables: \(refused.message)" : refused.message,
                                cause: "push refused: \(refused.reason.rawValue)",
                                fields: ["reason": refused.reason.rawValue, "latestAccepted": String(refused.latestAccepted.rawValue)])
