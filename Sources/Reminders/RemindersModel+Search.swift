@@ -78,9 +78,13 @@ extension RemindersModel {
     /// notes, in the caller's write.
     static func reindex(_ db: Database, _ ids: [UUID]) throws {
         guard !ids.isEmpty else { return }
-        let tags = try tagTitles(db, of: ids)
-        for reminder in try db.fetchAll(Reminder.self, ids: ids) {
-            try db.updateSearchIndex(Reminder.searchIndex, key: reminder.id, texts: searchTexts(reminder, tags: tags[reminder.id] ?? []))
+        // In chunks: a list synced again brings all its reminders, more than one statement binds.
+        for start in stride(from: 0, to: ids.count, by: 1000) {
+            let chunk = Array(ids[start..<min(start + 1000, ids.count)])
+            let tags = try tagTitles(db, of: chunk)
+            for reminder in try db.fetchAll(Reminder.self, ids: chunk) {
+                try db.updateSearchIndex(Reminder.searchIndex, key: reminder.id, texts: searchTexts(reminder, tags: tags[reminder.id] ?? []))
+            }
         }
     }
 
