@@ -217,13 +217,14 @@ extension Database {
     /// pushed and acknowledged): a row with one is a row the server has or
     /// had, and its tombstone goes once the server's horizon passes it.
     func markSynced(_ table: String, _ rows: [(key: String, version: Int64)]) throws {
-        for start in stride(from: 0, to: rows.count, by: 200) {
-            let values = SQL.join(rows[start..<min(start + 200, rows.count)].map { "(\($0.key), \($0.version))" }, separator: ", ")
-            let state = SyncStateTables.replica.rows
-            try execute("""
-                UPDATE \(ident: state) SET "synced" = v."column2" FROM (VALUES \(values)) AS v
-                WHERE \(ident: state)."tbl" = \(table) AND \(ident: state)."row_key" = v."column1" AND \(ident: state)."synced" < v."column2"
-                """)
+        // By version, a list of keys each (a page holds a few versions; a push one): the keys' index finds each row.
+        for (version, keys) in Dictionary(grouping: rows, by: \.version).sorted(by: { $0.key < $1.key }) {
+            for chunk in SyncKey.chunks(keys.map(\.key)) {
+                try execute("""
+                    UPDATE \(ident: SyncStateTables.replica.rows) SET "synced" = \(version)
+                    WHERE "tbl" = \(table) AND "row_key" IN (\(SQL.join(chunk.map { "\($0)" }, separator: ", "))) AND "synced" < \(version)
+                    """)
+            }
         }
     }
 
