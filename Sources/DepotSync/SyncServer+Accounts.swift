@@ -305,9 +305,22 @@ extension SyncServer {
                     // A deleted row stays where it was (its values went with it).
                     to = from
                 } else if let scopeParent, let parentKey = parentKey(row) {
-                    // A parent the server has not seen yet is a root of the account's own.
-                    let parent = parents[ExactText(parentKey)] ?? SyncScope(account: account, rootTable: scopeParent.table, rootKey: parentKey, parent: "")
-                    to = SyncScope(account: parent.account, rootTable: parent.rootTable, rootKey: parent.rootKey, parent: parentKey)
+                    if let parent = parents[ExactText(parentKey)] {
+                        to = SyncScope(account: parent.account, rootTable: parent.rootTable, rootKey: parent.rootKey, parent: parentKey)
+                    } else if compacted {
+                        // A parent the server does not have, nor this push: deleted and forgotten (compaction).
+                        // A row already under it stays where it was; one new there, or moved there, is dropped:
+                        // whose root the key was is forgotten, and another account may make a row under it.
+                        guard let from, ExactText(from.parent) == ExactText(parentKey) else {
+                            refused.insert(ExactText(key))
+                            dropped += 1
+                            continue
+                        }
+                        to = from
+                    } else {
+                        // A parent the server has not seen yet is a root of the account's own.
+                        to = SyncScope(account: account, rootTable: scopeParent.table, rootKey: parentKey, parent: parentKey)
+                    }
                 } else {
                     to = SyncScope(account: from?.account ?? account, rootTable: table.name, rootKey: key, parent: "")
                 }
