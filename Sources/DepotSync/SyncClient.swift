@@ -179,13 +179,13 @@ public struct SyncClient: Sendable {
         // A pull that was cut off (a lost answer, a crash) left its pages
         // staged: go on after the last of them, so pulls progress however
         // often requests are lost.
-        var (cursor, node, fromStartAt): (SyncCursor, UUID?, Int64?) = try await store.read { db in
+        var (cursor, node, fromStartAt, fromStartHorizon): (SyncCursor, UUID?, Int64?, Int64?) = try await store.read { db in
             let state = try Self.state(db)
             let stored = SyncCursor(version: state.cursor_version, table: state.cursor_tbl, key: state.cursor_key)
             let node = UUID(uuidString: state.node)
-            guard let last = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\" DESC LIMIT 1") else { return (stored, node, nil) }
+            guard let last = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\" DESC LIMIT 1") else { return (stored, node, nil, nil) }
             let staged = try JSONDecoder().decode(StagedPage.self, from: last)
-            return (staged.next, node, staged.fromStartAt)
+            return (staged.next, node, staged.fromStartAt, staged.fromStartHorizon)
         }
         var report = SyncReport()
         let schema = SyncSchema(tables)
@@ -195,7 +195,10 @@ public struct SyncClient: Sendable {
         while true {
             let page = try await transport.pull(SyncPull(after: cursor, limit: pageSize, client: node,
                                                          protocolVersion: SyncSchema.protocolVersion, schema: schema, fromStartAt: fromStartAt))
-            if page.startsOver {
+            // A pull from the start during which the server compacted holds staged tombstones the server
+            // forgot since, and a later life of such a key would lose to them here: it starts over too.
+            let compactedSince = fromStartAt != nil && page.horizon > (fromStartHorizon ?? 0)
+            if page.startsOver || compactedSince {
                 // Behind the server's compaction horizon: everything again, then forget what did not come.
                 try await store.write { db in
                     try SyncTables.makeClientTables(db)
@@ -205,15 +208,15 @@ public struct SyncClient: Sendable {
                     try db.execute("DELETE FROM \(ident: SyncTables.inbox)")
                 }
                 guard cursor != .start else { throw DatabaseError(.misuse, "the sync server told a pull from the start to start over: a server no replica of this version can follow") }
-                (cursor, fromStartAt) = (.start, nil)
+                (cursor, fromStartAt, fromStartHorizon) = (.start, nil, nil)
                 try await settlePushInFlight()
                 continue
             }
-            if cursor == .start { fromStartAt = page.head }
+            if cursor == .start { (fromStartAt, fromStartHorizon) = (page.head, page.horizon) }
             // The page's own cursor: the server's order of keys, which Swift's may not share.
             cursor = page.next.version >= cursor.version ? page.next : cursor
             let staged = try JSONEncoder().encode(StagedPage(changes: page.changes, next: cursor, overridden: page.overridden, fromStartAt: fromStartAt,
-                                                                   horizon: page.horizon))
+                                                                   horizon: page.horizon, fromStartHorizon: fromStartHorizon))
             try await store.write { db in
                 try db.execute("""
                     INSERT INTO \(ident: SyncTables.inbox) ("seq", "page")
@@ -280,6 +283,8 @@ public struct SyncClient: Sendable {
         var fromStartAt: Int64?
         /// The server's compaction horizon (``SyncPage/horizon``).
         var horizon: Int64?
+        /// The server's compaction horizon at the first page, in a pull from the start.
+        var fromStartHorizon: Int64?
     }
 
     static func state(_ db: Database) throws -> State {

@@ -271,9 +271,10 @@ extension SyncHistory {
                 findings.jumps += 1
                 if trace { print("  device \(index)'s clock jumped \(ahead) ms ahead") }
             case 86..<89:  // the server compacts its log: every row deleted before its version now is forgotten
-                // Only with DEPOT_SYNC_HISTORY_COMPACT set: one history in about a hundred on PostgreSQL
-                // still ends with a device holding a tombstone of a key two devices of one account made
-                // alone, after a compaction (seed 4041627851904140012); a sync otherwise.
+                // Only with DEPOT_SYNC_HISTORY_COMPACT set, for an open finding: about one history in 150
+                // still ends with a device showing another value of a row that two devices of one account
+                // made alone under one key around a compaction (SQLite server, seed 5243696390102981794).
+                // A sync otherwise.
                 guard compacting else {
                     findings.syncs += 1
                     try await sync(index)
