@@ -32,6 +32,13 @@ import Testing
         return (client, transport)
     }
 
+    /// A sync server on an SQLite file in `folder`.
+    static func server(_ folder: URL) async throws -> SyncServer {
+        let store = try await SyncReplicaTests.replica(folder, "server-data")
+        try await store.write { db in try SyncServer.installSyncServer(in: db) }
+        return SyncServer(store: store, tables: SyncReplicaTests.tables)
+    }
+
     static func notes(_ store: Store) async throws -> [Note] {
         try await store.read { db in try db.fetchAll(Note.self, "SELECT * FROM \"syncNotes\" ORDER BY \"id\"") }
     }
@@ -43,9 +50,8 @@ import Testing
     @Test func aHundredThousandEditsCompactToTheLiveRowsAndADeviceOfflinePastTheHorizonStartsOverLosingNothing() async throws {
         let folder = try SyncReplicaTests.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let serverStore = try await SyncReplicaTests.replica(folder, "server-data")
-        try await serverStore.write { db in try SyncServer.installSyncServer(in: db) }
-        let server = SyncServer(store: serverStore, tables: SyncReplicaTests.tables)
+        let server = try await Self.server(folder)
+        let serverStore = server.store
         let (editor, editorLink) = try await Self.device(folder, "editor", server, seed: 1)
         let (offline, offlineLink) = try await Self.device(folder, "offline", server, seed: 2)
 
@@ -120,9 +126,8 @@ import Testing
     @Test func aDeviceOfAProtocolBeforeCompactionIsRefusedOncePastTheHorizonNotBefore() async throws {
         let folder = try SyncReplicaTests.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let serverStore = try await SyncReplicaTests.replica(folder, "server-data")
-        try await serverStore.write { db in try SyncServer.installSyncServer(in: db) }
-        let server = SyncServer(store: serverStore, tables: SyncReplicaTests.tables)
+        let server = try await Self.server(folder)
+        let serverStore = server.store
         let (editor, _) = try await Self.device(folder, "editor", server, seed: 1)
         let note = Note(id: UUID(), title: "One", body: nil, rank: 1)
         try await editor.store.write { db in try db.insert(note) }
@@ -158,9 +163,8 @@ import Testing
     @Test func aVersionBecomesCompactableOnceACallSawItAgeAgo() async throws {
         let folder = try SyncReplicaTests.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let serverStore = try await SyncReplicaTests.replica(folder, "server-data")
-        try await serverStore.write { db in try SyncServer.installSyncServer(in: db) }
-        let server = SyncServer(store: serverStore, tables: SyncReplicaTests.tables)
+        let server = try await Self.server(folder)
+        let serverStore = server.store
         let (editor, _) = try await Self.device(folder, "editor", server, seed: 1)
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         let day: Double = 86_400
