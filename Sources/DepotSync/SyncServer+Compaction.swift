@@ -81,13 +81,18 @@ extension SyncServer {
     }
 
     /// The version before which deleted rows may be forgotten (zero: none).
+    /// Read by every page and push: one statement (in a savepoint, since a
+    /// server installed before compaction lacks the column until its next migration).
     static func horizon(_ db: Database) throws -> Int64 {
-        guard try hasHorizon(db) else { return 0 }
-        return try db.fetchOne(Int64.self, "SELECT \"horizon\" FROM \(ident: state) WHERE \"id\" = 1") ?? 0
+        (try? storedHorizon(db)) ?? 0
     }
 
     static func hasHorizon(_ db: Database) throws -> Bool {
-        (try? db.savepoint { db in try db.fetchOne(Int64.self, "SELECT \"horizon\" FROM \(ident: state) WHERE \"id\" = 1") }) != nil
+        (try? storedHorizon(db)) != nil
+    }
+
+    private static func storedHorizon(_ db: Database) throws -> Int64 {
+        try db.savepoint { db in try db.fetchOne(Int64.self, "SELECT \"horizon\" FROM \(ident: state) WHERE \"id\" = 1") ?? 0 }
     }
 
     /// The horizon and the marks that move it, on a server installed before them.
