@@ -32,6 +32,7 @@ extension QueryChecks {
         ConformanceCheck("search: the rank sums field weight times occurrences of matching tokens, ties by key", searchRanking),
         ConformanceCheck("search: updating replaces a record's tokens, deleting the record removes them, rebuilding refills", searchMaintenance),
         ConformanceCheck("search: a text key named like the index's own columns", searchTextKeys),
+        ConformanceCheck("search: indexing many records at once gives each its tokens; a key given twice keeps its last texts; keys Swift calls equal stay two", searchManyAtOnce),
         ConformanceCheck("search: a weight out of range or a wrong number of texts is misuse", searchMisuse),
     ]
 
@@ -159,6 +160,40 @@ extension QueryChecks {
         }
         try expectEqual(ranked.map(\.0), ["b", "a"], "by rank")
         try expectEqual(ranked.map(\.1), [2, 1], "the rank of each memo, not of the index's own key column")
+    }
+
+    static func searchManyAtOnce(_ context: ConformanceContext) async throws {
+        let store = try await context.makeStore(Store.Configuration())
+        // 1,200 memos: more than one DELETE of old tokens and many INSERTs of new ones.
+        let memos = (0..<1_200).map { Memo(key: "m\($0)", text: "common word\($0) \($0 % 7 == 0 ? "seventh" : "")") }
+        let composed = Memo(key: "caf\u{E9}", text: "composed"), decomposed = Memo(key: "cafe\u{301}", text: "decomposed")
+        try await store.write { db in
+            try DepotConformance.createTable(db, "memos", [("key", .text, "PRIMARY KEY"), ("text", .text, "NOT NULL")])
+            try db.createSearchIndex(Memo.searchIndex, keyType: .text)
+            try db.insert(contentsOf: memos + [composed, decomposed])
+            try db.updateSearchIndex(Memo.searchIndex, entries: memos.map { (key: $0.key, texts: ["stale \($0.text)"]) })
+            var entries = memos.map { (key: $0.key, texts: [$0.text]) }
+            entries.append((key: "m5", texts: ["fifth last"]))
+            entries += [(key: composed.key, texts: [composed.text]), (key: decomposed.key, texts: [decomposed.text])]
+            try db.updateSearchIndex(Memo.searchIndex, entries: entries)
+        }
+        func keys(_ text: String) async throws -> [String] {
+            try await store.read { db in try db.fetchAll(Memo.all.matching(SearchQuery(text), in: Memo.searchIndex).select { $0.key }) }.sorted()
+        }
+        try expectEqual(try await keys("common").count, 1_199, "every memo but the one given twice has its tokens")
+        try expectEqual(try await keys("stale"), [], "the tokens of the first update are replaced")
+        try expectEqual(try await keys("seventh").count, 172, "each memo its own tokens")
+        try expectEqual(try await keys("word1199"), ["m1199"], "the last memo of the batch")
+        try expectEqual(try await keys("fifth"), ["m5"], "a key given twice keeps its last texts")
+        try expectEqual(try await keys("word5"), [], "and only those")
+        try expectEqual(try await keys("composed"), [composed.key], "a composed key keeps its own tokens")
+        try expectEqual(try await keys("decomposed"), [decomposed.key], "a decomposed key keeps its own")
+        _ = try await expectError(.misuse, "an entry with one text too many") {
+            try await store.write { db in
+                try db.updateSearchIndex(Memo.searchIndex, entries: [(key: "m1", texts: ["changed"]), (key: "m2", texts: ["x", "y"])])
+            }
+        }
+        try expectEqual(try await keys("changed"), [], "nothing of the refused batch is written")
     }
 
     static func searchMisuse(_ context: ConformanceContext) async throws {

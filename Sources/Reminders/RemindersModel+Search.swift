@@ -82,9 +82,10 @@ extension RemindersModel {
         for start in stride(from: 0, to: ids.count, by: 1000) {
             let chunk = Array(ids[start..<min(start + 1000, ids.count)])
             let tags = try tagTitles(db, of: chunk)
-            for reminder in try db.fetchAll(Reminder.self, ids: chunk) {
-                try db.updateSearchIndex(Reminder.searchIndex, key: reminder.id, texts: searchTexts(reminder, tags: tags[reminder.id] ?? []))
+            let entries = try db.fetchAll(Reminder.self, ids: chunk).map { reminder in
+                (key: reminder.id, texts: searchTexts(reminder, tags: tags[reminder.id] ?? []))
             }
+            try db.updateSearchIndex(Reminder.searchIndex, entries: entries)
         }
     }
 
