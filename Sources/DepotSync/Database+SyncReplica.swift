@@ -265,9 +265,36 @@ extension Database {
         try execute("DELETE FROM \(ident: SyncTables.outbox) WHERE \"seq\" <= \(position)")
     }
 
+    /// Those of these rows the replica had from the server and has not
+    /// changed since (no change waiting to be pushed): their state here is
+    /// one the server had, or one it refused.
+    func settledKeys(_ table: String, among keys: [String]) throws -> Set<ExactText> {
+        var settled: Set<ExactText> = []
+        let (rows, outbox) = (SyncStateTables.replica.rows, SyncTables.outbox)
+        for chunk in SyncKey.chunks(keys) {
+            let list = SQL.join(chunk.map { "\($0)" }, separator: ", ")
+            for key in try fetchAll(String.self, """
+                SELECT "row_key" FROM \(ident: rows) WHERE "tbl" = \(table) AND "synced" > 0 AND "row_key" IN (\(list))
+                    AND NOT EXISTS (SELECT 1 FROM \(ident: outbox) WHERE \(ident: outbox)."tbl" = \(ident: rows)."tbl"
+                        AND \(ident: outbox)."row_key" = \(ident: rows)."row_key")
+                """) {
+                settled.insert(ExactText(key))
+            }
+        }
+        return settled
+    }
+
     /// The body of `db.sync.applyChanges`.
+    ///
+    /// With `replacingSettled` (a pull from the start, which brings every row
+    /// the server has), a row this replica had from the server and has not
+    /// changed since takes the server's state as it is, not merged: its
+    /// state here may be one the server refused (a push that lost to a
+    /// delete whose tombstone the server has since forgotten), which a merge
+    /// would mix into a later life of the key.
     @discardableResult
-    func applySyncChanges(_ changes: [SyncChange], _ tables: [SyncedTable], maximumDrift: Duration = .seconds(300)) throws -> [SyncRowID] {
+    func applySyncChanges(_ changes: [SyncChange], _ tables: [SyncedTable], maximumDrift: Duration = .seconds(300),
+                          replacingSettled: Bool = false) throws -> [SyncRowID] {
         guard !changes.isEmpty else { return [] }
         try SyncTables.makeClientTables(self)
         return try savepoint { db in
@@ -285,8 +312,13 @@ extension Database {
                     for table in tables {
                         let incoming = SyncChange.mergedByKey(run.filter { $0.table == table.name })
                         guard !incoming.isEmpty else { continue }
-                        let local = try db.syncRows(table, keys: incoming.map(\.key), in: .replica)
-                        let merged = incoming.map { change in (key: change.key, row: (local[ExactText(change.key)] ?? SyncRow()).merged(with: change.row)) }
+                        let keys = incoming.map(\.key)
+                        let local = try db.syncRows(table, keys: keys, in: .replica)
+                        let settled = replacingSettled ? try db.settledKeys(table.name, among: keys) : []
+                        let merged = incoming.map { change in
+                            let key = ExactText(change.key)
+                            return (key: change.key, row: settled.contains(key) ? change.row : (local[key] ?? SyncRow()).merged(with: change.row))
+                        }
                         try db.storeSyncStates(merged, of: table, in: .replica)
                         try db.markSynced(table.name, incoming.map { ($0.key, $0.version ?? 1) })
                         try db.materialize(merged, of: table, among: tables, in: .replica)

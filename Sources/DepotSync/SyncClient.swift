@@ -237,16 +237,25 @@ public struct SyncClient: Sendable {
                 var sent: Set<SyncRowID> = []
                 let pages = try db.fetchAll(Int64.self, "SELECT \"seq\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\"")
                 // The server's horizon first: a later life of a key it forgot is taken as the server took it.
+                var horizon: Int64 = 0
                 if let last = pages.last, let page = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) WHERE \"seq\" = \(last)") {
-                    try db.forgetCompactedTombstones(before: try JSONDecoder().decode(StagedPage.self, from: page).horizon ?? 0)
+                    horizon = try JSONDecoder().decode(StagedPage.self, from: page).horizon ?? 0
+                    try db.forgetCompactedTombstones(before: horizon)
                 }
                 for number in pages {
                     guard let page = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) WHERE \"seq\" = \(number)") else { continue }
                     let staged = try JSONDecoder().decode(StagedPage.self, from: page)
                     let changes = staged.changes
-                    if now.resync == 1 || stored == .start { sent.formUnion(changes.lazy.filter { !$0.isEvicted }.map { SyncRowID(table: $0.table, key: $0.key) }) }
+                    let fromStart = now.resync == 1 || stored == .start
+                    if fromStart { sent.formUnion(changes.lazy.filter { !$0.isEvicted }.map { SyncRowID(table: $0.table, key: $0.key) }) }
                     overridden += (staged.overridden ?? []).filter { !overridden.contains($0) }
-                    forgotten += try db.applySyncChanges(changes, tables, maximumDrift: maximumDrift).filter { !forgotten.contains($0) }
+                    forgotten += try db.applySyncChanges(changes, tables, maximumDrift: maximumDrift, replacingSettled: fromStart)
+                        .filter { !forgotten.contains($0) }
+                    // A page staged before the server compacted may hold deletes it has forgotten since, and a
+                    // later page a later life of such a key (history seed 6130267861268296540): forgotten here too.
+                    if changes.contains(where: { !$0.isEvicted && !$0.row.exists && ($0.version ?? 0) < horizon }) {
+                        try db.forgetCompactedTombstones(before: horizon)
+                    }
                     try afterApplying?(db, changes)
                     received += changes.count
                 }

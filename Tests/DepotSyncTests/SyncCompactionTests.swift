@@ -188,4 +188,113 @@ import Testing
         await editor.store.close()
         await serverStore.close()
     }
+
+    /// History seed 5243696390102981794: a device's push of a new row lost
+    /// to another device's delete of the same key; the server then forgot
+    /// the delete, and the other device made the key again. The first
+    /// device, pulling everything for the first time, had merged its refused
+    /// row into that later life and kept its own title, unlike the server.
+    @Test func aRowThatLostToAForgottenDeleteTakesTheServersLaterLifeOnAPullFromTheStart() async throws {
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await Self.server(folder)
+        let serverStore = server.store
+        let (first, _) = try await Self.device(folder, "first", server, seed: 1)
+        let (late, _) = try await Self.device(folder, "late", server, seed: 2)
+        let id = UUID()
+        try await first.store.write { db in try db.insert(Note(id: id, title: "First's", body: nil, rank: 1)) }
+        try await first.sync()
+        try await first.store.write { db in _ = try db.execute("DELETE FROM \"syncNotes\" WHERE \"id\" = \(id)") }
+        try await first.sync()
+
+        // Made under the same key by a device that never pulled, its clock a minute ahead: its push loses to the delete.
+        try await late.store.write { db in
+            let ahead = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
+            try db.execute("UPDATE \"depot_sync_state\" SET \"hlc\" = max(\"hlc\", \(ahead << 16))")
+            try db.insert(Note(id: id, title: "Late's, refused", body: "late", rank: 2))
+        }
+        try await late.push()
+        #expect(try await Self.count(serverStore, "syncNotes") == 0, "the delete wins")
+        // A later version, so that the delete's is before the head the compaction sees.
+        try await first.store.write { db in try db.insert(Note(id: UUID(), title: "Other", body: nil, rank: 0)) }
+        try await first.sync()
+
+        let compaction = try await server.compact(olderThan: .zero)
+        #expect(compaction.tombstones == 1)
+        // A page for the first device, which tells it the horizon: it forgets its tombstone, and makes the key anew from life 1.
+        let (third, _) = try await Self.device(folder, "third", server, seed: 3)
+        try await third.store.write { db in try db.insert(Note(id: UUID(), title: "Third's", body: nil, rank: 0)) }
+        try await third.sync()
+        try await first.sync()
+        try await first.store.write { db in try db.insert(Note(id: id, title: "First's again", body: nil, rank: 3)) }
+        try await first.sync()
+
+        try await late.sync()
+        let onServer = try await Self.notes(serverStore)
+        #expect(onServer.map(\.title).sorted() == ["First's again", "Other", "Third's"])
+        #expect(try await Self.notes(late.store) == onServer, "the refused row does not merge into the later life")
+        #expect(try await Self.notes(first.store) == onServer)
+        for store in [first.store, late.store, third.store, serverStore] { await store.close() }
+    }
+
+    /// Loses the answer of one pull request, by number (the first is 1).
+    final class LosingOnePull: SyncTransport {
+        struct Lost: Error {}
+        let inner: InProcessSyncTransport
+        let pulls = Atomic<Int>(0)
+        let losing: Int
+        init(_ inner: InProcessSyncTransport, losing: Int) { (self.inner, self.losing) = (inner, losing) }
+        func push(_ push: SyncPush) async throws -> SyncPushAnswer { try await inner.push(push) }
+        func pull(_ pull: SyncPull) async throws -> SyncPage {
+            let page = try await inner.pull(pull)
+            if pulls.add(1, ordering: .relaxed).newValue == losing { throw Lost() }
+            return page
+        }
+    }
+
+    /// History seed 6130267861268296540: a pull cut off after staging a page
+    /// that deleted a row; the server then forgot the delete, and another
+    /// device made the key again. The resumed pull had applied the staged
+    /// delete over the later life, and the device never showed the row.
+    @Test func aDeleteStagedBeforeACompactionDoesNotHideALaterLifeOfItsKey() async throws {
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await Self.server(folder)
+        let serverStore = server.store
+        let (first, _) = try await Self.device(folder, "first", server, seed: 1)
+        let store = try await SyncReplicaTests.replica(folder, "cut")
+        // The second request of the device's second pull is lost (its first sync takes one).
+        let transport = LosingOnePull(InProcessSyncTransport(server: server, seed: 2), losing: 3)
+        var cut = SyncClient(store: store, tables: SyncReplicaTests.tables, transport: transport)
+        cut.pageSize = 2
+        let id = UUID()
+        try await first.store.write { db in try db.insert(Note(id: id, title: "Doomed", body: nil, rank: 1)) }
+        try await first.sync()
+        try await cut.sync()
+        #expect(try await Self.notes(store).map(\.id) == [id])
+
+        // The delete, then two notes in one later version: a page of two ends inside that version.
+        try await first.store.write { db in _ = try db.execute("DELETE FROM \"syncNotes\" WHERE \"id\" = \(id)") }
+        try await first.sync()
+        try await first.store.write { db in
+            try db.insert(Note(id: UUID(), title: "A", body: nil, rank: 2))
+            try db.insert(Note(id: UUID(), title: "B", body: nil, rank: 3))
+        }
+        try await first.sync()
+        await #expect(throws: LosingOnePull.Lost.self) { try await cut.pull() }
+        #expect(try await Self.count(store, "depot_sync_inbox") == 1, "the page with the delete is staged")
+
+        let compaction = try await server.compact(olderThan: .zero)
+        #expect(compaction.tombstones == 1)
+        // A device that never knew the key makes it again.
+        let (other, _) = try await Self.device(folder, "other", server, seed: 3)
+        try await other.store.write { db in try db.insert(Note(id: id, title: "Made again", body: nil, rank: 4)) }
+        try await other.sync()
+
+        try await cut.pull()
+        let onServer = try await Self.notes(serverStore)
+        #expect(onServer.map(\.title).sorted() == ["A", "B", "Made again"])
+        #expect(try await Self.notes(store) == onServer, "the later life shows")
+        for store in [first.store, other.store, store, serverStore] { await store.close() }
+    }
 }

@@ -88,7 +88,8 @@ extension SyncHistory {
         /// The rows compactions forgot, with the latest life forgotten: a write of that life or an earlier one
         /// is superseded by a delete no one remembers, and a later life may start over from 1 on a device that never knew it.
         var compacted: [RowID: Int64] = [:]
-        let compacting = ProcessInfo.processInfo.environment["DEPOT_SYNC_HISTORY_COMPACT"] != nil
+        // DEPOT_SYNC_HISTORY_COMPACT=0 leaves compaction out (a sync in its place), to tell whether a finding needs it.
+        let compacting = ProcessInfo.processInfo.environment["DEPOT_SYNC_HISTORY_COMPACT"] != "0"
         func forgotten(_ row: RowID, upTo life: Int64) -> Bool { (compacted[row] ?? -1) >= life }
 
         /// Runs a write on a device and logs every row it changed, as the replica stamped it.
@@ -271,10 +272,7 @@ extension SyncHistory {
                 findings.jumps += 1
                 if trace { print("  device \(index)'s clock jumped \(ahead) ms ahead") }
             case 86..<89:  // the server compacts its log: every row deleted before its version now is forgotten
-                // Only with DEPOT_SYNC_HISTORY_COMPACT set, for an open finding: about one history in 150
-                // still ends with a device showing another value of a row that two devices of one account
-                // made alone under one key around a compaction (SQLite server, seed 5243696390102981794).
-                // A sync otherwise.
+                // A sync instead with DEPOT_SYNC_HISTORY_COMPACT=0.
                 guard compacting else {
                     findings.syncs += 1
                     try await sync(index)
@@ -311,6 +309,12 @@ extension SyncHistory {
                 let pending = try await device.client.store.read { db in try db.sync.pendingChanges(tables, limit: 1000).changes }
                 let state = try await device.client.store.read { db in try db.fetchOne(String.self, "SELECT \"pushed\" || ' ' || \"push_upto\" || ' ' || \"cursor_version\" || ' body ' || coalesce((SELECT \"number\" FROM \"depot_sync_pushing\"), 0) FROM \"depot_sync_state\"") } ?? ""
                 print("  device \(index) pending (\(state)): \(pending.map { "\($0.table) \($0.key.prefix(8)) \($0.row.causalLength)" })")
+                if let watched = ProcessInfo.processInfo.environment["DEPOT_SYNC_HISTORY_WATCH"] {
+                    let rows = try await device.client.store.read { db in
+                        try db.fetchAll(String.self, "SELECT \"tbl\" || ' ' || \"row_key\" || ' cl ' || \"cl\" || ' synced ' || \"synced\" FROM \"depot_sync_rows\" WHERE \"row_key\" LIKE \(watched + "%")")
+                    }
+                    print("    watched: \(rows)")
+                }
             }
             var attempt: SyncReport?
             do {
@@ -481,6 +485,14 @@ extension SyncHistory {
         guard expected != shown else { return nil }
         let missing = expected.keys.filter { shown[$0] != expected[$0] }.sorted().prefix(3)
         let extra = shown.keys.filter { expected[$0] == nil }.sorted().prefix(3)
+        if ProcessInfo.processInfo.environment["DEPOT_SYNC_HISTORY_TRACE"] != nil {
+            for row in missing + extra {
+                let synced = try await device.client.store.read { db in
+                    try db.fetchAll(String.self, "SELECT CAST(\"synced\" AS TEXT) || ' ' || CAST(\"cl\" AS TEXT) FROM \"depot_sync_rows\" WHERE \"row_key\" = \(row.key)")
+                }
+                print("    \(row): server \(String(describing: onServer[row])), device \(String(describing: local[row])), synced and cl \(synced)")
+            }
+        }
         return "missing or other \(Array(missing)), extra \(Array(extra))"
     }
 }
