@@ -35,6 +35,22 @@ enum SQLChecks {
             try expectEqual(rows.first?.columns.names, ["camelCase", "lower"], "column names as declared")
             try expectEqual(rows.first?["camelCase"], .integer(1), "the camelCase column's value")
         },
+        ConformanceCheck("sql: refreshing the planner's statistics in a write, of tables named with quotes, changes no row") { context in
+            let store = try await context.makeStore()
+            _ = try await roundTrip(store, .integer, Array(1...300))
+            let table = "Weird \"Stats\" Table"
+            let (count, sum) = try await store.write { db in
+                try db.execute("CREATE TABLE \(ident: table) (\(ident: "n") \(type: .integer))")
+                try db.execute("INSERT INTO \(ident: table) SELECT \(ident: "value") FROM \(ident: "boxes")")
+                try db.refreshStatistics(of: ["boxes", table])
+                // The transaction goes on after the refresh.
+                try db.execute("INSERT INTO \(ident: table) VALUES (\(1_000))")
+                return (try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: table)"), try db.fetchOne(Int.self, "SELECT sum(\(ident: "n")) FROM \(ident: table)"))
+            }
+            try expectEqual(count, 301, "rows after the refresh")
+            try expectEqual(sum, 45_150 + 1_000, "their values")
+            try await store.write { db in try db.refreshStatistics(of: []) }
+        },
         ConformanceCheck("sql: IN lists bind each value; an empty list matches nothing") { context in
             let store = try await context.makeStore()
             _ = try await roundTrip(store, .integer, [10, 20, 30, 40])

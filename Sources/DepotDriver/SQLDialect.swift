@@ -120,6 +120,15 @@ public protocol SQLDialect: Sendable {
     /// (the default) when the engine plans so anyway. PostgreSQL: `SET LOCAL
     /// plan_cache_mode = force_custom_plan`.
     var planForEachExecutionStatement: String? { get }
+
+    /// Statements that refresh the planner's statistics of these (quoted)
+    /// tables, after work that grew or changed them a lot: a table filled
+    /// in one go is otherwise planned as the small table its last statistics
+    /// describe, and a lookup by a list of keys reads all of it. Empty (the
+    /// default) when the engine plans without collected statistics or keeps
+    /// them current itself. PostgreSQL: `ANALYZE` (its autovacuum gets there
+    /// within a minute or so).
+    func refreshStatistics(of tables: [String]) -> [String]
 }
 
 extension SQLDialect {
@@ -164,6 +173,9 @@ extension SQLDialect {
 
     /// None.
     public var planForEachExecutionStatement: String? { nil }
+
+    /// None: the engine plans without collected statistics, or keeps them current.
+    public func refreshStatistics(of tables: [String]) -> [String] { [] }
 }
 
 extension SQLDialect {

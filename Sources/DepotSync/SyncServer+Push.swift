@@ -38,7 +38,9 @@ extension SyncServer {
     public func handle(_ push: SyncPush, account: String = "") async throws -> SyncPushAnswer {
         try checkDevice(protocolVersion: push.protocolVersion, schema: push.schema)
         do {
-            return try await apply(push, account: account)
+            let answer = try await apply(push, account: account)
+            await refreshStatisticsIfGrown(by: push.changes.count)
+            return answer
         } catch let duplicate as Duplicate {
             return duplicate.answer
         }

@@ -43,6 +43,9 @@ public struct SyncServer: Sendable {
     /// every conflict. Five minutes by default.
     public var maximumDrift: Duration = .seconds(300)
 
+    /// The changes applied since the planner's statistics were last refreshed (``refreshStatisticsIfGrown(by:)``).
+    let statisticsGrowth = SyncStatisticsGrowth()
+
     /// A server over a store whose migrations ran ``installSyncServer(in:node:)``.
     public init(store: Store, tables: [SyncedTable], resolver: SyncResolver? = nil) {
         self.store = store

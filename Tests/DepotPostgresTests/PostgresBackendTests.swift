@@ -35,6 +35,23 @@ struct PostgresBackendTests {
         await store.close()
     }
 
+    @Test func refreshingStatisticsGivesThePlannerATablesRowCountWhichANewTableLacks() async throws {
+        let store = try await PostgresTestServer.freshStore()
+        @Sendable func estimate(_ db: Database) throws -> Double? {
+            try db.fetchOne(Double.self, "SELECT reltuples::float8 FROM pg_class WHERE oid = to_regclass(\("\"lookups\""))")
+        }
+        let (before, after) = try await store.write { db in
+            try db.execute("CREATE TABLE \(ident: "lookups") (\(ident: "tbl") text, \(ident: "key") text, PRIMARY KEY (\(ident: "tbl"), \(ident: "key")))")
+            try db.execute("INSERT INTO \(ident: "lookups") SELECT 'notes', md5(i::text) FROM generate_series(1, 2000) AS i")
+            let before = try estimate(db)
+            try db.refreshStatistics(of: ["lookups"])
+            return (before, try estimate(db))
+        }
+        #expect(before == -1, "never analyzed: the planner guesses from the table's pages")
+        #expect(after == 2_000)
+        await store.close()
+    }
+
     @Test func aConnectionKilledWhileIdleIsReplacedWithoutFailingTheNextAccess() async throws {
         let store = try await PostgresTestServer.freshStore { $0.maxConnections = 1 }
         let pid = try await store.read { db in try db.fetchOne(Int.self, "SELECT pg_backend_pid()") ?? 0 }
