@@ -30,7 +30,7 @@ extension Database {
                 rows[ExactText(length.row_key), default: SyncRow()].causalLength = length.cl
             }
             for clock in try fetchAll(Clock.self, "SELECT \"row_key\", \"col\", \"hlc\", \"node\" FROM \(ident: state.clocks) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))") {
-                guard let node = UUID(uuidString: clock.node) else { continue }
+                guard let node = UUIDText.parse(clock.node) else { continue }
                 // A deleted row's registers keep their stamps; their values went with the row.
                 let value = values[ExactText(clock.row_key)]?[clock.col] ?? .null
                 rows[ExactText(clock.row_key), default: SyncRow()].registers[clock.col] = SyncRegister(value: value, stamp: SyncStamp(time: HybridTimestamp(rawValue: clock.hlc), node: node))
@@ -71,7 +71,7 @@ extension Database {
                        onConflict: .update(["tbl", "row_key"], setting: set))
             let clocks: [SQL] = chunk.flatMap { item in
                 item.row.registers.sorted { $0.key < $1.key }.map { column, register in
-                    let (time, node) = (register.stamp.time.rawValue, register.stamp.node.uuidString.lowercased())
+                    let (time, node) = (register.stamp.time.rawValue, UUIDText.lowercased(register.stamp.node))
                     return version.map { "(\(table.name), \(item.key), \(column), \(time), \(node), \($0))" as SQL }
                         ?? "(\(table.name), \(item.key), \(column), \(time), \(node))"
                 }

@@ -11,7 +11,7 @@ extension SyncRegister {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(stamp.time.rawValue, forKey: .time)
-        try container.encode(stamp.node, forKey: .node)
+        try container.encode(UUIDText.uppercased(stamp.node), forKey: .node)
         let wire = WireValue(value)
         try container.encode(wire.kind, forKey: .kind)
         if let text = wire.text { try container.encode(text, forKey: .value) }
@@ -20,7 +20,7 @@ extension SyncRegister {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         stamp = SyncStamp(time: HybridTimestamp(rawValue: try container.decode(Int64.self, forKey: .time)),
-                          node: try container.decode(UUID.self, forKey: .node))
+                          node: try wireNode(container, .node))
         let kind = try container.decode(String.self, forKey: .kind)
         let text = try container.decodeIfPresent(String.self, forKey: .value)
         do {
@@ -46,7 +46,7 @@ extension SyncRow {
         for stamp in byStamp.keys.sorted() {
             var write = writes.nestedContainer(keyedBy: WriteKeys.self)
             try write.encode(stamp.time.rawValue, forKey: .time)
-            try write.encode(stamp.node, forKey: .node)
+            try write.encode(UUIDText.uppercased(stamp.node), forKey: .node)
             var values: [String: [String]] = [:]
             for (column, register) in byStamp[stamp] ?? [] {
                 let wire = WireValue(register.value)
@@ -64,7 +64,7 @@ extension SyncRow {
         while !writes.isAtEnd {
             let write = try writes.nestedContainer(keyedBy: WriteKeys.self)
             let stamp = SyncStamp(time: HybridTimestamp(rawValue: try write.decode(Int64.self, forKey: .time)),
-                                  node: try write.decode(UUID.self, forKey: .node))
+                                  node: try wireNode(write, .node))
             for (column, parts) in try write.decode([String: [String]].self, forKey: .values) {
                 guard let kind = parts.first, parts.count <= 2 else {
                     throw DecodingError.dataCorruptedError(forKey: .values, in: write, debugDescription: "a value is [kind] or [kind, text]")
@@ -77,6 +77,17 @@ extension SyncRow {
             }
         }
     }
+}
+
+/// A stamp's node on the wire: a UUID's text, as Foundation's `Codable`
+/// writes it (uppercase; the push log's hashes were taken of that form),
+/// read here without its `sscanf`.
+func wireNode<Key: CodingKey>(_ container: KeyedDecodingContainer<Key>, _ key: Key) throws -> UUID {
+    let text = try container.decode(String.self, forKey: key)
+    guard let node = UUIDText.parse(text) ?? UUID(uuidString: text) else {
+        throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "Attempted to decode UUID from invalid UUID string.")
+    }
+    return node
 }
 
 /// A value on the wire: its kind and an exact text (none for NULL).
@@ -95,7 +106,7 @@ struct WireValue {
         case .text(let x): (kind, text) = ("text", x)
         case .blob(let x): (kind, text) = ("blob", x.base64EncodedString())
         case .date(let x): (kind, text) = ("date", String(x.timeIntervalSince1970.bitPattern, radix: 16))
-        case .uuid(let x): (kind, text) = ("uuid", x.uuidString.lowercased())
+        case .uuid(let x): (kind, text) = ("uuid", UUIDText.lowercased(x))
         case .json(let x): (kind, text) = ("json", x)
         case .decimal(let x, let scale): (kind, text) = ("decimal", Value.decimalText(x, scale: scale))
         }
@@ -131,7 +142,7 @@ struct WireValue {
         case "date": return .date(Date(timeIntervalSince1970: Double(bitPattern: try bits())))
         case "uuid":
             let text = try required()
-            guard let uuid = UUID(uuidString: text) else { throw Failure(message: "not a UUID: \(text)") }
+            guard let uuid = UUIDText.parse(text) ?? UUID(uuidString: text) else { throw Failure(message: "not a UUID: \(text)") }
             return .uuid(uuid)
         case "json": return .json(try required())
         case "decimal":

@@ -192,7 +192,7 @@ enum SyncKey {
         switch value {
         case .integer(let number): String(number)
         case .text(let text): text
-        case .uuid(let uuid): uuid.uuidString.lowercased()
+        case .uuid(let uuid): UUIDText.lowercased(uuid)
         default: "\(value)"
         }
     }

@@ -4,7 +4,8 @@ import Testing
 import DepotTesting
 
 /// Depot reads a UUID stored as text with its own parser: exactly the
-/// 8-4-4-4-12 hex form, either case, and the UUID Foundation reads from it.
+/// 8-4-4-4-12 hex form, either case, and the UUID Foundation reads from it;
+/// and writes it with its own formatter, the text Foundation writes.
 @Suite struct UUIDParsingTests {
     @Test func everyUUIDReadsBackFromItsTextInEitherCase() {
         for _ in 0..<10_000 {
@@ -38,6 +39,16 @@ import DepotTesting
             let parsed = ValueDecoding.parseUUID(text)
             #expect((parsed != nil) == isForm, "seed \(seed): \(text)")
             if let parsed { #expect(parsed == UUID(uuidString: text), "seed \(seed): \(text)") }
+        }
+    }
+
+    @Test func theWrittenTextIsFoundationsInEachCase() {
+        let extremes = [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+                        UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))]
+        for uuid in extremes + (0..<10_000).map({ _ in UUID() }) {
+            #expect(UUIDText.uppercased(uuid) == uuid.uuidString)
+            #expect(UUIDText.lowercased(uuid) == uuid.uuidString.lowercased())
+            #expect(UUIDText.parse(UUIDText.lowercased(uuid)) == uuid)
         }
     }
 }

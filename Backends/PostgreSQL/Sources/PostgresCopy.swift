@@ -281,7 +281,7 @@ final class PostgresCopyWriter: BulkInsertWriter {
             guard let micros = ISO8601.microseconds(date) else { return }
             ISO8601.withFormatted(microseconds: micros) { buffer.append(contentsOf: $0) }
             buffer.append(contentsOf: [43, 48, 48]) // +00: UTC, whatever the session's zone
-        case .uuid(let uuid): buffer.append(contentsOf: uuid.uuidString.lowercased().utf8)
+        case .uuid(let uuid): buffer.append(contentsOf: UUIDText.lowercased(uuid).utf8)
         case .decimal(let decimal, let scale): buffer.append(contentsOf: Value.decimalText(decimal, scale: scale).utf8)
         }
     }

@@ -145,7 +145,7 @@ final class SQLiteStatement: DriverStatement {
                     let count = ISO8601.write(microseconds: micros, into: bytes.assumingMemoryBound(to: UInt8.self))
                     code = sqlite3_bind_text(handle, index, bytes.assumingMemoryBound(to: CChar.self), Int32(count), nil)
                     used &+= count
-                case .uuid(let uuid): code = bindText(uuid.uuidString.lowercased(), index)
+                case .uuid(let uuid): code = bindText(UUIDText.lowercased(uuid), index)
                 case .decimal(let decimal, let scale): code = bindText(Value.decimalText(decimal, scale: scale), index)
                 }
                 guard code == SQLITE_OK else { throw SQLiteError.make(code, connection.handle, sql: sql) }

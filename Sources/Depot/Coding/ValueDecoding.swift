@@ -303,41 +303,8 @@ enum ValueDecoding {
     }
 
     /// A UUID from its 36-character 8-4-4-4-12 form, hex digits in either
-    /// case; nil for anything else. Foundation's `UUID(uuidString:)` on Linux
-    /// reads each byte with `sscanf("%2hhx")`, which costs more than the rest of
-    /// a row's decoding and lets a sign or a space stand in for a digit.
-    static func parseUUID(_ text: String) -> UUID? {
-        var text = text
-        return text.withUTF8 { utf8 -> UUID? in
-            guard utf8.count == 36 else { return nil }
-            var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            let parsed = withUnsafeMutableBytes(of: &bytes) { target -> Bool in
-                var index = 0
-                for byte in 0..<16 {
-                    if index == 8 || index == 13 || index == 18 || index == 23 {
-                        guard utf8[index] == UInt8(ascii: "-") else { return false }
-                        index += 1
-                    }
-                    guard let high = hexDigit(utf8[index]), let low = hexDigit(utf8[index + 1]) else { return false }
-                    target[byte] = high << 4 | low
-                    index += 2
-                }
-                return true
-            }
-            return parsed ? UUID(uuid: bytes) : nil
-        }
-    }
-
-    /// A hex digit's value, either case; nil for any other byte.
-    @inline(__always)
-    static func hexDigit(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte &- UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte &- UInt8(ascii: "a") &+ 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte &- UInt8(ascii: "A") &+ 10
-        default: nil
-        }
-    }
+    /// case; nil for anything else (``UUIDText/parse(_:)``).
+    static func parseUUID(_ text: String) -> UUID? { UUIDText.parse(text) }
 
     static func uuid(_ value: Value, _ ctx: ColumnContext) throws -> UUID {
         switch value {

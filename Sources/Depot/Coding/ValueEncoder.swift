@@ -94,7 +94,7 @@ enum ValueEncoder {
     static func uuid(_ v: UUID, options: EncodingOptions) -> Value {
         switch options.uuidStrategy {
         case .deferredToStore: .uuid(v)
-        case .lowercaseText: .text(v.uuidString.lowercased())
+        case .lowercaseText: .text(UUIDText.lowercased(v))
         case .uppercaseText: .text(v.uuidString)
         case .blob: withUnsafeBytes(of: v.uuid) { .blob(Data($0)) }
         }
