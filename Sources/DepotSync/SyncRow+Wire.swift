@@ -81,10 +81,10 @@ extension SyncRow {
 
 /// A stamp's node on the wire: a UUID's text, as Foundation's `Codable`
 /// writes it (uppercase; the push log's hashes were taken of that form),
-/// read here without its `sscanf`.
+/// read as the core reads a stored UUID (``UUIDText/parse(_:)``).
 func wireNode<Key: CodingKey>(_ container: KeyedDecodingContainer<Key>, _ key: Key) throws -> UUID {
     let text = try container.decode(String.self, forKey: key)
-    guard let node = UUIDText.parse(text) ?? UUID(uuidString: text) else {
+    guard let node = UUIDText.parse(text) else {
         throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "Attempted to decode UUID from invalid UUID string.")
     }
     return node
@@ -142,7 +142,7 @@ struct WireValue {
         case "date": return .date(Date(timeIntervalSince1970: Double(bitPattern: try bits())))
         case "uuid":
             let text = try required()
-            guard let uuid = UUIDText.parse(text) ?? UUID(uuidString: text) else { throw Failure(message: "not a UUID: \(text)") }
+            guard let uuid = UUIDText.parse(text) else { throw Failure(message: "not a UUID: \(text)") }
             return .uuid(uuid)
         case "json": return .json(try required())
         case "decimal":

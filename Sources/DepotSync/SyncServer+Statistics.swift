@@ -31,9 +31,10 @@ extension SyncServer {
     /// catches up. A handful of refreshes in a process's life; nothing on an
     /// engine that needs none (``Database/refreshStatistics(of:)``).
     func refreshStatisticsIfGrown(by changes: Int) async {
-        guard !store.dialect.refreshStatistics(of: ["t"]).isEmpty, statisticsGrowth.add(changes) else { return }
-        let names = SyncStateTables.server
+        let names = [SyncStateTables.server.rows, SyncStateTables.server.clocks] + tables.map(\.name)
+        // Nothing to count where the engine refreshes nothing (no write access opened for it).
+        guard !store.dialect.refreshStatistics(of: names).isEmpty, statisticsGrowth.add(changes) else { return }
         // A failed refresh costs only speed, and the push it follows is committed: not the device's error.
-        try? await store.write { db in try db.refreshStatistics(of: [names.rows, names.clocks] + tables.map(\.name)) }
+        try? await store.write { db in try db.refreshStatistics(of: names) }
     }
 }

@@ -10,12 +10,12 @@ import DepotTesting
     @Test func everyUUIDReadsBackFromItsTextInEitherCase() {
         for _ in 0..<10_000 {
             let uuid = UUID()
-            #expect(ValueDecoding.parseUUID(uuid.uuidString) == uuid)
-            #expect(ValueDecoding.parseUUID(uuid.uuidString.lowercased()) == uuid)
+            #expect(UUIDText.parse(uuid.uuidString) == uuid)
+            #expect(UUIDText.parse(uuid.uuidString.lowercased()) == uuid)
         }
         let extremes = [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
                         UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))]
-        for uuid in extremes { #expect(ValueDecoding.parseUUID(uuid.uuidString) == uuid) }
+        for uuid in extremes { #expect(UUIDText.parse(uuid.uuidString) == uuid) }
     }
 
     /// Random text of UUID-like shapes from an alphabet of hex digits and the
@@ -36,7 +36,7 @@ import DepotTesting
             let isForm = text.utf8.count == 36 && text.enumerated().allSatisfy { index, character in
                 [8, 13, 18, 23].contains(index) ? character == "-" : character.isHexDigit && character.isASCII
             }
-            let parsed = ValueDecoding.parseUUID(text)
+            let parsed = UUIDText.parse(text)
             #expect((parsed != nil) == isForm, "seed \(seed): \(text)")
             if let parsed { #expect(parsed == UUID(uuidString: text), "seed \(seed): \(text)") }
         }

@@ -302,15 +302,11 @@ enum ValueDecoding {
         }
     }
 
-    /// A UUID from its 36-character 8-4-4-4-12 form, hex digits in either
-    /// case; nil for anything else (``UUIDText/parse(_:)``).
-    static func parseUUID(_ text: String) -> UUID? { UUIDText.parse(text) }
-
     static func uuid(_ value: Value, _ ctx: ColumnContext) throws -> UUID {
         switch value {
         case .uuid(let u): return u
         case .text(let s):
-            guard let u = parseUUID(s) else {
+            guard let u = UUIDText.parse(s) else {
                 throw corrupted(UUID.self, value, ctx, "not a UUID in 8-4-4-4-12 hex form")
             }
             return u
