@@ -244,6 +244,36 @@ extension Database {
         }
     }
 
+    /// Forgets the rows that these deletes, older than the server's
+    /// compaction horizon (so forgotten by the server), left deleted here
+    /// with no change waiting to be pushed, whatever version the replica
+    /// last synced them at.
+    ///
+    /// A pull that staged such a delete and was cut off, then went on after
+    /// a push, applies it over the life of the key the push just gave the
+    /// server (synced past the horizon, so ``forgetCompactedTombstones(before:)``
+    /// keeps it): that life comes back in a later page, and must find the
+    /// key forgotten, not dead (history seed 8928958688283521337).
+    func forgetCompactedTombstones(_ changes: [SyncChange], before horizon: Int64) throws {
+        let compacted = changes.filter { !$0.isEvicted && !$0.row.exists && ($0.version ?? horizon) < horizon }
+        let (rows, outbox) = (SyncStateTables.replica.rows, SyncTables.outbox)
+        for (table, group) in Dictionary(grouping: compacted, by: \.table) {
+            // Keyed by causal length: a row deleted here at another life than the forgotten delete's stays.
+            for (length, changes) in Dictionary(grouping: group, by: \.row.causalLength) {
+                for chunk in SyncKey.chunks(changes.map(\.key)) {
+                    let gone: SQL = """
+                        SELECT r."tbl", r."row_key" FROM \(ident: rows) r
+                        WHERE r."tbl" = \(table) AND r."row_key" IN (\(SQL.join(chunk.map { "\($0)" }, separator: ", "))) AND r."cl" = \(length)
+                          AND NOT EXISTS (SELECT 1 FROM \(ident: outbox) o WHERE o."tbl" = r."tbl" AND o."row_key" = r."row_key")
+                        """
+                    for name in [SyncStateTables.replica.clocks, SyncStateTables.replica.hidden, rows] {
+                        try execute("DELETE FROM \(ident: name) WHERE (\"tbl\", \"row_key\") IN (\(gone))")
+                    }
+                }
+            }
+        }
+    }
+
     /// The body of `db.sync.allChanges`.
     func allSyncChanges(_ tables: [SyncedTable]) throws -> [SyncChange] {
         var changes: [SyncChange] = []

@@ -255,6 +255,7 @@ public struct SyncClient: Sendable {
                     // later page a later life of such a key (history seed 6130267861268296540): forgotten here too.
                     if changes.contains(where: { !$0.isEvicted && !$0.row.exists && ($0.version ?? 0) < horizon }) {
                         try db.forgetCompactedTombstones(before: horizon)
+                        try db.forgetCompactedTombstones(changes, before: horizon)
                     }
                     try afterApplying?(db, changes)
                     received += changes.count

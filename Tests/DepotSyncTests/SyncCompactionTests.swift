@@ -297,4 +297,50 @@ import Testing
         #expect(try await Self.notes(store) == onServer, "the later life shows")
         for store in [first.store, other.store, store, serverStore] { await store.close() }
     }
+
+    /// History seed 8928958688283521337: a device made a key offline that
+    /// another device had made and deleted. Its pull staged that delete and
+    /// was cut off; the server then compacted, forgetting it. The device's
+    /// next sync pushed its row (the server took it as new) and went on with
+    /// the staged page: the forgotten delete won over the device's own row,
+    /// and since the push had just marked that row synced past the horizon,
+    /// the tombstone stayed and hid the row when the server sent it back.
+    @Test func aForgottenDeleteStagedBeforeAPushDoesNotHideThePushedRow() async throws {
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await Self.server(folder)
+        let serverStore = server.store
+        let (first, _) = try await Self.device(folder, "first", server, seed: 1)
+        let store = try await SyncReplicaTests.replica(folder, "cut")
+        // The second request of the device's second pull is lost (its first sync takes one).
+        let transport = LosingOnePull(InProcessSyncTransport(server: server, seed: 2), losing: 3)
+        var cut = SyncClient(store: store, tables: SyncReplicaTests.tables, transport: transport)
+        cut.pageSize = 2
+        try await first.store.write { db in try db.insert(Note(id: UUID(), title: "Seen", body: nil, rank: 0)) }
+        try await first.sync()
+        try await cut.sync()
+
+        let id = UUID()
+        try await first.store.write { db in try db.insert(Note(id: id, title: "Doomed", body: nil, rank: 1)) }
+        try await first.sync()
+        try await first.store.write { db in _ = try db.execute("DELETE FROM \"syncNotes\" WHERE \"id\" = \(id)") }
+        try await first.sync()
+        try await first.store.write { db in
+            try db.insert(Note(id: UUID(), title: "A", body: nil, rank: 2))
+            try db.insert(Note(id: UUID(), title: "B", body: nil, rank: 3))
+        }
+        try await first.sync()
+        // The device, never having heard of the key, makes it too.
+        try await store.write { db in try db.insert(Note(id: id, title: "Mine", body: nil, rank: 4)) }
+        await #expect(throws: LosingOnePull.Lost.self) { try await cut.pull() }
+        #expect(try await Self.count(store, "depot_sync_inbox") == 1, "the page with the delete is staged")
+
+        let compaction = try await server.compact(olderThan: .zero)
+        #expect(compaction.tombstones == 1)
+        try await cut.sync()
+        let onServer = try await Self.notes(serverStore)
+        #expect(onServer.map(\.title).sorted() == ["A", "B", "Mine", "Seen"], "the server took the device's row as new")
+        #expect(try await Self.notes(store) == onServer, "the device keeps its row")
+        for store in [first.store, store, serverStore] { await store.close() }
+    }
 }

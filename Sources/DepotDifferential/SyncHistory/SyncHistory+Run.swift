@@ -294,7 +294,12 @@ extension SyncHistory {
                     let dropped = Set(report.dropped.map { RowID(table: $0.table, key: $0.key) })
                     findings.dropped += dropped.count
                     for i in log.indices where log[i].device == index && !log[i].acknowledged && dropped.contains(log[i].row) { log[i].dropped = true }
+                    if trace { print("  device \(index) pulled \(report.received) changes") }
                 } catch is InProcessSyncTransport.Lost {
+                    if trace {
+                        let staged = try await device.client.store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \"depot_sync_inbox\"") } ?? 0
+                        print("  device \(index)'s pull was cut off with \(staged) pages staged")
+                    }
                 } catch {
                     findings.problems.append("seed \(seed): device \(index)'s pull failed: \(error)")
                 }
