@@ -88,10 +88,8 @@ extension SyncHistory {
         /// The rows compactions forgot, with the latest life forgotten: a write of that life or an earlier one
         /// is superseded by a delete no one remembers, and a later life may start over from 1 on a device that never knew it.
         var compacted: [RowID: Int64] = [:]
-        // Compaction only with DEPOT_SYNC_HISTORY_COMPACT=1 (a sync in its place otherwise), for an open finding:
-        // about one history in 200 on a PostgreSQL server ends with a device holding a deleted life of a row that
-        // another device made again after a compaction (seed 8928958688283521337, with a restore of that device).
-        let compacting = ProcessInfo.processInfo.environment["DEPOT_SYNC_HISTORY_COMPACT"] == "1"
+        // DEPOT_SYNC_HISTORY_COMPACT=0 puts a sync in place of each compaction: to tell whether a finding needs one.
+        let compacting = ProcessInfo.processInfo.environment["DEPOT_SYNC_HISTORY_COMPACT"] != "0"
         func forgotten(_ row: RowID, upTo life: Int64) -> Bool { (compacted[row] ?? -1) >= life }
 
         /// Runs a write on a device and logs every row it changed, as the replica stamped it.
@@ -274,7 +272,7 @@ extension SyncHistory {
                 findings.jumps += 1
                 if trace { print("  device \(index)'s clock jumped \(ahead) ms ahead") }
             case 86..<89:  // the server compacts its log: every row deleted before its version now is forgotten
-                // A sync instead unless DEPOT_SYNC_HISTORY_COMPACT=1.
+                // A sync instead with DEPOT_SYNC_HISTORY_COMPACT=0.
                 guard compacting else {
                     findings.syncs += 1
                     try await sync(index)
