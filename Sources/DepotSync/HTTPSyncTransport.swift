@@ -53,12 +53,12 @@ public struct HTTPSyncTransport: SyncTransport {
         }
     }
 
-    private func post<Body: Encodable, Answer: Decodable>(_ path: String, _ body: Body, timeout: TimeInterval? = nil) async throws -> Answer {
+    private func post<Body: SyncWireMessage, Answer: SyncWireMessage>(_ path: String, _ body: Body, timeout: TimeInterval? = nil) async throws -> Answer {
         var request = URLRequest(url: base.appendingPathComponent(path), timeoutInterval: timeout ?? self.timeout)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        request.httpBody = try JSONEncoder().encode(body)
+        request.httpBody = try body.wireJSON()
         let (data, response) = try await session.data(for: request)
         guard let http = response as? HTTPURLResponse else { throw SyncHTTPError(status: 0, message: "the answer is not HTTP") }
         guard http.statusCode == 200 else {
@@ -69,7 +69,7 @@ public struct HTTPSyncTransport: SyncTransport {
             }
             throw SyncHTTPError(status: http.statusCode, body: data)
         }
-        return try JSONDecoder().decode(Answer.self, from: data)
+        return try Answer(wireJSON: data)
     }
 }
 

@@ -77,10 +77,10 @@ public final class InProcessSyncTransport: SyncTransport, @unchecked Sendable {
         return answer
     }
 
-    private func exchange<Request: Codable & Sendable, Answer: Codable>(_ request: Request,
+    private func exchange<Request: SyncWireMessage, Answer: SyncWireMessage>(_ request: Request,
                                                                          _ handle: @escaping @Sendable (Request) async throws -> Answer) async throws -> Answer {
         let faults = self.faults
-        let body = try JSONEncoder().encode(request)
+        let body = try request.wireJSON()
         count(body)
         // An older request, kept back, arrives first.
         let late: (@Sendable () async -> Void)? = lock.withLock {
@@ -90,15 +90,15 @@ public final class InProcessSyncTransport: SyncTransport, @unchecked Sendable {
         }
         await late?()
         if roll(faults.dropRequest) { throw Lost(description: "the request was lost") }
-        let received = try JSONDecoder().decode(Request.self, from: body)
+        let received = try Request(wireJSON: body)
         if roll(faults.late) {
             lock.withLock { stash.append { _ = try? await handle(received) } }
         }
         var answer = try await handle(received)
         if roll(faults.duplicate) { answer = try await handle(received) }
         if roll(faults.dropAnswer) { throw Lost(description: "the answer was lost") }
-        let reply = try JSONEncoder().encode(answer)
+        let reply = try answer.wireJSON()
         count(reply)
-        return try JSONDecoder().decode(Answer.self, from: reply)
+        return try Answer(wireJSON: reply)
     }
 }

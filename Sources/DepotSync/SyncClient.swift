@@ -109,7 +109,7 @@ public struct SyncClient: Sendable {
                 struct Pushing: Decodable { var number: Int64; var body: Data }
                 if state.push_upto > 0, let pushing = try db.fetchOne(Pushing.self, "SELECT \"number\", \"body\" FROM \(ident: SyncTables.pushing) WHERE \"id\" = 1"),
                    pushing.number == state.pushed + 1 {
-                    return (try JSONDecoder().decode(SyncPush.self, from: pushing.body), pushing.body)
+                    return (try SyncPush(wireJSON: pushing.body), pushing.body)
                 }
                 let fixed = state.push_upto > 0 ? state.push_upto : nil
                 let (changes, pending) = try db.pendingSyncChanges(tables, limit: pageSize, upTo: fixed)
@@ -123,7 +123,7 @@ public struct SyncClient: Sendable {
                 if fixed == nil { try db.execute("UPDATE \(ident: SyncTables.state) SET \"push_upto\" = \(upTo) WHERE \"id\" = 1") }
                 let push = SyncPush(client: node, number: state.pushed + 1, changes: changes, seen: state.cursor_version,
                                     protocolVersion: SyncSchema.protocolVersion, schema: SyncSchema(tables))
-                let body = try JSONEncoder().encode(push)
+                let body = push.wireJSON()
                 try db.insert(into: SyncTables.pushing, columns: ["id", "number", "body"], "VALUES (1, \(push.number), \(body))",
                               onConflict: .update(["id"], setting: ["number", "body"]))
                 return (push, body)
@@ -184,7 +184,7 @@ public struct SyncClient: Sendable {
             let stored = SyncCursor(version: state.cursor_version, table: state.cursor_tbl, key: state.cursor_key)
             let node = UUID(uuidString: state.node)
             guard let last = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) ORDER BY \"seq\" DESC LIMIT 1") else { return (stored, node, nil, nil) }
-            let staged = try JSONDecoder().decode(StagedPage.self, from: last)
+            let staged = try StagedPage(wireJSON: last)
             return (staged.next, node, staged.fromStartAt, staged.fromStartHorizon)
         }
         var report = SyncReport()
@@ -215,8 +215,8 @@ public struct SyncClient: Sendable {
             if cursor == .start { (fromStartAt, fromStartHorizon) = (page.head, page.horizon) }
             // The page's own cursor: the server's order of keys, which Swift's may not share.
             cursor = page.next.version >= cursor.version ? page.next : cursor
-            let staged = try JSONEncoder().encode(StagedPage(changes: page.changes, next: cursor, overridden: page.overridden, fromStartAt: fromStartAt,
-                                                                   horizon: page.horizon, fromStartHorizon: fromStartHorizon))
+            let staged = StagedPage(changes: page.changes, next: cursor, overridden: page.overridden, fromStartAt: fromStartAt,
+                                    horizon: page.horizon, fromStartHorizon: fromStartHorizon).wireJSON()
             try await store.write { db in
                 try db.execute("""
                     INSERT INTO \(ident: SyncTables.inbox) ("seq", "page")
@@ -239,12 +239,12 @@ public struct SyncClient: Sendable {
                 // The server's horizon first: a later life of a key it forgot is taken as the server took it.
                 var horizon: Int64 = 0
                 if let last = pages.last, let page = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) WHERE \"seq\" = \(last)") {
-                    horizon = try JSONDecoder().decode(StagedPage.self, from: page).horizon ?? 0
+                    horizon = try StagedPage(wireJSON: page).horizon ?? 0
                     try db.forgetCompactedTombstones(before: horizon)
                 }
                 for number in pages {
                     guard let page = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) WHERE \"seq\" = \(number)") else { continue }
-                    let staged = try JSONDecoder().decode(StagedPage.self, from: page)
+                    let staged = try StagedPage(wireJSON: page)
                     let changes = staged.changes
                     let fromStart = now.resync == 1 || stored == .start
                     if fromStart { sent.formUnion(changes.lazy.filter { !$0.isEvicted }.map { SyncRowID(table: $0.table, key: $0.key) }) }

@@ -119,7 +119,7 @@ struct WireValue {
         }
         func bits() throws -> UInt64 {
             let text = try required()
-            guard let bits = UInt64(text, radix: 16) else { throw Failure(message: "not a bit pattern: \(text)") }
+            guard let bits = UInt64(text, radix: 16) else { throw Failure(message: "not a bit pattern") }
             return bits
         }
         switch kind {
@@ -128,11 +128,11 @@ struct WireValue {
             switch try required() {
             case "1": return .bool(true)
             case "0": return .bool(false)
-            case let other: throw Failure(message: "not a boolean: \(other)")
+            default: throw Failure(message: "not a boolean (1 or 0)")
             }
         case "integer":
             let text = try required()
-            guard let number = Int64(text) else { throw Failure(message: "not a 64-bit integer: \(text)") }
+            guard let number = Int64(text) else { throw Failure(message: "not a 64-bit integer") }
             return .integer(number)
         case "double": return .double(Double(bitPattern: try bits()))
         case "text": return .text(try required())
@@ -142,14 +142,14 @@ struct WireValue {
         case "date": return .date(Date(timeIntervalSince1970: Double(bitPattern: try bits())))
         case "uuid":
             let text = try required()
-            guard let uuid = UUIDText.parse(text) else { throw Failure(message: "not a UUID: \(text)") }
+            guard let uuid = UUIDText.parse(text) else { throw Failure(message: "not a UUID") }
             return .uuid(uuid)
         case "json": return .json(try required())
         case "decimal":
             let text = try required()
-            guard let decimal = Value.decimal(text: text) else { throw Failure(message: "not a decimal a Decimal holds: \(text)") }
+            guard let decimal = Value.decimal(text: text) else { throw Failure(message: "not a decimal a Decimal holds") }
             return decimal
-        default: throw Failure(message: "an unknown kind of value: \(kind)")
+        default: throw Failure(message: "an unknown kind of value")
         }
     }
 }

@@ -78,9 +78,9 @@ extension SyncServer {
 
     /// The hash of a push's content: its changes in the wire form, keys sorted.
     static func contentHash(_ push: SyncPush) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return SHA256.hex(try encoder.encode(push.changes))
+        var writer = JSONWriter(capacity: push.changes.count * 512)
+        SyncChange.write(push.changes, to: &writer)
+        return SHA256.hex(Data(writer.bytes))
     }
 
     /// Refuses a push whose stamps or keys no replica would send, before anything is written.

@@ -72,6 +72,24 @@ enum SyncBody {
         }
     }
 
+    /// A push in DepotSync's wire form, up to `limit`, read by its own
+    /// reader (several times faster than `JSONDecoder` on a push of 500 rows).
+    ///
+    /// - Throws: 413 past the limit; 400 for a body that is not a push,
+    ///   naming what is wrong and at which byte (never a value).
+    static func wire(_ type: SyncPush.Type, _ request: Request, upTo limit: Int) async throws -> SyncPush {
+        let data = try await collect(request, upTo: limit)
+        guard !data.isEmpty else { throw BodyError("the body is empty; send a JSON object", isMalformed: true) }
+        do {
+            return try SyncPush(wireJSON: data)
+        } catch let error as DecodingError {
+            guard case .dataCorrupted(let context) = error, context.codingPath.isEmpty else {
+                throw BodyError("the body is not a valid SyncPush\(Self.place(error))", isMalformed: true)
+            }
+            throw BodyError("the body is not a valid SyncPush: \(context.debugDescription)", isMalformed: true)
+        }
+    }
+
     /// The whole body, or a 413 that names the limit.
     static func collect(_ request: Request, upTo limit: Int) async throws -> Data {
         var request = request

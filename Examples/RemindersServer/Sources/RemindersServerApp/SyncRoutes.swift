@@ -106,8 +106,16 @@ extension RemindersRoutes {
 
     /// A DepotSync wire answer: plain `JSONEncoder`, as the sync transports decode it.
     static func wire<T: Encodable>(_ value: T) throws -> Response {
-        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(value))))
+        wire(json: try JSONEncoder().encode(value))
+    }
+
+    /// A page, written by DepotSync's own writer (the same JSON, several times faster).
+    static func wire(_ page: SyncPage) throws -> Response {
+        wire(json: page.wireJSON())
+    }
+
+    private static func wire(json: Data) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
     }
 }
 
