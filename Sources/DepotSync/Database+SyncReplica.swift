@@ -349,7 +349,7 @@ extension Database {
                             let key = ExactText(change.key)
                             return (key: change.key, row: settled.contains(key) ? change.row : (local[key] ?? SyncRow()).merged(with: change.row))
                         }
-                        try db.storeSyncStates(merged, of: table, in: .replica)
+                        try db.storeSyncStates(merged, of: table, in: .replica, stored: local)
                         try db.markSynced(table.name, incoming.map { ($0.key, $0.version ?? 1) })
                         try db.materialize(merged, of: table, among: tables, in: .replica)
                     }

@@ -60,7 +60,12 @@ extension Database {
 
     /// Writes rows' existence and their registers' stamps: a few statements
     /// for each hundred rows. Each key appears once.
-    func storeSyncStates(_ rows: [(key: String, row: SyncRow)], of table: SyncedTable, in state: SyncStateTables, version: Int64? = nil) throws {
+    ///
+    /// A register whose stamp `stored` (the rows' states as read before the
+    /// merge) already holds is not written again: an edit of one column
+    /// writes one stamp, not one for every column of its row.
+    func storeSyncStates(_ rows: [(key: String, row: SyncRow)], of table: SyncedTable, in state: SyncStateTables, version: Int64? = nil,
+                         stored: [ExactText: SyncRow] = [:]) throws {
         for start in stride(from: 0, to: rows.count, by: 100) {
             let chunk = rows[start..<min(start + 100, rows.count)]
             let lengths: [SQL] = chunk.map { item in
@@ -70,7 +75,8 @@ extension Database {
             try insert(into: state.rows, columns: ["tbl", "row_key"] + set, "VALUES \(SQL.join(lengths, separator: ", "))",
                        onConflict: .update(["tbl", "row_key"], setting: set))
             let clocks: [SQL] = chunk.flatMap { item in
-                item.row.registers.sorted { $0.key < $1.key }.map { column, register in
+                let before = stored.isEmpty ? nil : stored[ExactText(item.key)]
+                return item.row.registers.filter { before?.registers[$0.key]?.stamp != $0.value.stamp }.sorted { $0.key < $1.key }.map { column, register in
                     let (time, node) = (register.stamp.time.rawValue, UUIDText.lowercased(register.stamp.node))
                     return version.map { "(\(table.name), \(item.key), \(column), \(time), \(node), \($0))" as SQL }
                         ?? "(\(table.name), \(item.key), \(column), \(time), \(node))"

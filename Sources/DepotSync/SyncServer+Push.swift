@@ -213,7 +213,7 @@ extension SyncServer {
                 // A dropped change's row goes back to the device as the server has it.
                 try Self.touch(db, table, keys: dropped.filter { stored[ExactText($0)] != nil }, version: version)
                 merged = merged.filter { !scoped.dropped.contains(ExactText($0.key)) }
-                try db.storeSyncStates(merged, of: table, in: .server, version: version)
+                try db.storeSyncStates(merged, of: table, in: .server, version: version, stored: stored)
                 try db.materialize(merged, of: table, among: tables, in: .server)
             }
             let droppedIDs = Set(droppedRows)
