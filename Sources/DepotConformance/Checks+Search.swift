@@ -13,6 +13,16 @@ struct Article: Record, Equatable {
     static let searchIndex = SearchIndex<Article>(tableName: "articleSearch", fields: [SearchIndex.Field("title", weight: 3), "body"])
 }
 
+/// A record keyed by a UUID, which engines store and read back in different forms.
+@Columns
+struct Sticker: Record, Equatable {
+    static var tableName: String { "stickers" }
+    var id: UUID
+    var text: String
+
+    static let searchIndex = SearchIndex<Sticker>(tableName: "stickerSearch", fields: ["text"])
+}
+
 /// A record whose text primary key is named like a column of the index's own table.
 @Columns
 struct Memo: Record, Equatable {
@@ -33,6 +43,8 @@ extension QueryChecks {
         ConformanceCheck("search: updating replaces a record's tokens, deleting the record removes them, rebuilding refills", searchMaintenance),
         ConformanceCheck("search: a text key named like the index's own columns", searchTextKeys),
         ConformanceCheck("search: indexing many records at once gives each its tokens; a key given twice keeps its last texts; keys Swift calls equal stay two", searchManyAtOnce),
+        ConformanceCheck("search: indexing again keeps the tokens of records whose texts did not change, and replaces changed, emptied or damaged ones",
+                         searchIndexingAgain),
         ConformanceCheck("search: a weight out of range or a wrong number of texts is misuse", searchMisuse),
     ]
 
@@ -194,6 +206,64 @@ extension QueryChecks {
             }
         }
         try expectEqual(try await keys("changed"), [], "nothing of the refused batch is written")
+    }
+
+    /// Indexing skips records whose stored tokens are already the new ones
+    /// (an edit of another column): it must never skip one whose tokens
+    /// differ, whatever form the engine reads its key back in.
+    static func searchIndexingAgain(_ context: ConformanceContext) async throws {
+        let store = try await context.makeStore(Store.Configuration())
+        let memos = (0..<600).map { Memo(key: "m\($0)", text: "same words \($0)") }
+        let stickers = (0..<600).map { _ in Sticker(id: UUID(), text: "glossy round") }
+        let memoSearch = Memo.searchIndex.tableName, stickerSearch = Sticker.searchIndex.tableName
+        try await store.write { db in
+            try DepotConformance.createTable(db, "memos", [("key", .text, "PRIMARY KEY"), ("text", .text, "NOT NULL")])
+            try db.createSearchIndex(Memo.searchIndex, keyType: .text)
+            try DepotConformance.createTable(db, "stickers", [("id", .uuid, "PRIMARY KEY"), ("text", .text, "NOT NULL")])
+            try db.createSearchIndex(Sticker.searchIndex, keyType: .uuid)
+            try db.insert(contentsOf: memos)
+            try db.insert(contentsOf: stickers)
+            try db.updateSearchIndex(Memo.searchIndex, entries: memos.map { (key: $0.key, texts: [$0.text]) })
+            try db.updateSearchIndex(Sticker.searchIndex, entries: stickers.map { (key: $0.id, texts: [$0.text]) })
+            // Damage: a count changed, a token gone, a stray token (as a write that bypassed the index leaves).
+            try db.execute("UPDATE \(ident: memoSearch) SET \(ident: "occurrences") = 7 WHERE \(ident: "key") = 'm1' AND \(ident: "token") = 'same'")
+            try db.execute("DELETE FROM \(ident: memoSearch) WHERE \(ident: "key") = 'm2' AND \(ident: "token") = 'words'")
+            try db.execute("DELETE FROM \(ident: stickerSearch) WHERE \(ident: "key") = \(stickers[3].id) AND \(ident: "token") = 'round'")
+            try db.execute("INSERT INTO \(ident: stickerSearch) VALUES ('stray', \(stickers[4].id), 0, 1)")
+        }
+        let before = try await store.read { db in
+            (try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: memoSearch)") ?? 0, try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: stickerSearch)") ?? 0)
+        }
+        try expectEqual(before.0, 1_800 - 1, "three tokens a memo, one deleted")
+        try expectEqual(before.1, 1_200 - 1 + 1, "two tokens a sticker, one deleted, one stray")
+        try await store.write { db in
+            var entries = memos.map { (key: $0.key, texts: [$0.text]) }
+            entries[5].texts = ["changed"]
+            entries[6].texts = [""]
+            try db.updateSearchIndex(Memo.searchIndex, entries: entries)
+            try db.updateSearchIndex(Sticker.searchIndex, entries: stickers.map { (key: $0.id, texts: [$0.text]) })
+        }
+        func memoKeys(_ text: String) async throws -> [String] {
+            try await store.read { db in try db.fetchAll(Memo.all.matching(SearchQuery(text), in: Memo.searchIndex).select { $0.key }) }.sorted()
+        }
+        func stickerCount(_ text: String) async throws -> Int {
+            try await store.read { db in try db.fetchAll(Sticker.all.matching(SearchQuery(text), in: Sticker.searchIndex)) }.count
+        }
+        try expectEqual(try await memoKeys("same").count, 598, "every memo but the changed and the emptied")
+        try expectEqual(try await memoKeys("words").count, 598, "the memo whose token was gone has it again")
+        try expectEqual(try await memoKeys("changed"), ["m5"], "a changed text is indexed")
+        try expectEqual(try await memoKeys("6"), [], "an emptied text has no tokens")
+        let occurrences = try await store.read { db in
+            try db.fetchOne(Int.self, "SELECT \(ident: "occurrences") FROM \(ident: memoSearch) WHERE \(ident: "key") = 'm1' AND \(ident: "token") = 'same'")
+        }
+        try expectEqual(occurrences, 1, "a damaged count is written again")
+        try expectEqual(try await stickerCount("round"), 600, "the sticker whose token was gone has it again")
+        try expectEqual(try await stickerCount("stray"), 0, "a stray token is gone")
+        let after = try await store.read { db in
+            (try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: memoSearch)") ?? 0, try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: stickerSearch)") ?? 0)
+        }
+        try expectEqual(after.0, 1_800 - 3 - 3 + 1, "no token twice: the changed memo has one, the emptied none")
+        try expectEqual(after.1, 1_200, "two tokens a sticker")
     }
 
     static func searchMisuse(_ context: ConformanceContext) async throws {
