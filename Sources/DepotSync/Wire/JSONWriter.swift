@@ -21,6 +21,12 @@ struct JSONWriter {
         if first { first = false } else { bytes.append(UInt8(ascii: ",")) }
     }
 
+    /// `,"key":`: a member after the first.
+    mutating func member(_ key: StaticString) {
+        bytes.append(UInt8(ascii: ","))
+        self.key(key)
+    }
+
     /// `"key":`.
     mutating func key(_ key: StaticString) {
         bytes.append(UInt8(ascii: "\""))

@@ -14,25 +14,20 @@ extension SyncPush {
         writer.byte(UInt8(ascii: "{"))
         writer.key("changes")
         SyncChange.write(changes, to: &writer)
-        writer.byte(UInt8(ascii: ","))
-        writer.key("client")
+        writer.member("client")
         writer.string(UUIDText.uppercased(client))
-        writer.byte(UInt8(ascii: ","))
-        writer.key("number")
+        writer.member("number")
         writer.int(number)
         if let protocolVersion {
-            writer.byte(UInt8(ascii: ","))
-            writer.key("protocolVersion")
+            writer.member("protocolVersion")
             writer.int(Int64(protocolVersion))
         }
         if let schema {
-            writer.byte(UInt8(ascii: ","))
-            writer.key("schema")
+            writer.member("schema")
             schema.write(to: &writer)
         }
         if let seen {
-            writer.byte(UInt8(ascii: ","))
-            writer.key("seen")
+            writer.member("seen")
             writer.int(seen)
         }
         writer.byte(UInt8(ascii: "}"))
@@ -73,26 +68,20 @@ extension SyncPage {
         writer.byte(UInt8(ascii: "{"))
         writer.key("changes")
         SyncChange.write(changes, to: &writer)
-        writer.byte(UInt8(ascii: ","))
-        writer.key("head")
+        writer.member("head")
         writer.int(head)
         if horizon > 0 {
-            writer.byte(UInt8(ascii: ","))
-            writer.key("horizon")
+            writer.member("horizon")
             writer.int(horizon)
         }
-        writer.byte(UInt8(ascii: ","))
-        writer.key("isCaughtUp")
+        writer.member("isCaughtUp")
         writer.bool(isCaughtUp)
-        writer.byte(UInt8(ascii: ","))
-        writer.key("next")
+        writer.member("next")
         next.write(to: &writer)
-        writer.byte(UInt8(ascii: ","))
-        writer.key("overridden")
+        writer.member("overridden")
         SyncOverride.write(overridden, to: &writer)
         if startsOver {
-            writer.byte(UInt8(ascii: ","))
-            writer.key("startsOver")
+            writer.member("startsOver")
             writer.bool(true)
         }
         writer.byte(UInt8(ascii: "}"))
@@ -135,16 +124,13 @@ extension SyncClient.StagedPage {
         SyncChange.write(changes, to: &writer)
         for (key, value) in [("fromStartAt", fromStartAt), ("fromStartHorizon", fromStartHorizon), ("horizon", horizon)] as [(StaticString, Int64?)] {
             guard let value else { continue }
-            writer.byte(UInt8(ascii: ","))
-            writer.key(key)
+            writer.member(key)
             writer.int(value)
         }
-        writer.byte(UInt8(ascii: ","))
-        writer.key("next")
+        writer.member("next")
         next.write(to: &writer)
         if let overridden {
-            writer.byte(UInt8(ascii: ","))
-            writer.key("overridden")
+            writer.member("overridden")
             SyncOverride.write(overridden, to: &writer)
         }
         writer.byte(UInt8(ascii: "}"))
@@ -195,20 +181,16 @@ extension SyncChange {
         }
         writer.key("key")
         writer.string(key)
-        writer.byte(UInt8(ascii: ","))
-        writer.key("row")
+        writer.member("row")
         row.write(to: &writer)
         if wasSynced {
-            writer.byte(UInt8(ascii: ","))
-            writer.key("synced")
+            writer.member("synced")
             writer.bool(true)
         }
-        writer.byte(UInt8(ascii: ","))
-        writer.key("table")
+        writer.member("table")
         writer.string(table)
         if let version {
-            writer.byte(UInt8(ascii: ","))
-            writer.key("v")
+            writer.member("v")
             writer.int(version)
         }
         writer.byte(UInt8(ascii: "}"))
@@ -247,8 +229,7 @@ extension SyncRow {
         writer.byte(UInt8(ascii: "{"))
         writer.key("cl")
         writer.int(causalLength)
-        writer.byte(UInt8(ascii: ","))
-        writer.key("writes")
+        writer.member("writes")
         writer.byte(UInt8(ascii: "["))
         // Most rows carry one stamp (an insert) or a few: grouped without a dictionary.
         let registers = self.registers.sorted { lhs, rhs in
@@ -264,11 +245,9 @@ extension SyncRow {
             writer.byte(UInt8(ascii: "{"))
             writer.key("node")
             writer.string(UUIDText.uppercased(stamp.node))
-            writer.byte(UInt8(ascii: ","))
-            writer.key("time")
+            writer.member("time")
             writer.int(stamp.time.rawValue)
-            writer.byte(UInt8(ascii: ","))
-            writer.key("values")
+            writer.member("values")
             writer.byte(UInt8(ascii: "{"))
             var firstValue = true
             for (column, register) in registers[start..<end] {
@@ -342,11 +321,9 @@ extension SyncCursor {
         writer.byte(UInt8(ascii: "{"))
         writer.key("key")
         writer.string(key)
-        writer.byte(UInt8(ascii: ","))
-        writer.key("table")
+        writer.member("table")
         writer.string(table)
-        writer.byte(UInt8(ascii: ","))
-        writer.key("version")
+        writer.member("version")
         writer.int(version)
         writer.byte(UInt8(ascii: "}"))
     }
@@ -375,13 +352,11 @@ extension SyncOverride {
             writer.byte(UInt8(ascii: "{"))
             writer.key("column")
             writer.string(override.column)
-            writer.byte(UInt8(ascii: ","))
-            writer.key("row")
+            writer.member("row")
             writer.byte(UInt8(ascii: "{"))
             writer.key("key")
             writer.string(override.row.key)
-            writer.byte(UInt8(ascii: ","))
-            writer.key("table")
+            writer.member("table")
             writer.string(override.row.table)
             writer.byte(UInt8(ascii: "}"))
             writer.byte(UInt8(ascii: "}"))
