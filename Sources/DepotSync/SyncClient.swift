@@ -192,38 +192,61 @@ public struct SyncClient: Sendable {
         // A pull from the start forgets the rows it had from the server that it is not sent: first the
         // push in flight is settled, since its rows may be on the server (its answer lost) and deleted since.
         if cursor == .start { try await settlePushInFlight() }
-        while true {
-            let page = try await transport.pull(SyncPull(after: cursor, limit: pageSize, client: node,
-                                                         protocolVersion: SyncSchema.protocolVersion, schema: schema, fromStartAt: fromStartAt))
-            // A pull from the start during which the server compacted holds staged tombstones the server
-            // forgot since, and a later life of such a key would lose to them here: it starts over too.
-            let compactedSince = fromStartAt != nil && page.horizon > (fromStartHorizon ?? 0)
-            if page.startsOver || compactedSince {
-                // Behind the server's compaction horizon: everything again, then forget what did not come.
-                try await store.write { db in
-                    try SyncTables.makeClientTables(db)
-                    try db.execute("""
-                        UPDATE \(ident: SyncTables.state) SET "cursor_version" = 0, "cursor_tbl" = '', "cursor_key" = '', "resync" = 1 WHERE "id" = 1
-                        """)
-                    try db.execute("DELETE FROM \(ident: SyncTables.inbox)")
+        let (transport, pageSize) = (self.transport, self.pageSize)
+        func request(after cursor: SyncCursor, fromStartAt: Int64?) -> SyncPull {
+            SyncPull(after: cursor, limit: pageSize, client: node, protocolVersion: SyncSchema.protocolVersion, schema: schema, fromStartAt: fromStartAt)
+        }
+        // The next page is asked for while this one is staged (a pull only reads on the server): the
+        // server's time and the network's overlap the device's.
+        var prefetched: (pull: SyncPull, answer: Task<SyncPage, any Error>)?
+        do {
+            while true {
+                let pull = request(after: cursor, fromStartAt: fromStartAt)
+                let page: SyncPage
+                if let ahead = prefetched, ahead.pull == pull {
+                    prefetched = nil
+                    page = try await ahead.answer.value
+                } else {
+                    page = try await transport.pull(pull)
                 }
-                guard cursor != .start else { throw DatabaseError(.misuse, "the sync server told a pull from the start to start over: a server no replica of this version can follow") }
-                (cursor, fromStartAt, fromStartHorizon) = (.start, nil, nil)
-                try await settlePushInFlight()
-                continue
+                // A pull from the start during which the server compacted holds staged tombstones the server
+                // forgot since, and a later life of such a key would lose to them here: it starts over too.
+                let compactedSince = fromStartAt != nil && page.horizon > (fromStartHorizon ?? 0)
+                if page.startsOver || compactedSince {
+                    // Behind the server's compaction horizon: everything again, then forget what did not come.
+                    try await store.write { db in
+                        try SyncTables.makeClientTables(db)
+                        try db.execute("""
+                            UPDATE \(ident: SyncTables.state) SET "cursor_version" = 0, "cursor_tbl" = '', "cursor_key" = '', "resync" = 1 WHERE "id" = 1
+                            """)
+                        try db.execute("DELETE FROM \(ident: SyncTables.inbox)")
+                    }
+                    guard cursor != .start else { throw DatabaseError(.misuse, "the sync server told a pull from the start to start over: a server no replica of this version can follow") }
+                    (cursor, fromStartAt, fromStartHorizon) = (.start, nil, nil)
+                    try await settlePushInFlight()
+                    continue
+                }
+                if cursor == .start { (fromStartAt, fromStartHorizon) = (page.head, page.horizon) }
+                // The page's own cursor: the server's order of keys, which Swift's may not share.
+                cursor = page.next.version >= cursor.version ? page.next : cursor
+                if !page.isCaughtUp {
+                    let next = request(after: cursor, fromStartAt: fromStartAt)
+                    prefetched = (next, Task { try await transport.pull(next) })
+                }
+                let staged = StagedPage(changes: page.changes, next: cursor, overridden: page.overridden, fromStartAt: fromStartAt,
+                                        horizon: page.horizon, fromStartHorizon: fromStartHorizon).wireJSON()
+                try await store.write { db in
+                    try db.execute("""
+                        INSERT INTO \(ident: SyncTables.inbox) ("seq", "page")
+                        VALUES ((SELECT coalesce(max("seq"), 0) + 1 FROM \(ident: SyncTables.inbox)), \(staged))
+                        """)
+                }
+                if page.isCaughtUp { break }
             }
-            if cursor == .start { (fromStartAt, fromStartHorizon) = (page.head, page.horizon) }
-            // The page's own cursor: the server's order of keys, which Swift's may not share.
-            cursor = page.next.version >= cursor.version ? page.next : cursor
-            let staged = StagedPage(changes: page.changes, next: cursor, overridden: page.overridden, fromStartAt: fromStartAt,
-                                    horizon: page.horizon, fromStartHorizon: fromStartHorizon).wireJSON()
-            try await store.write { db in
-                try db.execute("""
-                    INSERT INTO \(ident: SyncTables.inbox) ("seq", "page")
-                    VALUES ((SELECT coalesce(max("seq"), 0) + 1 FROM \(ident: SyncTables.inbox)), \(staged))
-                    """)
-            }
-            if page.isCaughtUp { break }
+        } catch {
+            // A request asked for ahead ends before the pull does: nothing of this pull outlives it.
+            _ = try? await prefetched?.answer.value
+            throw error
         }
         let (tables, reached, afterApplying, maximumDrift) = (self.tables, cursor, self.afterApplying, self.maximumDrift)
         (report.received, report.overridden, report.dropped) = try await store.write { db in
