@@ -244,7 +244,8 @@ public struct SyncClient: Sendable {
                 if page.isCaughtUp { break }
             }
         } catch {
-            // A request asked for ahead ends before the pull does: nothing of this pull outlives it.
+            // A request asked for ahead is cancelled and ends before the pull does: nothing of this pull outlives it.
+            prefetched?.answer.cancel()
             _ = try? await prefetched?.answer.value
             throw error
         }
