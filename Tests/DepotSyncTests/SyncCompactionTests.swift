@@ -252,6 +252,26 @@ import Testing
         }
     }
 
+    /// A device whose second pull loses its second request, with pages of two rows.
+    static func cutDevice(_ folder: URL, _ server: SyncServer) async throws -> (Store, SyncClient) {
+        let store = try await SyncReplicaTests.replica(folder, "cut")
+        // The second request of the device's second pull is lost (its first sync takes one).
+        var cut = SyncClient(store: store, tables: SyncReplicaTests.tables, transport: LosingOnePull(InProcessSyncTransport(server: server, seed: 2), losing: 3))
+        cut.pageSize = 2
+        return (store, cut)
+    }
+
+    /// Deletes a note, then adds two in one later version: a page of two ends inside that version.
+    static func deleteThenTwoNotes(_ id: UUID, on device: SyncClient) async throws {
+        try await device.store.write { db in _ = try db.execute("DELETE FROM \"syncNotes\" WHERE \"id\" = \(id)") }
+        try await device.sync()
+        try await device.store.write { db in
+            try db.insert(Note(id: UUID(), title: "A", body: nil, rank: 2))
+            try db.insert(Note(id: UUID(), title: "B", body: nil, rank: 3))
+        }
+        try await device.sync()
+    }
+
     /// History seed 6130267861268296540: a pull cut off after staging a page
     /// that deleted a row; the server then forgot the delete, and another
     /// device made the key again. The resumed pull had applied the staged
@@ -262,25 +282,14 @@ import Testing
         let server = try await Self.server(folder)
         let serverStore = server.store
         let (first, _) = try await Self.device(folder, "first", server, seed: 1)
-        let store = try await SyncReplicaTests.replica(folder, "cut")
-        // The second request of the device's second pull is lost (its first sync takes one).
-        let transport = LosingOnePull(InProcessSyncTransport(server: server, seed: 2), losing: 3)
-        var cut = SyncClient(store: store, tables: SyncReplicaTests.tables, transport: transport)
-        cut.pageSize = 2
+        let (store, cut) = try await Self.cutDevice(folder, server)
         let id = UUID()
         try await first.store.write { db in try db.insert(Note(id: id, title: "Doomed", body: nil, rank: 1)) }
         try await first.sync()
         try await cut.sync()
         #expect(try await Self.notes(store).map(\.id) == [id])
 
-        // The delete, then two notes in one later version: a page of two ends inside that version.
-        try await first.store.write { db in _ = try db.execute("DELETE FROM \"syncNotes\" WHERE \"id\" = \(id)") }
-        try await first.sync()
-        try await first.store.write { db in
-            try db.insert(Note(id: UUID(), title: "A", body: nil, rank: 2))
-            try db.insert(Note(id: UUID(), title: "B", body: nil, rank: 3))
-        }
-        try await first.sync()
+        try await Self.deleteThenTwoNotes(id, on: first)
         await #expect(throws: LosingOnePull.Lost.self) { try await cut.pull() }
         #expect(try await Self.count(store, "depot_sync_inbox") == 1, "the page with the delete is staged")
 
@@ -311,11 +320,7 @@ import Testing
         let server = try await Self.server(folder)
         let serverStore = server.store
         let (first, _) = try await Self.device(folder, "first", server, seed: 1)
-        let store = try await SyncReplicaTests.replica(folder, "cut")
-        // The second request of the device's second pull is lost (its first sync takes one).
-        let transport = LosingOnePull(InProcessSyncTransport(server: server, seed: 2), losing: 3)
-        var cut = SyncClient(store: store, tables: SyncReplicaTests.tables, transport: transport)
-        cut.pageSize = 2
+        let (store, cut) = try await Self.cutDevice(folder, server)
         try await first.store.write { db in try db.insert(Note(id: UUID(), title: "Seen", body: nil, rank: 0)) }
         try await first.sync()
         try await cut.sync()
@@ -323,13 +328,7 @@ import Testing
         let id = UUID()
         try await first.store.write { db in try db.insert(Note(id: id, title: "Doomed", body: nil, rank: 1)) }
         try await first.sync()
-        try await first.store.write { db in _ = try db.execute("DELETE FROM \"syncNotes\" WHERE \"id\" = \(id)") }
-        try await first.sync()
-        try await first.store.write { db in
-            try db.insert(Note(id: UUID(), title: "A", body: nil, rank: 2))
-            try db.insert(Note(id: UUID(), title: "B", body: nil, rank: 3))
-        }
-        try await first.sync()
+        try await Self.deleteThenTwoNotes(id, on: first)
         // The device, never having heard of the key, makes it too.
         try await store.write { db in try db.insert(Note(id: id, title: "Mine", body: nil, rank: 4)) }
         await #expect(throws: LosingOnePull.Lost.self) { try await cut.pull() }
