@@ -301,9 +301,30 @@ extension SyncHistory {
                 } catch {
                     findings.problems.append("seed \(seed): device \(index)'s pull failed: \(error)")
                 }
+                try await takeRestamps(index)
             default:
                 findings.syncs += 1
                 try await sync(index)
+            }
+        }
+
+        /// A write stamped past the drift bound (its device's clock jumped a day ahead) was refused and
+        /// stamped again at what the server takes, by a push even if the sync or pull that made it failed
+        /// later (a pull pushes first when it starts over, history seed 9115802247171586900): its stamp is
+        /// now the device's own register's.
+        func takeRestamps(_ index: Int) async throws {
+            let device = devices[index]
+            let restamped = try await device.client.store.read { db in try SyncHistory.states(db, server: false) }
+            let farthest = HybridTimestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000) + 300_000, counter: UInt16.max).rawValue
+            // A write lost with its file (a restore from before it) is not what the replica stamped again.
+            for i in log.indices where log[i].device == index && log[i].lineage == device.lineage && !log[i].dropped {
+                for (column, stamp) in log[i].state.stamps where stamp.hlc > farthest {
+                    // Stamped again at the server's bound (the last stamp of a millisecond), under the node id
+                    // the replica has now: after a restore it may be another than the one that wrote.
+                    if let held = restamped[log[i].row]?.stamps[column], held < stamp, held.node == stamp.node || held.hlc & 0xFFFF == 0xFFFF {
+                        log[i].state.stamps[column] = held
+                    }
+                }
             }
         }
 
@@ -329,21 +350,7 @@ extension SyncHistory {
                 // A sync that fails for any other reason wedges the device: a finding, not an abort.
                 findings.problems.append("seed \(seed): device \(index)'s sync failed: \(error)")
             }
-            // A write stamped past the drift bound (its device's clock jumped a day ahead) was refused and
-            // stamped again at what the server takes, by this attempt even if it failed later: its stamp is
-            // now the device's own register's.
-            let restamped = try await device.client.store.read { db in try SyncHistory.states(db, server: false) }
-            let farthest = HybridTimestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000) + 300_000, counter: UInt16.max).rawValue
-            // A write lost with its file (a restore from before it) is not what the replica stamped again.
-            for i in log.indices where log[i].device == index && log[i].lineage == device.lineage && !log[i].dropped {
-                for (column, stamp) in log[i].state.stamps where stamp.hlc > farthest {
-                    // Stamped again at the server's bound (the last stamp of a millisecond), under the node id
-                    // the replica has now: after a restore it may be another than the one that wrote.
-                    if let held = restamped[log[i].row]?.stamps[column], held < stamp, held.node == stamp.node || held.hlc & 0xFFFF == 0xFFFF {
-                        log[i].state.stamps[column] = held
-                    }
-                }
-            }
+            try await takeRestamps(index)
             guard let report = attempt else { return }
             // A completed sync leaves the device showing what the server shows its account, then.
             if let difference = try await difference(device, from: server) {
