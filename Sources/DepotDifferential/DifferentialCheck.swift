@@ -114,6 +114,7 @@ public struct DifferentialCheck: Sendable, CustomStringConvertible {
         DifferentialCheck("sync: an item moved out of a shared folder leaves the devices that no longer see it, its label with it", SyncScenarios.movedRowsLeave),
         DifferentialCheck("sync: through a transport that loses, repeats and delays, every acknowledged push is applied exactly once and every device converges", SyncScenarios.pushesApplyOnce),
         DifferentialCheck("sync: devices syncing continuously hear each other's edits without asking, woken by the server's commits", SyncScenarios.liveDevicesHearEachOther),
+        DifferentialCheck("sync: the server's own edits for an account reach its devices, win over what they replace, keep a concurrent edit of another column and keep to the account's rights", SyncScenarios.serverEditsReachDevices),
     ]
 
     /// The check named `name`, if there is one.

@@ -123,17 +123,26 @@ extension SyncServer {
         return "\(seconds) s"
     }
 
-    private func apply(_ push: SyncPush, account: String) async throws -> SyncPushAnswer {
-        try validate(push, now: Date())
-        let hash = try Self.contentHash(push)
+    /// Applies a device's push or, with `edits`, the server's own edits (made
+    /// into a push inside the transaction: stamped by the server's clock, after
+    /// every stamp the rows hold, from a writer that has seen every version).
+    func apply(_ push: SyncPush, account: String, edits: [SyncEdit]? = nil) async throws -> SyncPushAnswer {
+        if edits == nil { try validate(push, now: Date()) }
+        let hash = edits == nil ? try Self.contentHash(push) : ""
         let (tables, resolver, afterApplying, maximumDrift) = (self.tables, self.resolver, self.afterApplying, self.maximumDrift)
         return try await store.write { db in
             try Self.planForEachPage(db)
             // The counter row first: its lock orders pushes, so versions follow commits.
             let (version, node, hlc) = try Self.nextVersion(db)
+            var clock = ServerClock(node: node, last: HybridTimestamp(rawValue: hlc))
+            var push = push
+            if let edits {
+                (push.client, push.seen) = (node, version - 1)
+                push.changes = try Self.changes(for: edits, db, tables, clock: &clock)
+            }
             let client = push.client.uuidString.lowercased()
             struct Client: Decodable { var last_push: Int64; var account: String }
-            let known = try db.fetchOne(Client.self, "SELECT \"last_push\", \"account\" FROM \(ident: Self.clients) WHERE \"client\" = \(client)")
+            let known = edits != nil ? nil : try db.fetchOne(Client.self, "SELECT \"last_push\", \"account\" FROM \(ident: Self.clients) WHERE \"client\" = \(client)")
             if let known, known.account != account {
                 throw SyncAccessDenied(description: "the push names a device of another account")
             }
@@ -157,14 +166,13 @@ extension SyncServer {
                 }
                 throw Self.copiedDevice(push, maximumDrift: maximumDrift)
             }
-            guard push.number == last + 1 else {
+            guard push.number == last + 1 || edits != nil else {
                 throw DatabaseError(.misuse, "push \(push.number) of client \(client) follows push \(last): a push was skipped")
             }
             // A device behind the horizon may push changes to rows the server forgot after their delete.
             let horizon = try Self.horizon(db)
             let behind = Self.isBehind(push.seen, horizon: horizon)
             if behind { try Self.checkCompactionAware(protocolVersion: push.protocolVersion, maximumDrift: maximumDrift) }
-            var clock = ServerClock(node: node, last: HybridTimestamp(rawValue: hlc))
             var access = AccessCheck(account: account, shared: try Self.sharedRoots(db, with: account), compacted: horizon > 0)
             var moves: [(table: SyncedTable, key: String, from: SyncScope?, to: SyncScope)] = []
             var forgotten = 0
@@ -227,9 +235,11 @@ extension SyncServer {
                               onConflict: .doNothing(["client", "version", "tbl", "row_key", "col"]))
             }
             try db.execute("UPDATE \(ident: Self.state) SET \"hlc\" = \(clock.last.rawValue) WHERE \"id\" = 1")
+            let answer = SyncPushAnswer(wasDuplicate: false, version: version, dropped: access.dropped + forgotten, droppedRows: droppedRows, overridden: overridden)
+            // The server's own edits: no device to count pushes of.
+            guard edits == nil else { return answer }
             try db.insert(into: Self.clients, columns: ["client", "last_push", "applied", "account"], "VALUES (\(client), \(push.number), 1, \(account))",
                           onConflict: .update(["client"], set: [.inserted("last_push"), .init("applied", "\(ident: Self.clients).\"applied\" + 1")]))
-            let answer = SyncPushAnswer(wasDuplicate: false, version: version, dropped: access.dropped + forgotten, droppedRows: droppedRows, overridden: overridden)
             try db.execute("""
                 INSERT INTO \(ident: Self.pushes) ("client", "number", "hash", "answer") VALUES (\(client), \(push.number), \(hash), \(try JSONEncoder().encode(answer)))
                 """)
