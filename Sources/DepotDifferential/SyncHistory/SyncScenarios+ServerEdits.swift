@@ -89,6 +89,14 @@ extension SyncScenarios {
             try await server.edit([.delete(SyncItem.tableName, key: key(sand.id))], account: "alice")
             try await server.share(SyncFolder.tableName, key: key(work.id), owner: "alice", with: "bob")
             for device in [alice, bob] { _ = try await device.sync() }
+            // What a page the server renders may show: a device's view of the account.
+            let folders = try await server.visibleKeys(of: SyncFolder.tableName, to: "bob")
+            run.expect(folders == [key(work.id)], "\(on): bob sees the folders \(folders), not the one shared with him")
+            let all = try await server.visibleKeys(of: SyncFolder.tableName, to: "alice")
+            run.expect(all == [key(home.id), key(work.id)].sorted(), "\(on): alice sees the folders \(all), not her two")
+            run.expect(try await server.visibleKeys(of: SyncItem.tableName, to: "alice") == [key(paint.id)], "\(on): alice sees a deleted item, or not her own")
+            run.expect(try await server.isVisible(SyncItem.tableName, key: key(paint.id), to: "bob"), "\(on): bob does not see the item in the folder shared with him")
+            run.expect(try await !server.isVisible(SyncFolder.tableName, key: key(home.id), to: "bob"), "\(on): bob sees a folder not shared with him")
             run.expect(try await titles(alice.store) == ["Paint the fence"], "\(on): the web's delete did not reach alice's device")
             run.expect(try await titles(bob.store) == ["Paint the fence"], "\(on): the shared folder reached bob without the web's title")
             // As the sharee, the server may now edit the shared folder's item for bob.
