@@ -45,8 +45,13 @@ public struct SyncEdit: Sendable {
         SyncEdit(table: table, key: key, change: .update(values))
     }
 
-    /// The row with this key deleted (nothing, if there is none). Its
-    /// children go with it on every device, as a device's delete takes them.
+    /// The row with this key deleted (nothing, if there is none), and with it
+    /// the rows whose first parent it is, down the tree (a list's reminders and
+    /// their taggings), as a device's delete takes them.
+    ///
+    /// Caveat: rows that name it as another parent than their first (a tag's
+    /// taggings, whose first parent is the reminder) are not deleted with it:
+    /// delete them in the same edit.
     public static func delete(_ table: String, key: String) -> SyncEdit {
         SyncEdit(table: table, key: key, change: .delete)
     }
@@ -78,7 +83,8 @@ extension SyncServer {
     /// after every register those rows hold.
     static func changes(for edits: [SyncEdit], _ db: Database, _ tables: [SyncedTable], clock: inout ServerClock) throws -> [SyncChange] {
         var rows: [SyncRowID: SyncRow] = [:], stored: [SyncRowID: SyncRow] = [:], order: [SyncRowID] = []
-        for edit in edits {
+        var edits = edits[...]
+        while let edit = edits.popFirst() {
             guard let table = tables.first(where: { $0.name == edit.table }) else {
                 throw DatabaseError(.misuse, "an edit names the table \(edit.table), which this server does not sync")
             }
@@ -109,7 +115,16 @@ extension SyncServer {
             let latest = row.registers.values.map(\.stamp.time).max() ?? HybridTimestamp(rawValue: 0)
             switch edit.change {
             case .delete:
+                guard row.exists else { break }
                 row.delete()
+                // The rows under it go with it, as the foreign keys take them on a device.
+                for child in tables where child.parents.first?.table == table.name {
+                    let keys = try db.fetchAll(String.self, """
+                        SELECT "row_key" FROM \(ident: SyncStateTables.server.rows)
+                        WHERE "tbl" = \(child.name) AND "parent" = \(key) AND "cl" % 2 = 1 ORDER BY "row_key"
+                        """)
+                    edits.append(contentsOf: keys.map { SyncEdit.delete(child.name, key: $0) })
+                }
             case .update:
                 guard row.exists else { throw DatabaseError(.misuse, "an edit updates a row of \(table.name) that does not exist") }
                 let changed = values.filter { row.registers[$0.key]?.value != $0.value }

@@ -103,6 +103,19 @@ extension SyncScenarios {
             try await server.edit([.update(SyncItem.tableName, key: key(paint.id), ["title": .text("Fence, done")])], account: "bob")
             _ = try await alice.sync()
             run.expect(try await titles(alice.store) == ["Fence, done"], "\(on): the web's edit for the sharee did not reach the owner")
+
+            // A delete takes the rows under it along, down the tree, on the server and on every device.
+            try await alice.store.write { db in try db.insert(SyncLabel(itemID: paint.id, folderID: work.id)) }
+            _ = try await alice.sync()
+            try await server.edit([.delete(SyncFolder.tableName, key: key(work.id))], account: "alice")
+            for device in [alice, bob] { _ = try await device.sync() }
+            for (name, device) in [("alice", alice), ("bob", bob)] {
+                let left = try await [count(device.store, SyncFolder.tableName), count(device.store, SyncItem.tableName), count(device.store, SyncLabel.tableName)]
+                let expected = name == "alice" ? [1, 0, 0] : [0, 0, 0]
+                run.expect(left == expected, "\(on): after the web deleted a folder, \(name)'s device holds \(left) folders, items and labels, not \(expected)")
+            }
+            let under = try await server.visibleKeys(of: SyncLabel.tableName, to: "alice") + server.visibleKeys(of: SyncItem.tableName, to: "alice")
+            run.expect(under.isEmpty, "\(on): the server keeps \(under.count) rows under the folder the web deleted alive")
         }
     }
 }
