@@ -43,6 +43,14 @@ struct BearerToken: Sendable {
 
     private init(text: String) { self.text = text }
 
+    /// The token in a session cookie's value: nil unless it is one token of
+    /// 64 hex digits.
+    init?(cookieValue value: Substring) {
+        let token = value.lowercased()
+        guard token.utf8.count == 64, token.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+        text = token
+    }
+
     /// A 401 with the header that names the scheme.
     static func unauthorized(_ message: String, cause: String) -> ServerError {
         ServerError(status: .unauthorized, message: message, cause: cause, headers: [.wwwAuthenticate: "Bearer"])

@@ -83,6 +83,7 @@ extension RemindersRoutes {
             let handler = route.handler
             served.append(Route(route.method, route.path) { request, context in try await handler(request, context, sync) })
         }
+        served += webRoutes(sync)
         return router(served)
     }
 }

@@ -1,0 +1,65 @@
+/// The web app's script and style, served from memory: no build step.
+enum WebAssets {
+    /// Refreshes `<main>` when the server says what it shows changed, keeping
+    /// what the person was typing and where the focus was. Without it (or
+    /// without JavaScript) every page still works: each action is a form.
+    static let script = """
+        // Live pages: /web/events says "change"; the page fetches itself and swaps <main>.
+        const main = document.getElementById("main");
+        const live = main && main.dataset.live;
+        let refreshing = false, again = false;
+        async function refresh() {
+          if (refreshing) { again = true; return; }
+          refreshing = true;
+          try {
+            const answer = await fetch(location.href, { credentials: "same-origin", headers: { "Accept": "text/html" } });
+            if (!answer.ok) return;
+            const fresh = new DOMParser().parseFromString(await answer.text(), "text/html").getElementById("main");
+            if (!fresh) return;
+            const focused = document.activeElement && document.activeElement.id ? document.activeElement : null;
+            const typed = focused && "value" in focused ? focused.value : null;
+            main.replaceChildren(...Array.from(fresh.childNodes, (node) => document.importNode(node, true)));
+            if (focused) {
+              const again = document.getElementById(focused.id);
+              if (again) { if (typed !== null) again.value = typed; again.focus(); }
+            }
+            document.documentElement.dataset.refreshes = String(Number(document.documentElement.dataset.refreshes || 0) + 1);
+          } finally {
+            refreshing = false;
+            if (again) { again = false; refresh(); }
+          }
+        }
+        if (live && "EventSource" in window) {
+          const events = new EventSource(live);
+          events.addEventListener("change", refresh);
+          events.addEventListener("open", () => { document.documentElement.dataset.live = "open"; });
+        }
+        """
+
+    /// One column, readable on a phone and a desktop; focus always visible.
+    static let style = """
+        :root { font-family: system-ui, sans-serif; line-height: 1.4; color: #1c1c1e; background: #f2f2f7; }
+        body { margin: 0 auto; max-width: 40rem; padding: 0 1rem 2rem; }
+        header { display: flex; flex-wrap: wrap; align-items: center; justify-content: space-between; gap: .5rem; padding: .75rem 0; }
+        header .home { font-weight: 600; text-decoration: none; color: inherit; }
+        nav, form.inline { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem; }
+        nav form { display: inline; }
+        h1 { font-size: 1.6rem; margin: .5rem 0 1rem; overflow-wrap: anywhere; }
+        ul { list-style: none; padding: 0; margin: 0 0 1rem; background: #fff; border-radius: .75rem; }
+        li { display: flex; align-items: center; gap: .5rem; padding: .6rem .75rem; border-bottom: 1px solid #e5e5ea; min-width: 0; }
+        li:last-child { border-bottom: none; }
+        li a { display: flex; align-items: center; gap: .5rem; flex: 1; min-width: 0; color: inherit; text-decoration: none; }
+        .title { flex: 1; min-width: 0; overflow-wrap: anywhere; }
+        li.done .title { color: #8e8e93; text-decoration: line-through; }
+        .dot { display: inline-block; flex: none; width: .9rem; height: .9rem; border-radius: 50%; }
+        .count { color: #8e8e93; }
+        .check { width: 1.4rem; height: 1.4rem; border-radius: 50%; border: 2px solid #8e8e93; background: #fff; padding: 0; }
+        .check[aria-pressed="true"] { background: #007aff; border-color: #007aff; }
+        .stack { display: grid; gap: .5rem; max-width: 20rem; }
+        input { font: inherit; padding: .4rem .5rem; min-width: 0; max-width: 100%; }
+        button { font: inherit; padding: .35rem .75rem; }
+        .delete { background: none; border: 1px solid #d1d1d6; border-radius: .4rem; }
+        .problem { color: #b00020; }
+        :focus-visible { outline: 3px solid #007aff; outline-offset: 2px; }
+        """
+}
