@@ -25,6 +25,22 @@ extension SyncServer {
         try await store.read { db in try Self.isVisible(db, table, key: key, to: account) }
     }
 
+    /// Makes what the server records of rows and shares observable, so that
+    /// an observation reading ``visibleKeys(_:of:to:)`` (a live page of an
+    /// account's lists) wakes on a push, an edit, a share and an unshare, on
+    /// every engine. Run it in a migration, or at start: it may run again.
+    ///
+    /// ```swift
+    /// try await store.write { db in try SyncServer.enableObservation(in: db) }
+    /// let lists = store.observe { db in try SyncServer.visibleKeys(db, of: "remindersLists", to: account) }
+    /// ```
+    ///
+    /// Caveat: on PostgreSQL each statement of a push that writes them then
+    /// notifies listeners too; a server with no observer of them needs none of it.
+    public static func enableObservation(in db: Database) throws {
+        try db.enableObservation(of: [SyncStateTables.server.rows, SyncAccountTables.shares])
+    }
+
     /// ``visibleKeys(of:to:)`` inside an access the caller holds (a page's
     /// reads in one transaction).
     public static func visibleKeys(_ db: Database, of table: String, to account: String) throws -> [String] {

@@ -28,6 +28,8 @@ struct SyncEndpoints: Sendable {
                 // empty account, which no one signs in as).
                 try SyncServer.updateSyncServer(in: db)
             }
+            // The web app's live pages observe what each account sees.
+            try SyncServer.enableObservation(in: db)
         }
         let accounts = SyncAccounts(store: store)
         try await accounts.migrate()

@@ -52,6 +52,8 @@ enum WebAssets {
         .title { flex: 1; min-width: 0; overflow-wrap: anywhere; }
         li.done .title { color: #8e8e93; text-decoration: line-through; }
         .dot { display: inline-block; flex: none; width: .9rem; height: .9rem; border-radius: 50%; }
+        h1 .dot { margin-right: .5rem; vertical-align: middle; }
+        main > form { margin: 0 0 1rem; }
         .count { color: #8e8e93; }
         .check { width: 1.4rem; height: 1.4rem; border-radius: 50%; border: 2px solid #8e8e93; background: #fff; padding: 0; }
         .check[aria-pressed="true"] { background: #007aff; border-color: #007aff; }

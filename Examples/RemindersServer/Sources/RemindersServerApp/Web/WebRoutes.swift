@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import Reminders
+import ServiceLifecycle
 
 extension RemindersRoutes {
     /// The web app's routes, on a sync server: pages under `/web` for the
@@ -190,8 +191,14 @@ extension RemindersRoutes {
             }
             defer { watching.cancel(); beating.cancel() }
             try await writer.write(ByteBuffer(string: "retry: 1000\n: listening\n\n"))
-            for await signal in signals {
-                try await writer.write(ByteBuffer(string: signal))
+            // A server shutting down ends the stream (the page connects again, to another instance or later):
+            // it would otherwise wait for every open page to go away.
+            try await withGracefulShutdownHandler {
+                for await signal in signals {
+                    try await writer.write(ByteBuffer(string: signal))
+                }
+            } onGracefulShutdown: {
+                continuation.finish()
             }
             try await writer.finish(nil)
         }

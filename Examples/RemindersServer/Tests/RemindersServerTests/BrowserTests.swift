@@ -1,0 +1,137 @@
+import Depot
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// The web app in a real browser (Debian's chromium, headless, through
+/// WebDriver) against the sync server on a real port and a throwaway
+/// PostgreSQL schema. In CI both must be there: a missing one fails.
+@Suite(.serialized) struct BrowserTests {
+    /// The browser, or nil with the skip recorded as a failure in CI.
+    func browser() async throws -> WebDriver? {
+        do {
+            return try await WebDriver.start()
+        } catch {
+            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must run the browser tests: \(error)")
+            return nil
+        }
+    }
+
+    @Test func twoBrowsersOfOneAccountSeeEachOthersChangesWithoutAReloadAndAnotherAccountSeesNoneUntilShared() async throws {
+        guard let driver = try await browser() else { return }
+        defer { driver.stop() }
+        try await withSyncServerOnPostgres { server, _ in
+            let (ana, phone, bob) = try await (driver.session(), driver.session(width: 390, height: 844), driver.session())
+            do {
+                try await walkThrough(server, ana, phone, bob)
+            } catch {
+                for session in [ana, phone, bob] { await session.close() }
+                throw error
+            }
+            for session in [ana, phone, bob] { await session.close() }
+        }
+    }
+
+    func walkThrough(_ server: URL, _ ana: BrowserSession, _ phone: BrowserSession, _ bob: BrowserSession) async throws {
+        do {
+            let web = server.appendingPathComponent("web")
+
+            // Sign up, add a list and reminders, as a person types them.
+            try await ana.go(web.appendingPathComponent("sign-up"))
+            try await ana.type("ana", into: "#name")
+            try await ana.type("correct horse battery", into: "#password")
+            try await ana.click("form button[type=submit]")
+            try await ana.wait(until: "return document.querySelector('h1')?.textContent === 'My Lists'", "the home page after sign-up")
+            try await ana.type("Groceries", into: "#new-list")
+            try await ana.click("#main form.inline button")
+            try await ana.wait(until: "return document.querySelector('h1')?.textContent.endsWith('Groceries') === true", "the new list's page")
+            let here = try await ana.run("return location.href") as? String
+            let listURL = try #require(here.flatMap(URL.init(string:)), "the list page's address")
+            for title in ["Milk", "<img src=x onerror=\"window.pwned=1\">"] {
+                try await ana.type(title, into: "#new-reminder")
+                try await ana.click("#main form.inline button")
+                try await ana.wait(until: "return [...document.querySelectorAll('.reminders .title')].some(e => e.textContent === \(json(title)))", "\(title) in the list")
+            }
+
+            // The same account on a phone-sized browser, on the list's page.
+            try await phone.go(web.appendingPathComponent("sign-in"))
+            try await phone.type("ana", into: "#name")
+            try await phone.type("correct horse battery", into: "#password")
+            try await phone.click("form button[type=submit]")
+            try await phone.wait(until: "return document.querySelector('h1')?.textContent === 'My Lists'", "the phone's home page")
+            try await phone.go(listURL)
+            try await phone.wait(until: "return document.documentElement.dataset.live === 'open'", "the phone's page to listen")
+            _ = try await phone.run("window.stayed = true")
+
+            // A change in one browser shows in the other without a reload.
+            try await ana.type("Bread", into: "#new-reminder")
+            try await ana.click("#main form.inline button")
+            let added = try await phone.wait(until: "return window.stayed === true && [...document.querySelectorAll('.reminders .title')].some(e => e.textContent === 'Bread')",
+                                             "the phone to show Bread without a reload")
+            _ = try await ana.run("[...document.querySelectorAll('.reminders li')].find(li => li.querySelector('.title').textContent === 'Milk').querySelector('.check').click()")
+            let completed = try await phone.wait(until: "return window.stayed === true && [...document.querySelectorAll('.reminders li.done .title')].some(e => e.textContent === 'Milk')",
+                                                 "the phone to show Milk done without a reload")
+            print("BrowserTests: another browser showed an added reminder \(added) and a completed one \(completed) after the form was sent")
+
+            // A title's markup never ran, in either browser.
+            for session in [ana, phone] { #expect(try await session.run("return window.pwned === undefined") as? Bool == true, "a title's onerror ran") }
+
+            // Another account sees none of it, until the list is shared with it (live, too).
+            try await bob.go(web.appendingPathComponent("sign-up"))
+            try await bob.type("bob", into: "#name")
+            try await bob.type("another good password", into: "#password")
+            try await bob.click("form button[type=submit]")
+            try await bob.wait(until: "return document.querySelector('h1')?.textContent === 'My Lists'", "bob's home page")
+            try await bob.wait(until: "return document.documentElement.dataset.live === 'open'", "bob's page to listen")
+            #expect(try await bob.run("return document.body.textContent.includes('Groceries')") as? Bool == false, "bob sees ana's list")
+            _ = try await bob.run("window.stayed = true")
+            let device = try await request("POST", server.appendingPathComponent("sync/sessions"), json: ["name": "ana", "password": "correct horse battery"])
+            let token = try JSONDecoder().decode(HTTPSession.self, from: device.body).token
+            let list = listURL.lastPathComponent
+            let shared = try await request("POST", server.appendingPathComponent("sync/shares"), token: token, json: ["list": list, "with": "bob"])
+            #expect(shared.status == 204)
+            try await bob.wait(until: "return window.stayed === true && document.body.textContent.includes('Groceries')", "bob to see the shared list without a reload")
+
+            // Layout at a desktop's and a phone's width: no sideways scrolling, nothing cut or on top of another.
+            let folder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/web-screenshots")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for (name, width, height) in [("desktop", 1280, 800), ("phone", 390, 844)] {
+                try await ana.resize(width: width, height: height)
+                for (page, url) in [("home", web), ("list", listURL)] {
+                    try await ana.go(url)
+                    try await ana.wait(until: "return document.readyState === 'complete'", "the \(page) page to load")
+                    let fits = try await ana.run("return document.documentElement.scrollWidth <= window.innerWidth") as? Bool
+                    #expect(fits == true, "the \(page) page scrolls sideways at \(width) px")
+                    let overlaps = try await ana.run(Self.overlapCheck) as? [String] ?? ["(the check did not run)"]
+                    #expect(overlaps.isEmpty, "on the \(page) page at \(width) px, these overlap or are cut: \(overlaps)")
+                    let path = folder.appendingPathComponent("\(page)-\(name).png")
+                    try await ana.screenshot().write(to: path)
+                    print("BrowserTests: screenshot \(path.path)")
+                }
+            }
+        }
+    }
+
+    /// The texts and controls of `<main>` that overlap one another or
+    /// overflow their box: each as its tag and text.
+    static let overlapCheck = """
+        const items = [...document.querySelectorAll('main h1, main a, main button, main input, main label, main .title, main .count')]
+          .filter(e => e.getClientRects().length > 0);
+        const name = e => e.tagName.toLowerCase() + ' ' + (e.textContent || e.getAttribute('aria-label') || e.id).trim().slice(0, 30);
+        const problems = [];
+        for (const e of items) { if (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflow === 'hidden') problems.push('cut: ' + name(e)); }
+        for (let i = 0; i < items.length; i++) for (let j = i + 1; j < items.length; j++) {
+          const [a, b] = [items[i], items[j]];
+          if (a.contains(b) || b.contains(a)) continue;
+          const [r, s] = [a.getBoundingClientRect(), b.getBoundingClientRect()];
+          if (r.left < s.right - 1 && s.left < r.right - 1 && r.top < s.bottom - 1 && s.top < r.bottom - 1) problems.push(name(a) + ' / ' + name(b));
+        }
+        return problems;
+        """
+
+    func json(_ text: String) -> String {
+        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
+    }
+}
