@@ -73,7 +73,28 @@ import Testing
             _ = try await ana.run("[...document.querySelectorAll('.reminders li')].find(li => li.querySelector('.title').textContent === 'Milk').querySelector('.check').click()")
             let completed = try await phone.wait(until: "return window.stayed === true && [...document.querySelectorAll('.reminders li.done .title')].some(e => e.textContent === 'Milk')",
                                                  "the phone to show Milk done without a reload")
-            print("BrowserTests: another browser showed an added reminder \(added) and a completed one \(completed) after the form was sent")
+            // Every field of a reminder on its own page; the other browser shows the new title.
+            _ = try await ana.run("[...document.querySelectorAll('.reminders a.title')].find(a => a.textContent === 'Bread').click()")
+            try await ana.wait(until: "return document.querySelector('h1')?.textContent === 'Bread'", "Bread's page")
+            _ = try await ana.run("document.getElementById('title').value = ''")
+            try await ana.type("Sourdough bread", into: "#title")
+            try await ana.type("From the bakery on the corner", into: "#notes")
+            _ = try await ana.run("document.getElementById('due').value = '2026-12-24T08:30'; document.getElementById('priority').value = '2'")
+            try await ana.click("input[name=flagged]")
+            try await ana.click("main form button[type=submit]")
+            try await ana.wait(until: "return [...document.querySelectorAll('.reminders .title')].some(e => e.textContent === 'Sourdough bread')", "the list after saving")
+            let renamed = try await phone.wait(until: "return window.stayed === true && [...document.querySelectorAll('.reminders .title')].some(e => e.textContent === 'Sourdough bread')",
+                                               "the phone to show the new title without a reload")
+            _ = try await ana.run("[...document.querySelectorAll('.reminders a.title')].find(a => a.textContent === 'Sourdough bread').click()")
+            try await ana.wait(until: "return document.querySelector('h1')?.textContent === 'Sourdough bread'", "the edited reminder's page")
+            let kept = try await ana.run("""
+                return [document.getElementById('notes').value, document.getElementById('due').value, document.getElementById('priority').value,
+                        document.querySelector('input[name=flagged]').checked].join('|')
+                """) as? String
+            #expect(kept == "From the bakery on the corner|2026-12-24T08:30|2|true", "the fields as saved: \(kept ?? "-")")
+            let reminderURL = try #require((try await ana.run("return location.href") as? String).flatMap(URL.init(string:)), "the reminder's address")
+            try await ana.go(listURL)
+            print("BrowserTests: another browser showed an added reminder \(added), a completed one \(completed) and a renamed one \(renamed) after the form was sent")
 
             // A title's markup never ran, in either browser.
             for session in [ana, phone] { #expect(try await session.run("return window.pwned === undefined") as? Bool == true, "a title's onerror ran") }
@@ -99,7 +120,7 @@ import Testing
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             for (name, width, height) in [("desktop", 1280, 800), ("phone", 390, 844)] {
                 try await ana.resize(width: width, height: height)
-                for (page, url) in [("home", web), ("list", listURL)] {
+                for (page, url) in [("home", web), ("list", listURL), ("reminder", reminderURL)] {
                     try await ana.go(url)
                     try await ana.wait(until: "return document.readyState === 'complete'", "the \(page) page to load")
                     let fits = try await ana.run("return document.documentElement.scrollWidth <= window.innerWidth") as? Bool

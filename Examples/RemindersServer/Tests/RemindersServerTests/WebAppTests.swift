@@ -31,7 +31,9 @@ import Testing
             #expect(titles(page) == ["Milk", "Bread", "Eggs"], "in the order added")
             #expect(try await ana.get("/web").text.contains("aria-label=\"3 open\""))
 
-            let bread = try #require(reminderIDs(page)[1])
+            let ids = reminderIDs(page)
+            try #require(ids.count == 3)
+            let bread = ids[1]
             #expect(try await ana.post("/web/reminders/\(bread)/complete", [("done", "1")]).status == .seeOther)
             page = try await ana.get("/web/lists/\(list)")
             #expect(titles(page) == ["Milk", "Eggs", "Bread"], "done ones last")
@@ -160,9 +162,56 @@ import Testing
         }
     }
 
+    @Test func aReminderIsEditedFieldByFieldMovedRenamedWithItsListAndDeletedWithIt() async throws {
+        try await withSyncServer { client, store in
+            var ana = WebVisitor(client)
+            try await ana.signUp("ana")
+            let home = try #require(try await ana.post("/web/lists", [("title", "Home")]).locationID)
+            let work = try #require(try await ana.post("/web/lists", [("title", "Work")]).locationID)
+            _ = try await ana.post("/web/lists/\(home)/reminders", [("title", "Paint")])
+            let paint = try #require(reminderIDs(try await ana.get("/web/lists/\(home)")).first)
+            let page = try await ana.get("/web/reminders/\(paint)")
+            #expect(page.status == .ok && page.text.contains("<h1>Paint</h1>") && page.text.contains("value=\"\(home)\" selected"))
+
+            let fields = [("title", "Paint the fence"), ("notes", "White, two coats </textarea><script>x</script>"), ("due", "2026-12-24T18:00"),
+                          ("priority", "3"), ("flagged", "on"), ("list", work)]
+            let saved = try await ana.post("/web/reminders/\(paint)", fields)
+            #expect(saved.status == .seeOther && saved.headers[.location] == "/web/lists/\(work)", "saved and shown in the list it moved to")
+            let edited = try await ana.get("/web/reminders/\(paint)")
+            #expect(edited.text.contains("value=\"Paint the fence\"") && edited.text.contains("value=\"2026-12-24T18:00\""))
+            #expect(edited.text.contains("<option value=\"3\" selected>High</option>") && edited.text.contains("name=\"flagged\" checked"))
+            #expect(edited.text.contains("value=\"\(work)\" selected") && !edited.text.contains("name=\"completed\" checked"))
+            #expect(edited.text.contains("White, two coats &lt;/textarea&gt;&lt;script&gt;x&lt;/script&gt;</textarea>"), "the notes, as text")
+            let (inWork, inHome) = try await (titles(ana.get("/web/lists/\(work)")), titles(ana.get("/web/lists/\(home)")))
+            #expect(inWork == ["Paint the fence"] && inHome.isEmpty, "moved: \(inWork), \(inHome)")
+            let stored = try await store.read { db in try db.fetchOne(Reminder.self, "SELECT * FROM \(ident: Reminder.tableName)") }
+            #expect(stored?.dueDate == Date(timeIntervalSince1970: 1_798_135_200) && stored?.priority == .high && stored?.isFlagged == true)
+
+            // Wrong fields are refused with the field named, and nothing changes.
+            for (field, value, says) in [("due", "tomorrow", "the due date"), ("priority", "9", "the priority"), ("title", " ", "needs a title"), ("list", "x", "choose a list")] {
+                let wrong = try await ana.post("/web/reminders/\(paint)", fields.filter { $0.0 != field } + [(field, value)])
+                #expect(wrong.status == .unprocessableContent && wrong.text.contains(says), "\(field)=\(value): \(wrong.status)")
+            }
+            // A list of another account is no list to move to.
+            var bob = WebVisitor(client)
+            try await bob.signUp("bob")
+            let bobs = try #require(try await bob.post("/web/lists", [("title", "Bob's")]).locationID)
+            #expect(try await ana.post("/web/reminders/\(paint)", fields.filter { $0.0 != "list" } + [("list", bobs)]).status == .notFound)
+            #expect(titles(try await bob.get("/web/lists/\(bobs)")).isEmpty)
+
+            // Renamed, then deleted with what it holds.
+            #expect(try await ana.post("/web/lists/\(work)/rename", [("title", "Office")]).status == .seeOther)
+            #expect(try await ana.get("/web").text.contains(">Office</span>"))
+            #expect(try await ana.post("/web/lists/\(work)/delete").status == .seeOther)
+            #expect(!(try await ana.get("/web")).text.contains("Office"))
+            #expect(try await ana.get("/web/reminders/\(paint)").status == .notFound)
+            #expect(try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: Reminder.tableName)") } == 0)
+        }
+    }
+
     /// The reminders' titles on a list page, in the page's order.
     func titles(_ page: Answer) -> [String] {
-        matches(page.text, #"<span class="title">([^<]*)</span>\s*<form method="post" action="/web/reminders/"#).map(unescape)
+        matches(page.text, #"<a class="title" href="/web/reminders/[0-9a-f-]{36}">([^<]*)</a>"#).map(unescape)
     }
 
     /// The reminders' ids on a list page, in the page's order.

@@ -49,7 +49,12 @@ enum WebAssets {
         li { display: flex; align-items: center; gap: .5rem; padding: .6rem .75rem; border-bottom: 1px solid #e5e5ea; min-width: 0; }
         li:last-child { border-bottom: none; }
         li a { display: flex; align-items: center; gap: .5rem; flex: 1; min-width: 0; color: inherit; text-decoration: none; }
-        .title { flex: 1; min-width: 0; overflow-wrap: anywhere; }
+        .title { flex: 1; min-width: 0; overflow-wrap: anywhere; color: inherit; text-decoration: none; }
+        a.title:hover { text-decoration: underline; }
+        textarea, select { font: inherit; padding: .4rem .5rem; max-width: 100%; }
+        .check-label { display: flex; align-items: center; gap: .5rem; }
+        details { margin-top: 1rem; }
+        details form { margin: .5rem 0; }
         li.done .title { color: #8e8e93; text-decoration: line-through; }
         .dot { display: inline-block; flex: none; width: .9rem; height: .9rem; border-radius: 50%; }
         h1 .dot { margin-right: .5rem; vertical-align: middle; }

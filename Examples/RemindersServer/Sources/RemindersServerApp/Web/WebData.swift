@@ -104,7 +104,7 @@ struct WebData: Sendable {
         try await edit([.delete(Reminder.tableName, key: Self.key(id))])
     }
 
-    private func edit(_ edits: [SyncEdit]) async throws {
+    func edit(_ edits: [SyncEdit]) async throws {
         do {
             try await server.edit(edits, account: account)
         } catch is SyncAccessDenied {

@@ -75,7 +75,7 @@ enum WebPages {
                 <li class="\(reminder.isCompleted ? "done" : "open")" data-id="\(rid)">
                 <form method="post" action="/web/reminders/\(rid)/complete">\(csrfField(session))<input type="hidden" name="done" value="\(done)">\
                 <button type="submit" class="check" aria-label="\(label)\(reminder.title)" aria-pressed="\(reminder.isCompleted ? "true" : "false")"></button></form>
-                <span class="title">\(reminder.title)</span>
+                <a class="title" href="/web/reminders/\(rid)">\(reminder.title)</a>
                 <form method="post" action="/web/reminders/\(rid)/delete">\(csrfField(session))\
                 <button type="submit" class="delete" aria-label="Delete: \(reminder.title)">Delete</button></form></li>
                 """
@@ -88,6 +88,12 @@ enum WebPages {
             <label for="new-reminder">New reminder</label><input id="new-reminder" name="title" required maxlength="500">
             <button type="submit">Add</button></form>
             \(empty)<ul class="reminders" aria-label="Reminders">\(items)</ul>
+            <details><summary>Rename or delete this list</summary>
+            <form method="post" action="/web/lists/\(id)/rename" class="inline">\(csrfField(session))
+            <label for="list-title">Title</label><input id="list-title" name="title" required maxlength="500" value="\(page.list.title)">
+            <button type="submit">Rename</button></form>
+            <form method="post" action="/web/lists/\(id)/delete">\(csrfField(session))
+            <button type="submit" class="delete">Delete the list and its \(page.reminders.count) reminders</button></form></details>
             """
     }
 

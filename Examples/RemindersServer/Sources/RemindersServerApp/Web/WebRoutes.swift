@@ -71,6 +71,47 @@ extension RemindersRoutes {
                     return redirect("/web/lists/\(WebData.key(list))")
                 }
             },
+            Route(.get, "/web/reminders/:id") { request, context in
+                try await page(request, context, sync) { session, data in
+                    let reminder = try await data.reminder(try uuid("id", context))
+                    return html(WebPages.page(title: reminder.title, session: session,
+                                              WebPages.reminderMain(reminder, lists: try await data.home(), session: session)))
+                }
+            },
+            Route(.post, "/web/reminders/:id") { request, context in
+                try await form(request, context, sync) { session, data, form in
+                    let id = try uuid("id", context)
+                    do {
+                        let fields = try WebData.ReminderForm(form)
+                        try await data.editReminder(id, fields)
+                        return redirect("/web/lists/\(WebData.key(fields.list))")
+                    } catch let error as ServerError where error.status == .unprocessableContent {
+                        let reminder = try await data.reminder(id)
+                        return html(WebPages.page(title: reminder.title, session: session,
+                                                  WebPages.reminderMain(reminder, lists: try await data.home(), session: session, problem: error.message)),
+                                    status: error.status)
+                    }
+                }
+            },
+            Route(.post, "/web/lists/:list/rename") { request, context in
+                try await form(request, context, sync) { session, data, form in
+                    let id = try uuid("list", context)
+                    do {
+                        try await data.renameList(id, to: form["title"] ?? "")
+                        return redirect("/web/lists/\(WebData.key(id))")
+                    } catch let error as ServerError where error.status == .unprocessableContent {
+                        let list = try await data.list(id)
+                        return html(WebPages.page(title: list.list.title, session: session, WebPages.listMain(list, session: session, problem: error.message)),
+                                    status: error.status)
+                    }
+                }
+            },
+            Route(.post, "/web/lists/:list/delete") { request, context in
+                try await form(request, context, sync) { _, data, _ in
+                    try await data.deleteList(try uuid("list", context))
+                    return redirect("/web")
+                }
+            },
             Route(.get, "/web/sign-in") { request, context in
                 if try await WebSession.current(request, sync, logger: context.logger) != nil { return redirect("/web") }
                 return html(WebPages.signIn(signUp: false))
