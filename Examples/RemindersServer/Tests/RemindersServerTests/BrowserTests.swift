@@ -1,5 +1,7 @@
 import Depot
+import DepotPostgres
 import Foundation
+import Reminders
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -22,10 +24,10 @@ import Testing
     @Test func twoBrowsersOfOneAccountSeeEachOthersChangesWithoutAReloadAndAnotherAccountSeesNoneUntilShared() async throws {
         guard let driver = try await browser() else { return }
         defer { driver.stop() }
-        try await withSyncServerOnPostgres { server, _ in
+        try await withSyncServerOnPostgres { server, store in
             let (ana, phone, bob) = try await (driver.session(), driver.session(width: 390, height: 844), driver.session())
             do {
-                try await walkThrough(server, ana, phone, bob)
+                try await walkThrough(server, store, ana, phone, bob)
             } catch {
                 for session in [ana, phone, bob] { await session.close() }
                 throw error
@@ -34,7 +36,7 @@ import Testing
         }
     }
 
-    func walkThrough(_ server: URL, _ ana: BrowserSession, _ phone: BrowserSession, _ bob: BrowserSession) async throws {
+    func walkThrough(_ server: URL, _ store: Store, _ ana: BrowserSession, _ phone: BrowserSession, _ bob: BrowserSession) async throws {
         do {
             let web = server.appendingPathComponent("web")
 
@@ -96,6 +98,22 @@ import Testing
             try await ana.go(listURL)
             print("BrowserTests: another browser showed an added reminder \(added), a completed one \(completed) and a renamed one \(renamed) after the form was sent")
 
+            // A writer that is not the web app, on a connection of its own (as a `reminders add` in another
+            // process): the open page shows its reminder too, through PostgreSQL's notifications.
+            let schema = try #require(try await store.read { db in try db.fetchOne(String.self, "SELECT current_schema()") })
+            var elsewhere = try PostgresConfiguration(url: try #require(ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"]))
+            elsewhere.searchPath = schema
+            let other = try await Store.postgres(elsewhere)
+            do {
+                _ = try await RemindersModel(store: other).addReminder(ReminderDraft(title: "Added elsewhere"), to: listURL.lastPathComponent)
+            } catch {
+                await other.close()
+                throw error
+            }
+            await other.close()
+            try await phone.wait(until: "return window.stayed === true && [...document.querySelectorAll('.reminders .title')].some(e => e.textContent === 'Added elsewhere')",
+                                 "the phone to show a reminder another connection added, without a reload")
+
             // A title's markup never ran, in either browser.
             for session in [ana, phone] { #expect(try await session.run("return window.pwned === undefined") as? Bool == true, "a title's onerror ran") }
 
@@ -125,6 +143,8 @@ import Testing
                     try await ana.wait(until: "return document.readyState === 'complete'", "the \(page) page to load")
                     let fits = try await ana.run("return document.documentElement.scrollWidth <= window.innerWidth") as? Bool
                     #expect(fits == true, "the \(page) page scrolls sideways at \(width) px")
+                    let unlabelled = try await ana.run(Self.accessibilityCheck) as? [String] ?? ["(the check did not run)"]
+                    #expect(unlabelled.isEmpty, "on the \(page) page: \(unlabelled)")
                     let overlaps = try await ana.run(Self.overlapCheck) as? [String] ?? ["(the check did not run)"]
                     #expect(overlaps.isEmpty, "on the \(page) page at \(width) px, these overlap or are cut: \(overlaps)")
                     let path = folder.appendingPathComponent("\(page)-\(name).png")
@@ -134,6 +154,22 @@ import Testing
             }
         }
     }
+
+    /// What a screen reader needs and the page lacks: the page's language and
+    /// title, a banner and a main landmark, a name for every control (a label
+    /// for it, or `aria-label`), for every link and button, and one `h1`.
+    static let accessibilityCheck = """
+        const problems = [];
+        if (!document.documentElement.lang) problems.push('no lang on <html>');
+        if (!document.title.trim()) problems.push('no <title>');
+        if (!document.querySelector('header')) problems.push('no banner (<header>)');
+        if (document.querySelectorAll('main').length !== 1) problems.push('not one <main>');
+        if (document.querySelectorAll('h1').length !== 1) problems.push('not one <h1>');
+        const named = e => (e.getAttribute('aria-label') || '').trim() || (e.labels && [...e.labels].some(l => l.textContent.trim()));
+        for (const e of document.querySelectorAll('input:not([type=hidden]), select, textarea')) if (!named(e)) problems.push('unlabelled ' + e.tagName.toLowerCase() + ' ' + (e.name || e.id));
+        for (const e of document.querySelectorAll('a, button')) if (!((e.getAttribute('aria-label') || '').trim() || e.textContent.trim())) problems.push('nameless ' + e.tagName.toLowerCase());
+        return problems;
+        """
 
     /// The texts and controls of `<main>` that overlap one another or
     /// overflow their box: each as its tag and text.
