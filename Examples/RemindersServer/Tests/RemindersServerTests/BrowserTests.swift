@@ -47,13 +47,13 @@ import Testing
             try await ana.click("form button[type=submit]")
             try await ana.wait(until: "return document.querySelector('h1')?.textContent === 'My Lists'", "the home page after sign-up")
             try await ana.type("Groceries", into: "#new-list")
-            try await ana.click("#main form.inline button")
+            try await ana.click("form[action='/web/lists'] button")
             try await ana.wait(until: "return document.querySelector('h1')?.textContent.endsWith('Groceries') === true", "the new list's page")
             let here = try await ana.run("return location.href") as? String
             let listURL = try #require(here.flatMap(URL.init(string:)), "the list page's address")
             for title in ["Milk", "<img src=x onerror=\"window.pwned=1\">"] {
                 try await ana.type(title, into: "#new-reminder")
-                try await ana.click("#main form.inline button")
+                try await ana.click("form[action$='/reminders'] button")
                 try await ana.wait(until: "return [...document.querySelectorAll('.reminders .title')].some(e => e.textContent === \(json(title)))", "\(title) in the list")
             }
 
@@ -69,7 +69,7 @@ import Testing
 
             // A change in one browser shows in the other without a reload.
             try await ana.type("Bread", into: "#new-reminder")
-            try await ana.click("#main form.inline button")
+            try await ana.click("form[action$='/reminders'] button")
             let added = try await phone.wait(until: "return window.stayed === true && [...document.querySelectorAll('.reminders .title')].some(e => e.textContent === 'Bread')",
                                              "the phone to show Bread without a reload")
             _ = try await ana.run("[...document.querySelectorAll('.reminders li')].find(li => li.querySelector('.title').textContent === 'Milk').querySelector('.check').click()")
@@ -97,6 +97,22 @@ import Testing
             let reminderURL = try #require((try await ana.run("return location.href") as? String).flatMap(URL.init(string:)), "the reminder's address")
             try await ana.go(listURL)
             print("BrowserTests: another browser showed an added reminder \(added), a completed one \(completed) and a renamed one \(renamed) after the form was sent")
+
+            // Search as you type, from the home page: no button pressed.
+            try await ana.go(web)
+            try await ana.type("sourd", into: "#q")
+            try await ana.wait(until: "return location.pathname === '/web/search' && [...document.querySelectorAll('.reminders .title')].map(e => e.textContent).join() === 'Sourdough bread'",
+                               "the search page to show what the typed text finds")
+            // (The page may have moved on after fewer letters than were typed: the field is typed into afresh.)
+            _ = try await ana.run("document.getElementById('q').value = ''")
+            try await ana.type("bread zzz", into: "#q")
+            try await ana.wait(until: "return document.getElementById('q').value === 'bread zzz' && document.body.textContent.includes('No reminder matches.')",
+                               "the results to follow the text as it is typed")
+            _ = try await ana.run("document.getElementById('q').value = ''")
+            try await ana.type("bread", into: "#q")
+            try await ana.wait(until: "return document.getElementById('q').value === 'bread' && [...document.querySelectorAll('.reminders .title')].map(e => e.textContent).join() === 'Sourdough bread'",
+                               "the results to follow the text again")
+            try await ana.go(listURL)
 
             // A writer that is not the web app, on a connection of its own (as a `reminders add` in another
             // process): the open page shows its reminder too, through PostgreSQL's notifications.

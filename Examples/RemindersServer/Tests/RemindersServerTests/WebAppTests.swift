@@ -209,6 +209,43 @@ import Testing
         }
     }
 
+    @Test func smartListsAndSearchGatherTheAccountsListsAndNoOtherAccounts() async throws {
+        try await withSyncServer { client, _ in
+            var ana = WebVisitor(client)
+            try await ana.signUp("ana")
+            let list = try #require(try await ana.post("/web/lists", [("title", "Shop")]).locationID)
+            for title in ["Oat milk", "Bread", "Tea"] { _ = try await ana.post("/web/lists/\(list)/reminders", [("title", title)]) }
+            let ids = reminderIDs(try await ana.get("/web/lists/\(list)"))
+            try #require(ids.count == 3)
+            let formatter = DateFormatter()
+            (formatter.locale, formatter.timeZone, formatter.dateFormat) = (Locale(identifier: "en_US_POSIX"), TimeZone(identifier: "UTC"), "yyyy-MM-dd'T'HH:mm")
+            let yesterday = formatter.string(from: Date().addingTimeInterval(-86_400))
+            _ = try await ana.post("/web/reminders/\(ids[0])", [("title", "Oat milk"), ("due", yesterday), ("priority", "0"), ("list", list)])
+            _ = try await ana.post("/web/reminders/\(ids[1])", [("title", "Bread"), ("flagged", "on"), ("priority", "0"), ("list", list)])
+            _ = try await ana.post("/web/reminders/\(ids[2])/complete", [("done", "1")])
+            var bob = WebVisitor(client)
+            try await bob.signUp("bob")
+            let bobs = try #require(try await bob.post("/web/lists", [("title", "Bob's")]).locationID)
+            _ = try await bob.post("/web/lists/\(bobs)/reminders", [("title", "Oat bars")])
+
+            let home = try await ana.get("/web")
+            for (smart, count) in [("Today", 1), ("Scheduled", 1), ("All", 2), ("Flagged", 1), ("Completed", 1)] {
+                #expect(home.text.contains("\(smart)</span></a> <span class=\"count\" aria-label=\"\(count) reminders\">"), "\(smart) counts \(count)")
+            }
+            for (smart, expected) in [("today", ["Oat milk"]), ("scheduled", ["Oat milk"]), ("all", ["Oat milk", "Bread"]), ("flagged", ["Bread"]), ("completed", ["Tea"])] {
+                #expect(titles(try await ana.get("/web/smart/\(smart)")) == expected, "the smart list \(smart)")
+            }
+            #expect(try await ana.get("/web/smart/someday").status == .notFound)
+            #expect(titles(try await bob.get("/web/smart/all")) == ["Oat bars"])
+
+            #expect(titles(try await ana.get("/web/search?q=oa")) == ["Oat milk"], "a prefix, in ana's lists only")
+            #expect(titles(try await bob.get("/web/search?q=oat")) == ["Oat bars"])
+            #expect(titles(try await ana.get("/web/search?q=te")) == ["Tea"], "a done one found too")
+            let attack = try await ana.get("/web/search?q=%22%3E%3Cscript%3Ex%3C%2Fscript%3E")
+            #expect(attack.status == .ok && !attack.text.contains("<script>x") && attack.text.contains("value=\"&quot;&gt;&lt;script&gt;x&lt;/script&gt;\""))
+        }
+    }
+
     /// The reminders' titles on a list page, in the page's order.
     func titles(_ page: Answer) -> [String] {
         matches(page.text, #"<a class="title" href="/web/reminders/[0-9a-f-]{36}">([^<]*)</a>"#).map(unescape)

@@ -39,6 +39,9 @@ struct HTML: ExpressibleByStringInterpolation, Sendable, Equatable, CustomString
         mutating func appendInterpolation(_ markup: HTML?) { if let markup { text += markup.text } }
     }
 
+    /// One piece of markup after another.
+    static func + (lhs: HTML, rhs: HTML) -> HTML { HTML(unsafeRaw: lhs.text + rhs.text) }
+
     /// Text with `&`, `<`, `>`, `"` and `'` as character references.
     static func escape(_ text: String) -> String {
         guard text.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 }) else { return text }

@@ -29,6 +29,19 @@ enum WebAssets {
             if (again) { again = false; refresh(); }
           }
         }
+        // Search as you type: the page's address follows the field, and the results are fetched as a refresh.
+        let typing;
+        document.addEventListener("input", (event) => {
+          const field = event.target;
+          if (!(field instanceof HTMLInputElement) || !field.hasAttribute("data-as-you-type")) return;
+          clearTimeout(typing);
+          typing = setTimeout(() => {
+            const address = "/web/search?q=" + encodeURIComponent(field.value);
+            if (location.pathname !== "/web/search") { location.assign(address); return; }
+            history.replaceState(null, "", address);
+            refresh();
+          }, 150);
+        });
         if (live && "EventSource" in window) {
           const events = new EventSource(live);
           events.addEventListener("change", refresh);
@@ -59,7 +72,8 @@ enum WebAssets {
         .dot { display: inline-block; flex: none; width: .9rem; height: .9rem; border-radius: 50%; }
         h1 .dot { margin-right: .5rem; vertical-align: middle; }
         main > form { margin: 0 0 1rem; }
-        .count { color: #8e8e93; }
+        .count, .due { color: #8e8e93; }
+        ul.smart { display: grid; grid-template-columns: repeat(auto-fit, minmax(9rem, 1fr)); }
         .check { width: 1.4rem; height: 1.4rem; border-radius: 50%; border: 2px solid #8e8e93; background: #fff; padding: 0; }
         .check[aria-pressed="true"] { background: #007aff; border-color: #007aff; }
         .stack { display: grid; gap: .5rem; max-width: 20rem; }

@@ -17,8 +17,26 @@ extension RemindersRoutes {
         [
             Route(.get, "/web") { request, context in
                 try await page(request, context, sync) { session, data in
-                    html(WebPages.page(title: "Lists", session: session, live: "/web/events",
-                                       WebPages.homeMain(try await data.home(), session: session)))
+                    let (lists, counts) = try await data.server.store.read { db in
+                        (try WebData.home(db, data.account), try WebData.smartCounts(db, data.account))
+                    }
+                    return html(WebPages.page(title: "Lists", session: session, live: "/web/events",
+                                              WebPages.smartMain(counts) + WebPages.homeMain(lists, session: session)))
+                }
+            },
+            Route(.get, "/web/smart/:name") { request, context in
+                try await page(request, context, sync) { session, data in
+                    guard let smart = context.parameters.get("name").flatMap(WebData.SmartList.init(rawValue:)) else { throw WebData.notFound }
+                    let found = try await data.server.store.read { db in try WebData.smart(db, data.account, smart) }
+                    return html(WebPages.page(title: smart.title, session: session, live: "/web/events?smart=\(smart.rawValue)",
+                                              WebPages.smartListMain(smart, found)))
+                }
+            },
+            Route(.get, "/web/search") { request, context in
+                try await page(request, context, sync) { session, data in
+                    let text = String((request.uri.queryParameters.get("q") ?? "").prefix(500))
+                    let found = try await data.server.store.read { db in try WebData.search(db, data.account, text) }
+                    return html(WebPages.page(title: "Search", session: session, WebPages.searchMain(text, found)))
                 }
             },
             Route(.get, "/web/lists/:list") { request, context in
@@ -138,7 +156,8 @@ extension RemindersRoutes {
                     return Response(status: .unauthorized)
                 }
                 let list = request.uri.queryParameters.get("list").flatMap(UUID.init(uuidString:))
-                return events(session, list: list, sync)
+                let smart = request.uri.queryParameters.get("smart").flatMap(WebData.SmartList.init(rawValue:))
+                return events(session, list: list, smart: smart, sync)
             },
             Route(.get, "/web/app.js") { _, _ in asset(WebAssets.script, type: "text/javascript; charset=utf-8") },
             Route(.get, "/web/app.css") { _, _ in asset(WebAssets.style, type: "text/css; charset=utf-8") },
@@ -205,12 +224,13 @@ extension RemindersRoutes {
     /// other writer on the database: Depot's observation hears each commit), and
     /// a comment every 15 seconds, so that a page gone is noticed and its
     /// stream ends.
-    static func events(_ session: WebSession, list: UUID?, _ sync: SyncEndpoints) -> Response {
+    static func events(_ session: WebSession, list: UUID?, smart: WebData.SmartList?, _ sync: SyncEndpoints) -> Response {
         let (store, account) = (sync.server.store, session.account)
         let observed: Observation<String> = store.observe { db in
             // What the page shows, as text: equal text, nothing to tell.
             if let list { return "\(try? WebData.list(db, account, list))" }
-            return "\(try WebData.home(db, account))"
+            if let smart { return "\(try WebData.smart(db, account, smart))" }
+            return "\(try WebData.home(db, account))\(try WebData.smartCounts(db, account).sorted { $0.key.rawValue < $1.key.rawValue })"
         }.removeDuplicates()
         let body = ResponseBody { writer in
             let (signals, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(8))
