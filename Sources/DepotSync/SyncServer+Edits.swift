@@ -46,12 +46,8 @@ public struct SyncEdit: Sendable {
     }
 
     /// The row with this key deleted (nothing, if there is none), and with it
-    /// the rows whose first parent it is, down the tree (a list's reminders and
-    /// their taggings), as a device's delete takes them.
-    ///
-    /// Caveat: rows that name it as another parent than their first (a tag's
-    /// taggings, whose first parent is the reminder) are not deleted with it:
-    /// delete them in the same edit.
+    /// the rows that name it as a parent, down the tree (a list's reminders and
+    /// their taggings; a tag's taggings), as a device's foreign keys take them.
     public static func delete(_ table: String, key: String) -> SyncEdit {
         SyncEdit(table: table, key: key, change: .delete)
     }
@@ -124,6 +120,15 @@ extension SyncServer {
                         WHERE "tbl" = \(child.name) AND "parent" = \(key) AND "cl" % 2 = 1 ORDER BY "row_key"
                         """)
                     edits.append(contentsOf: keys.map { SyncEdit.delete(child.name, key: $0) })
+                }
+                // And the rows that name it as another parent (a tag's taggings): found in their table, by that column.
+                for child in tables {
+                    for parent in child.parents.dropFirst() where parent.table == table.name {
+                        let columns = SQL.join(child.keyColumns.map { "\(ident: $0)" }, separator: ", ")
+                        let found = try db.fetchAll(Row.self, "SELECT \(columns) FROM \(ident: child.name) WHERE \(SyncKey.matching([parent.column], [key]))")
+                        let keys = found.map { SyncKey.text($0.values) }.sorted { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }
+                        edits.append(contentsOf: keys.map { SyncEdit.delete(child.name, key: $0) })
+                    }
                 }
             case .update:
                 guard row.exists else { throw DatabaseError(.misuse, "an edit updates a row of \(table.name) that does not exist") }

@@ -116,6 +116,21 @@ extension SyncScenarios {
             }
             let under = try await server.visibleKeys(of: SyncLabel.tableName, to: "alice") + server.visibleKeys(of: SyncItem.tableName, to: "alice")
             run.expect(under.isEmpty, "\(on): the server keeps \(under.count) rows under the folder the web deleted alive")
+
+            // A row that names the deleted one as its second parent goes too (a label pointing at a folder other than its item's).
+            let garden = SyncFolder(id: UUID(), title: "Garden"), shed = SyncFolder(id: UUID(), title: "Shed")
+            let rake = SyncItem(id: UUID(), folderID: garden.id, title: "Rake")
+            try await alice.store.write { db in
+                try db.insert(garden); try db.insert(shed); try db.insert(rake)
+                try db.insert(SyncLabel(itemID: rake.id, folderID: shed.id))
+            }
+            _ = try await alice.sync()
+            try await server.edit([.delete(SyncFolder.tableName, key: key(shed.id))], account: "alice")
+            _ = try await alice.sync()
+            let labelsLeft = try await server.visibleKeys(of: SyncLabel.tableName, to: "alice")
+            run.expect(labelsLeft.isEmpty, "\(on): a label naming the deleted folder as its second parent stayed alive on the server")
+            let (labelsThere, itemsThere) = try await (count(alice.store, SyncLabel.tableName), titles(alice.store))
+            run.expect(labelsThere == 0 && itemsThere.contains("Rake"), "\(on): alice's device should keep the item and lose the label")
         }
     }
 }
