@@ -88,17 +88,9 @@ import Glibc
 
     @Test func aPortInUseIsOneLine() throws {
         // Hold a port: listen on it.
-        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (holder, port) = try boundLoopbackSocket()
         defer { close(holder) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) } }
         #expect(listen(holder, 1) == 0)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(holder, $0, &length) } }
-        let port = Int(UInt16(bigEndian: address.sin_port))
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("port-in-use-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         _ = try expectOneLineFailure(["--database", path, "--port", String(port)], "cannot listen on 127.0.0.1:\(port)")

@@ -23,6 +23,14 @@ struct WebData: Sendable {
         var reminders: [Reminder]
     }
 
+    /// What a live page shows, compared to tell it when it changed (a list
+    /// gone or unshared is nil: the page then shows that).
+    enum Shown: Sendable, Equatable {
+        case home([ListSummary], [SmartList: Int])
+        case list(ListPage?)
+        case smart([Found])
+    }
+
     static let notFound = ServerError(status: .notFound, message: "no such list or reminder in this account", cause: "not found")
 
     /// The account's lists, in their order, with their open reminders counted.

@@ -226,11 +226,11 @@ extension RemindersRoutes {
     /// stream ends.
     static func events(_ session: WebSession, list: UUID?, smart: WebData.SmartList?, _ sync: SyncEndpoints) -> Response {
         let (store, account) = (sync.server.store, session.account)
-        let observed: Observation<String> = store.observe { db in
-            // What the page shows, as text: equal text, nothing to tell.
-            if let list { return "\(try? WebData.list(db, account, list))" }
-            if let smart { return "\(try WebData.smart(db, account, smart))" }
-            return "\(try WebData.home(db, account))\(try WebData.smartCounts(db, account).sorted { $0.key.rawValue < $1.key.rawValue })"
+        let observed: Observation<WebData.Shown> = store.observe { db in
+            // What the page shows: equal data, nothing to tell.
+            if let list { return .list(try? WebData.list(db, account, list)) }
+            if let smart { return .smart(try WebData.smart(db, account, smart)) }
+            return .home(try WebData.home(db, account), try WebData.smartCounts(db, account))
         }.removeDuplicates()
         let body = ResponseBody { writer in
             let (signals, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(8))
