@@ -7,7 +7,7 @@ import Testing
 
 /// The web app (`/web` on a sync server), through the router: what a person
 /// does, and what an attacker tries.
-@Suite struct WebAppTests {
+@Suite struct WebAppTests: ReadsWebPages {
     @Test func aPersonSignsUpAddsAListAndRemindersCompletesAndDeletesOne() async throws {
         try await withSyncServer { client, _ in
             var ana = WebVisitor(client)
@@ -200,7 +200,7 @@ import Testing
             #expect(titles(try await bob.get("/web/lists/\(bobs)")).isEmpty)
 
             // Renamed, then deleted with what it holds.
-            #expect(try await ana.post("/web/lists/\(work)/rename", [("title", "Office")]).status == .seeOther)
+            #expect(try await ana.post("/web/lists/\(work)/edit", [("title", "Office")]).status == .seeOther)
             #expect(try await ana.get("/web").text.contains(">Office</span>"))
             #expect(try await ana.post("/web/lists/\(work)/delete").status == .seeOther)
             #expect(!(try await ana.get("/web")).text.contains("Office"))
@@ -244,27 +244,5 @@ import Testing
             let attack = try await ana.get("/web/search?q=%22%3E%3Cscript%3Ex%3C%2Fscript%3E")
             #expect(attack.status == .ok && !attack.text.contains("<script>x") && attack.text.contains("value=\"&quot;&gt;&lt;script&gt;x&lt;/script&gt;\""))
         }
-    }
-
-    /// The reminders' titles on a list page, in the page's order.
-    func titles(_ page: Answer) -> [String] {
-        matches(page.text, #"<a class="title" href="/web/reminders/[0-9a-f-]{36}">([^<]*)</a>"#).map(unescape)
-    }
-
-    /// The reminders' ids on a list page, in the page's order.
-    func reminderIDs(_ page: Answer) -> [String] {
-        matches(page.text, #"data-id="([0-9a-f-]{36})""#)
-    }
-
-    func matches(_ text: String, _ pattern: String) -> [String] {
-        guard let expression = try? NSRegularExpression(pattern: pattern) else { return [] }
-        return expression.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap { match in
-            Range(match.range(at: 1), in: text).map { String(text[$0]) }
-        }
-    }
-
-    func unescape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
-            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&amp;", with: "&")
     }
 }

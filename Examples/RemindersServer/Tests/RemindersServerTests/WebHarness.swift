@@ -1,6 +1,12 @@
+import Depot
+import DepotMariaDB
+import DepotMariaDBTesting
+import DepotPostgres
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import Logging
+import RemindersServerApp
 import Testing
 
 /// A person at the web app through the router's test client: keeps the
@@ -68,4 +74,86 @@ struct WebVisitor {
 extension Answer {
     /// The id at the end of a redirect's location (`/web/lists/<id>`).
     var locationID: String? { headers[.location].map { String($0.split(separator: "/").last ?? "") } }
+}
+
+/// The engines the web app is served on in its tests: the same pages, the
+/// same answers. In CI the servers must be there (scripts/test starts them).
+enum WebEngine: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres, mariadb
+
+    var testDescription: String { rawValue }
+
+    /// Runs `body` against the app in sync mode on a fresh database of this engine.
+    func withServer(_ body: @Sendable (Client, Store) async throws -> Void) async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let quiet = Logger(label: "store") { _ in SwiftLogNoOpLogHandler() }
+        switch self {
+        case .sqlite:
+            try await withSyncServer(body)
+        case .postgres:
+            guard let url = environment["DEPOT_POSTGRES_URL"], !url.isEmpty else {
+                #expect(environment["CI"] != "true", "CI must name a PostgreSQL server (DEPOT_POSTGRES_URL)")
+                return
+            }
+            var configuration = try PostgresConfiguration(url: url)
+            let schema = "web_" + UUID().uuidString.prefix(8).lowercased()
+            let admin = try await Store.postgres(configuration)
+            try await admin.write { db in try db.execute("CREATE SCHEMA \(ident: schema)") }
+            configuration.searchPath = schema
+            do {
+                let store = try await RemindersRoutes.store(postgres: configuration, logger: quiet)
+                do { try await withSyncServer(store, body) } catch { await store.close(); throw error }
+                await store.close()
+            } catch {
+                try? await admin.write { db in try db.execute("DROP SCHEMA \(ident: schema) CASCADE") }
+                await admin.close()
+                throw error
+            }
+            try? await admin.write { db in try db.execute("DROP SCHEMA \(ident: schema) CASCADE") }
+            await admin.close()
+        case .mariadb:
+            guard let url = environment["DEPOT_MARIADB_URL"], !url.isEmpty else {
+                #expect(environment["CI"] != "true", "CI must name a MariaDB server (DEPOT_MARIADB_URL)")
+                return
+            }
+            let scratch = MariaDBScratchDatabases(base: try MariaDBConfiguration(url: url))
+            let database = try await scratch.makeDatabase()
+            do {
+                let store = try await RemindersRoutes.store(mariadb: try MariaDBConfiguration(url: url).with(database: database), logger: quiet)
+                do { try await withSyncServer(store, body) } catch { await store.close(); throw error }
+                await store.close()
+            } catch {
+                await scratch.dropAll()
+                throw error
+            }
+            await scratch.dropAll()
+        }
+    }
+}
+
+/// What a test reads off a page: the reminders' titles and ids, in the page's order.
+protocol ReadsWebPages {}
+
+extension ReadsWebPages {
+    /// The reminders' titles on a list page, in the page's order.
+    func titles(_ page: Answer) -> [String] {
+        matches(page.text, #"<a class="title" href="/web/reminders/[0-9a-f-]{36}">([^<]*)</a>"#).map(unescape)
+    }
+
+    /// The reminders' ids on a list page, in the page's order.
+    func reminderIDs(_ page: Answer) -> [String] {
+        matches(page.text, #"data-id="([0-9a-f-]{36})""#)
+    }
+
+    func matches(_ text: String, _ pattern: String) -> [String] {
+        guard let expression = try? NSRegularExpression(pattern: pattern) else { return [] }
+        return expression.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap { match in
+            Range(match.range(at: 1), in: text).map { String(text[$0]) }
+        }
+    }
+
+    func unescape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&amp;", with: "&")
+    }
 }

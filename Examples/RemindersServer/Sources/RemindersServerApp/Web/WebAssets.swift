@@ -42,6 +42,51 @@ enum WebAssets {
             refresh();
           }, 150);
         });
+        // A move's buttons (the keyboard's way to reorder) post without leaving the page; the focus stays on the button.
+        document.addEventListener("submit", async (event) => {
+          const form = event.target;
+          if (!(form instanceof HTMLFormElement) || !form.classList.contains("moves")) return;
+          event.preventDefault();
+          const button = event.submitter;
+          const body = new URLSearchParams(new FormData(form));
+          if (button && button.name) body.set(button.name, button.value);
+          await fetch(form.action, { method: "POST", body, credentials: "same-origin" });
+          await refresh();
+          if (button && button.id) { const again = document.getElementById(button.id); if (again) again.focus(); }
+        });
+        // Reorder by dragging a reminder's handle (a mouse, a pen or a finger): the row follows the pointer,
+        // and where it is let go is posted as a move before its new next neighbour.
+        document.addEventListener("pointerdown", (event) => {
+          const handle = event.target instanceof Element ? event.target.closest(".handle") : null;
+          const item = handle && handle.closest("li[data-id]"), list = item && item.parentElement;
+          if (!item || !list || !list.dataset.csrf) return;
+          event.preventDefault();
+          handle.setPointerCapture(event.pointerId);
+          item.classList.add("dragging");
+          const follow = (e) => {
+            const over = Array.from(list.children).find((li) => {
+              if (li === item) return false;
+              const box = li.getBoundingClientRect();
+              return e.clientY >= box.top && e.clientY < box.bottom;
+            });
+            if (!over) return;
+            const box = over.getBoundingClientRect();
+            list.insertBefore(item, e.clientY < box.top + box.height / 2 ? over : over.nextSibling);
+          };
+          const drop = async () => {
+            handle.removeEventListener("pointermove", follow);
+            handle.removeEventListener("pointerup", drop);
+            handle.removeEventListener("pointercancel", drop);
+            item.classList.remove("dragging");
+            const next = item.nextElementSibling;
+            const body = new URLSearchParams({ csrf: list.dataset.csrf, before: next ? next.dataset.id : "" });
+            await fetch("/web/reminders/" + item.dataset.id + "/move", { method: "POST", body, credentials: "same-origin" });
+            refresh();
+          };
+          handle.addEventListener("pointermove", follow);
+          handle.addEventListener("pointerup", drop);
+          handle.addEventListener("pointercancel", drop);
+        });
         if (live && "EventSource" in window) {
           const events = new EventSource(live);
           events.addEventListener("change", refresh);
@@ -81,6 +126,16 @@ enum WebAssets {
         button { font: inherit; padding: .35rem .75rem; }
         .delete { background: none; border: 1px solid #d1d1d6; border-radius: .4rem; }
         .problem { color: #b00020; }
+        .handle { cursor: grab; touch-action: none; user-select: none; color: #8e8e93; flex: none; }
+        li.dragging { opacity: .6; background: #e5f0ff; }
+        .body { flex: 1; min-width: 0; display: flex; flex-direction: column; }
+        .tags .tag, span.tag { color: #007aff; font-size: .85rem; margin-right: .4rem; }
+        ul.tags { display: flex; flex-wrap: wrap; }
+        ul.tags li { border-bottom: none; }
+        .moves { display: flex; flex: none; gap: .15rem; }
+        .move { padding: .2rem .45rem; }
+        h2 { font-size: 1.1rem; margin: 1rem 0 .5rem; }
+        .pages { justify-content: center; margin-bottom: 1rem; }
         :focus-visible { outline: 3px solid #007aff; outline-offset: 2px; }
         """
 }

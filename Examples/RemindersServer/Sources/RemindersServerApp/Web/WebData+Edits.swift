@@ -14,6 +14,8 @@ extension WebData {
         var isFlagged: Bool
         var isCompleted: Bool
         var list: UUID
+        /// The tags' titles, as ``WebData/tagTitles(_:)`` reads the field.
+        var tags: [String]
 
         /// The form's fields, each checked: a wrong one is a 422 naming it.
         init(_ form: WebForm) throws {
@@ -29,6 +31,7 @@ extension WebData {
             isCompleted = form["completed"] == "on"
             guard let list = form["list"].flatMap(UUID.init(uuidString:)) else { throw Self.invalid("choose a list") }
             self.list = list
+            tags = try WebData.tagTitles(form["tags"] ?? "")
         }
 
         /// A due date as `<input type="datetime-local">` sends it (`2026-12-24T18:00`),
@@ -51,13 +54,19 @@ extension WebData {
         }
     }
 
-    /// The reminder's fields as the form sent them, all in one edit; a move
-    /// to another list the account sees is part of it.
+    /// The reminder's fields as the form sent them, its tags with them, all
+    /// in one edit; a move to another list the account sees is part of it.
     func editReminder(_ id: UUID, _ form: ReminderForm) async throws {
         var reminder = try await reminder(id)
         if form.list != reminder.remindersListID {
             // The list must be one the account sees: any other is no such list.
-            _ = try await list(form.list)
+            // It goes last in the list it moves to.
+            reminder.position = try await server.store.read { db in
+                try Self.mustSee(db, RemindersList.tableName, form.list, account)
+                return try Self.after(try db.fetchOne(Int?.self, """
+                    SELECT max(\(ident: "position")) FROM \(ident: Reminder.tableName) WHERE \(ident: "remindersListID") = \(form.list)
+                    """) ?? nil)
+            }
             reminder.remindersListID = form.list
         }
         reminder.title = form.title
@@ -66,21 +75,13 @@ extension WebData {
         reminder.priority = form.priority
         reminder.isFlagged = form.isFlagged
         reminder.isCompleted = form.isCompleted
-        try await edit([.save(reminder)])
-    }
-
-    /// Renames a list the account sees.
-    func renameList(_ id: UUID, to title: String) async throws {
-        let title = try Self.title(title, of: "a list")
-        var list = try await list(id).list
-        guard list.title != title else { return }
-        list.title = title
-        try await edit([.save(list)])
+        let tags = try await server.store.read { db in try tagEdits(db, reminder: id, titles: form.tags) }
+        try await edit([.save(reminder)] + tags)
     }
 
     /// Deletes a list the account sees, its reminders with it.
     func deleteList(_ id: UUID) async throws {
-        _ = try await list(id)
+        try await server.store.read { db in try Self.mustSee(db, RemindersList.tableName, id, account) }
         try await edit([.delete(RemindersList.tableName, key: Self.key(id))])
     }
 }

@@ -18,16 +18,17 @@ extension WebData {
             }
         }
 
-        /// Whether a reminder belongs here: open ones due by the end of today
-        /// (UTC; overdue ones too), open ones with a due date, open ones,
-        /// flagged open ones, done ones.
-        func contains(_ reminder: Reminder, endOfToday: Date) -> Bool {
+        /// Which reminders belong here, on a reminder's columns: open ones due
+        /// by the end of today (UTC; overdue ones too), open ones with a due
+        /// date, open ones, flagged open ones, done ones.
+        func condition(endOfToday: Date) -> SQL {
+            let open: SQL = "\(ident: "isCompleted") = \(false)"
             switch self {
-            case .today: !reminder.isCompleted && (reminder.dueDate.map { $0 < endOfToday } ?? false)
-            case .scheduled: !reminder.isCompleted && reminder.dueDate != nil
-            case .all: !reminder.isCompleted
-            case .flagged: !reminder.isCompleted && reminder.isFlagged
-            case .completed: reminder.isCompleted
+            case .today: return "\(open) AND \(ident: "dueDate") IS NOT NULL AND \(ident: "dueDate") < \(endOfToday)"
+            case .scheduled: return "\(open) AND \(ident: "dueDate") IS NOT NULL"
+            case .all: return open
+            case .flagged: return "\(open) AND \(ident: "isFlagged") = \(true)"
+            case .completed: return "\(ident: "isCompleted") = \(true)"
             }
         }
     }
@@ -45,44 +46,44 @@ extension WebData {
         return calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: now)) ?? now
     }
 
-    /// Every reminder of the lists the account sees, with its list.
-    static func everything(_ db: Database, _ account: String) throws -> [Found] {
-        let ids = try SyncServer.visibleKeys(db, of: RemindersList.tableName, to: account).compactMap(UUID.init(uuidString:))
-        guard !ids.isEmpty else { return [] }
-        let lists = Dictionary(try db.fetchAll(RemindersList.self, "SELECT * FROM \(ident: RemindersList.tableName) WHERE \(ident: "id") IN \(list: ids)")
-            .map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        return try db.fetchAll(Reminder.self, "SELECT * FROM \(ident: Reminder.tableName) WHERE \(ident: "remindersListID") IN \(list: ids)")
-            .compactMap { reminder in lists[reminder.remindersListID].map { Found(reminder: reminder, list: $0) } }
-    }
-
-    /// How many reminders each smart list holds.
+    /// How many reminders each smart list holds, counted by the database.
     static func smartCounts(_ db: Database, _ account: String) throws -> [SmartList: Int] {
-        let all = try everything(db, account), end = endOfToday()
+        let lists = try visibleLists(db, account), end = endOfToday()
+        guard !lists.isEmpty else { return Dictionary(uniqueKeysWithValues: SmartList.allCases.map { ($0, 0) }) }
         var counts: [SmartList: Int] = [:]
-        for smart in SmartList.allCases { counts[smart] = all.count { smart.contains($0.reminder, endOfToday: end) } }
+        for smart in SmartList.allCases {
+            counts[smart] = try db.fetchOne(Int.self, """
+                SELECT count(*) FROM \(ident: Reminder.tableName) WHERE \(ident: "remindersListID") IN \(list: lists) AND \(smart.condition(endOfToday: end))
+                """) ?? 0
+        }
         return counts
     }
 
-    /// A smart list's reminders: by due date (none last), then by list and place.
-    static func smart(_ db: Database, _ account: String, _ smart: SmartList) throws -> [Found] {
-        let end = endOfToday()
-        return try everything(db, account).filter { smart.contains($0.reminder, endOfToday: end) }.sorted { a, b in
-            let (x, y) = (a.reminder.dueDate ?? .distantFuture, b.reminder.dueDate ?? .distantFuture)
-            return (x, a.list.title, a.reminder.position, a.reminder.id.uuidString) < (y, b.list.title, b.reminder.position, b.reminder.id.uuidString)
-        }
+    /// A smart list's first page of reminders: by due date (none last), then
+    /// by place; with how many it holds in all.
+    static func smart(_ db: Database, _ account: String, _ smart: SmartList) throws -> (found: [Found], total: Int) {
+        let lists = try listsByID(db, account), end = endOfToday()
+        guard !lists.isEmpty else { return ([], 0) }
+        let ids = Array(lists.keys)
+        let total = try db.fetchOne(Int.self, """
+            SELECT count(*) FROM \(ident: Reminder.tableName) WHERE \(ident: "remindersListID") IN \(list: ids) AND \(smart.condition(endOfToday: end))
+            """) ?? 0
+        let reminders = try db.fetchAll(Reminder.self, """
+            SELECT * FROM \(ident: Reminder.tableName) WHERE \(ident: "remindersListID") IN \(list: ids) AND \(smart.condition(endOfToday: end))
+            ORDER BY CASE WHEN \(ident: "dueDate") IS NULL THEN 1 ELSE 0 END, \(ident: "dueDate"), \(ident: "position"), \(ident: "id") LIMIT \(pageSize)
+            """)
+        return (reminders.compactMap { reminder in lists[reminder.remindersListID].map { Found(reminder: reminder, list: $0) } }, total)
     }
 
     /// The reminders of the account's lists that match a search, as the
     /// command searches (every word, each the start of a word of the title,
     /// tags or notes; open ones first, the best match first).
     static func search(_ db: Database, _ account: String, _ text: String) throws -> [Found] {
-        let ids = try SyncServer.visibleKeys(db, of: RemindersList.tableName, to: account).compactMap(UUID.init(uuidString:))
+        let lists = try listsByID(db, account), ids = Array(lists.keys)
         guard !ids.isEmpty, !text.trimmingCharacters(in: .whitespaces).isEmpty else { return [] }
         let query = RemindersModel.searchQuery(text)
         let found = try db.fetchAll(Reminder.all.matching(query, in: Reminder.searchIndex).where { $0.remindersListID.in(ids) }
             .order { $0.isCompleted.ascending() }.orderedBySearchRank(query, in: Reminder.searchIndex).limit(200))
-        let lists = Dictionary(try db.fetchAll(RemindersList.self, "SELECT * FROM \(ident: RemindersList.tableName) WHERE \(ident: "id") IN \(list: ids)")
-            .map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         return found.compactMap { reminder in lists[reminder.remindersListID].map { Found(reminder: reminder, list: $0) } }
     }
 }

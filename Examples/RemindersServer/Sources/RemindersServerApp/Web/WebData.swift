@@ -17,18 +17,43 @@ struct WebData: Sendable {
         var open: Int
     }
 
-    /// A list's page: the list and its reminders, open ones first, each in the list's order.
+    /// A list's page: the list and a page of its reminders (open ones first,
+    /// each in the list's order), with the titles of the tags each carries.
     struct ListPage: Sendable, Equatable {
         var list: RemindersList
         var reminders: [Reminder]
+        /// How many reminders the list holds, on every page.
+        var total: Int
+        /// Where this page starts among them.
+        var offset: Int
+        var tags: [UUID: [String]]
     }
+
+    /// The most reminders one page shows; the rest are on the next pages.
+    static let pageSize = 300
 
     /// What a live page shows, compared to tell it when it changed (a list
     /// gone or unshared is nil: the page then shows that).
     enum Shown: Sendable, Equatable {
-        case home([ListSummary], [SmartList: Int])
+        case home([ListSummary], [SmartList: Int], [TagSummary])
         case list(ListPage?)
-        case smart([Found])
+        case smart([Found], total: Int)
+        case tag(Tag?, [Found])
+    }
+
+    /// What a live page shows, read in one access.
+    static func shown(_ db: Database, _ account: String, _ page: WebPage) throws -> Shown {
+        switch page {
+        case .home: return .home(try home(db, account), try smartCounts(db, account), try tags(db, account))
+        // A list gone or unshared: the page says so, once.
+        case .list(let id, let offset): return .list(try? list(db, account, id, offset: offset))
+        case .smart(let smart):
+            let (found, total) = try self.smart(db, account, smart)
+            return .smart(found, total: total)
+        case .tag(let id):
+            guard let (tag, found) = try? tagged(db, account, id) else { return .tag(nil, []) }
+            return .tag(tag, found)
+        }
     }
 
     static let notFound = ServerError(status: .notFound, message: "no such list or reminder in this account", cause: "not found")
@@ -52,19 +77,38 @@ struct WebData: Sendable {
             .map { ListSummary(list: $0, open: open[$0.id] ?? 0) }
     }
 
-    /// A list the account sees, with its reminders; 404 for any other.
-    func list(_ id: UUID) async throws -> ListPage {
-        try await server.store.read { db in try Self.list(db, account, id) }
+    /// A list the account sees, with a page of its reminders; 404 for any other.
+    func list(_ id: UUID, offset: Int = 0) async throws -> ListPage {
+        try await server.store.read { db in try Self.list(db, account, id, offset: offset) }
     }
 
-    static func list(_ db: Database, _ account: String, _ id: UUID) throws -> ListPage {
+    static func list(_ db: Database, _ account: String, _ id: UUID, offset: Int = 0) throws -> ListPage {
         guard try SyncServer.isVisible(db, RemindersList.tableName, key: key(id), to: account),
               let list = try db.fetchOne(RemindersList.self, "SELECT * FROM \(ident: RemindersList.tableName) WHERE \(ident: "id") = \(id)") else {
             throw notFound
         }
-        let reminders = try db.fetchAll(Reminder.self, "SELECT * FROM \(ident: Reminder.tableName) WHERE \(ident: "remindersListID") = \(id)")
-            .sorted { (!$0.isCompleted ? 0 : 1, $0.position, $0.createdAt, $0.id.uuidString) < (!$1.isCompleted ? 0 : 1, $1.position, $1.createdAt, $1.id.uuidString) }
-        return ListPage(list: list, reminders: reminders)
+        let total = try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: Reminder.tableName) WHERE \(ident: "remindersListID") = \(id)") ?? 0
+        let reminders = try db.fetchAll(Reminder.self, """
+            SELECT * FROM \(ident: Reminder.tableName) WHERE \(ident: "remindersListID") = \(id)
+            ORDER BY \(ident: "isCompleted"), \(ident: "position"), \(ident: "createdAt"), \(ident: "id") LIMIT \(pageSize) OFFSET \(max(0, offset))
+            """)
+        return ListPage(list: list, reminders: reminders, total: total, offset: max(0, offset), tags: try tagTitles(db, account, of: reminders.map(\.id)))
+    }
+
+    /// The titles of the tags the account sees on each of these reminders, by title ignoring case.
+    static func tagTitles(_ db: Database, _ account: String, of reminders: [UUID]) throws -> [UUID: [String]] {
+        guard !reminders.isEmpty else { return [:] }
+        struct Link: Decodable { var reminder: UUID; var tag: UUID; var title: String }
+        let links = try db.fetchAll(Link.self, """
+            SELECT l.\(ident: "reminderID") AS "reminder", t.\(ident: "id") AS "tag", t.\(ident: "title") AS "title"
+            FROM \(ident: ReminderTag.tableName) l JOIN \(ident: Tag.tableName) t ON t.\(ident: "id") = l.\(ident: "tagID")
+            WHERE l.\(ident: "reminderID") IN \(list: reminders)
+            """)
+        guard !links.isEmpty else { return [:] }
+        let visible = Set(try SyncServer.visibleKeys(db, of: Tag.tableName, to: account))
+        var titles: [UUID: [String]] = [:]
+        for link in links where visible.contains(key(link.tag)) { titles[link.reminder, default: []].append(link.title) }
+        return titles.mapValues { $0.sorted { ($0.lowercased(), $0) < ($1.lowercased(), $1) } }
     }
 
     /// A reminder the account sees; 404 for any other.
@@ -80,10 +124,11 @@ struct WebData: Sendable {
 
     /// A new list, last on the home page.
     @discardableResult
-    func createList(title: String) async throws -> RemindersList {
+    func createList(title: String, color: String? = nil) async throws -> RemindersList {
         let title = try Self.title(title, of: "a list")
-        let position = try await home().map(\.list.position).max().map { $0 + 1 } ?? 0
-        let list = RemindersList(title: title, position: position)
+        let color = try color.map(Self.color) ?? Self.defaultColor
+        let position = try Self.after(try await home().map(\.list.position).max())
+        let list = RemindersList(title: title, color: color, position: position)
         try await edit([.save(list)])
         return list
     }
@@ -92,8 +137,14 @@ struct WebData: Sendable {
     @discardableResult
     func addReminder(title: String, to listID: UUID) async throws -> Reminder {
         let title = try Self.title(title, of: "a reminder")
-        let page = try await list(listID)
-        let reminder = Reminder(title: title, position: (page.reminders.map(\.position).max() ?? -1) + 1, remindersListID: listID)
+        let position = try await server.store.read { db in
+            try Self.mustSee(db, RemindersList.tableName, listID, account)
+            let last = try db.fetchOne(Int?.self, """
+                SELECT max(\(ident: "position")) FROM \(ident: Reminder.tableName) WHERE \(ident: "remindersListID") = \(listID)
+                """) ?? nil
+            return try Self.after(last)
+        }
+        let reminder = Reminder(title: title, position: position, remindersListID: listID)
         try await edit([.save(reminder)])
         return reminder
     }
@@ -108,7 +159,7 @@ struct WebData: Sendable {
 
     /// Deletes a reminder (its tags' links with it).
     func deleteReminder(_ id: UUID) async throws {
-        _ = try await reminder(id)
+        try await server.store.read { db in try Self.mustSee(db, Reminder.tableName, id, account) }
         try await edit([.delete(Reminder.tableName, key: Self.key(id))])
     }
 
@@ -131,4 +182,9 @@ struct WebData: Sendable {
 
     /// A row's key as the sync server keeps it.
     static func key(_ id: UUID) -> String { id.uuidString.lowercased() }
+
+    /// Nothing, when the account sees the row; 404 otherwise.
+    static func mustSee(_ db: Database, _ table: String, _ id: UUID, _ account: String) throws {
+        guard try SyncServer.isVisible(db, table, key: key(id), to: account) else { throw notFound }
+    }
 }

@@ -3,7 +3,7 @@ import Reminders
 
 extension WebPages {
     /// A reminder's page: every field in one form, and the way back to its list.
-    static func reminderMain(_ reminder: Reminder, lists: [WebData.ListSummary], session: WebSession, problem message: String? = nil) -> HTML {
+    static func reminderMain(_ reminder: Reminder, tags: [Tag], lists: [WebData.ListSummary], session: WebSession, problem message: String? = nil) -> HTML {
         let id = WebData.key(reminder.id), list = WebData.key(reminder.remindersListID)
         let priorities: [HTML] = [(Priority.none, "None"), (.low, "Low"), (.medium, "Medium"), (.high, "High")].map { priority, name in
             "<option value=\"\(priority.rawValue)\"\(selected(reminder.priority == priority))>\(name)</option>"
@@ -20,6 +20,8 @@ extension WebPages {
             <label for="due">Due (UTC)</label><input id="due" name="due" type="datetime-local" value="\(reminder.dueDate.map(dueText) ?? "")">
             <label for="priority">Priority</label><select id="priority" name="priority">\(priorities)</select>
             <label for="list">List</label><select id="list" name="list">\(choices)</select>
+            <label for="tags">Tags</label><input id="tags" name="tags" value="\(tags.map { "#" + $0.title }.joined(separator: " "))" aria-describedby="tags-hint">
+            <small id="tags-hint">Separated by spaces or commas, as #errand #home</small>
             <label class="check-label"><input type="checkbox" name="flagged"\(checked(reminder.isFlagged))> Flagged</label>
             <label class="check-label"><input type="checkbox" name="completed"\(checked(reminder.isCompleted))> Done</label>
             <button type="submit">Save</button></form>

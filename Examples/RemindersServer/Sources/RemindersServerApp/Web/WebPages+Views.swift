@@ -33,11 +33,20 @@ extension WebPages {
         return "<ul class=\"reminders\" aria-label=\"\(label)\">\(items)</ul>"
     }
 
-    /// A smart list's page content.
-    static func smartListMain(_ smart: WebData.SmartList, _ found: [WebData.Found]) -> HTML {
+    /// A smart list's page content: its first reminders, and how many more there are.
+    static func smartListMain(_ smart: WebData.SmartList, _ found: [WebData.Found], total: Int) -> HTML {
+        let more: HTML? = total > found.count ? "<p class=\"count\">The first \(found.count) of \(total).</p>" : nil
+        return """
+            <p><a href="/web">← Lists</a></p><h1>\(smart.title)</h1>
+            \(foundList(found, label: smart.title, empty: "Nothing here."))\(more)
+            """
+    }
+
+    /// A tag's page content: the reminders that carry it.
+    static func tagMain(_ tag: Tag, _ found: [WebData.Found]) -> HTML {
         """
-        <p><a href="/web">← Lists</a></p><h1>\(smart.title)</h1>
-        \(foundList(found, label: smart.title, empty: "Nothing here."))
+        <p><a href="/web">← Lists</a></p><h1>#\(tag.title)</h1>
+        \(foundList(found, label: "Tagged #" + tag.title, empty: "No reminder carries this tag."))
         """
     }
 

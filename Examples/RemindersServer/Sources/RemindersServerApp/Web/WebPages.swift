@@ -48,55 +48,6 @@ enum WebPages {
             """)
     }
 
-    /// The home page's content: the lists with their open counts, and a form for a new one.
-    static func homeMain(_ lists: [WebData.ListSummary], session: WebSession, problem message: String? = nil) -> HTML {
-        let items: [HTML] = lists.map { summary in
-            """
-            <li><a href="/web/lists/\(WebData.key(summary.list.id))"><span class="dot" style="background:\(color(summary.list.color))" aria-hidden="true"></span>\
-            <span class="title">\(summary.list.title)</span></a> <span class="count" aria-label="\(summary.open) open">\(summary.open)</span></li>
-            """
-        }
-        let empty: HTML? = lists.isEmpty ? "<p>No lists yet.</p>" : nil
-        return """
-            <h1>My Lists</h1>\(problem(message))\(empty)<ul class="lists" aria-label="Lists">\(items)</ul>
-            <form method="post" action="/web/lists" class="inline">\(csrfField(session))
-            <label for="new-list">New list</label><input id="new-list" name="title" required maxlength="500">
-            <button type="submit">Add list</button></form>
-            """
-    }
-
-    /// A list's page content: its reminders, each with its actions, and a form for a new one.
-    static func listMain(_ page: WebData.ListPage, session: WebSession, problem message: String? = nil) -> HTML {
-        let id = WebData.key(page.list.id)
-        let items: [HTML] = page.reminders.map { reminder in
-            let rid = WebData.key(reminder.id)
-            let (done, label) = reminder.isCompleted ? ("0", "Mark not done: ") : ("1", "Mark done: ")
-            return """
-                <li class="\(reminder.isCompleted ? "done" : "open")" data-id="\(rid)">
-                <form method="post" action="/web/reminders/\(rid)/complete">\(csrfField(session))<input type="hidden" name="done" value="\(done)">\
-                <button type="submit" class="check" aria-label="\(label)\(reminder.title)" aria-pressed="\(reminder.isCompleted ? "true" : "false")"></button></form>
-                <a class="title" href="/web/reminders/\(rid)">\(reminder.title)</a>
-                <form method="post" action="/web/reminders/\(rid)/delete">\(csrfField(session))\
-                <button type="submit" class="delete" aria-label="Delete: \(reminder.title)">Delete</button></form></li>
-                """
-        }
-        let empty: HTML? = page.reminders.isEmpty ? "<p>No reminders.</p>" : nil
-        return """
-            <p><a href="/web">← Lists</a></p>
-            <h1><span class="dot" style="background:\(color(page.list.color))" aria-hidden="true"></span>\(page.list.title)</h1>\(problem(message))
-            <form method="post" action="/web/lists/\(id)/reminders" class="inline">\(csrfField(session))
-            <label for="new-reminder">New reminder</label><input id="new-reminder" name="title" required maxlength="500">
-            <button type="submit">Add</button></form>
-            \(empty)<ul class="reminders" aria-label="Reminders">\(items)</ul>
-            <details><summary>Rename or delete this list</summary>
-            <form method="post" action="/web/lists/\(id)/rename" class="inline">\(csrfField(session))
-            <label for="list-title">Title</label><input id="list-title" name="title" required maxlength="500" value="\(page.list.title)">
-            <button type="submit">Rename</button></form>
-            <form method="post" action="/web/lists/\(id)/delete">\(csrfField(session))
-            <button type="submit" class="delete">Delete the list and its \(page.reminders.count) reminders</button></form></details>
-            """
-    }
-
     /// A page for a failure: its status's words and the one-line message.
     static func failure(_ error: ServerError, session: WebSession?) -> HTML {
         page(title: error.status.reasonPhrase, session: session, """

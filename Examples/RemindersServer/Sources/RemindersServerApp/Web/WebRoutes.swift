@@ -14,122 +14,7 @@ extension RemindersRoutes {
     /// account's devices pull it; `/web/events` tells an open page when what it
     /// shows changed.
     static func webRoutes(_ sync: SyncEndpoints) -> [Route] {
-        [
-            Route(.get, "/web") { request, context in
-                try await page(request, context, sync) { session, data in
-                    let (lists, counts) = try await data.server.store.read { db in
-                        (try WebData.home(db, data.account), try WebData.smartCounts(db, data.account))
-                    }
-                    return html(WebPages.page(title: "Lists", session: session, live: "/web/events",
-                                              WebPages.smartMain(counts) + WebPages.homeMain(lists, session: session)))
-                }
-            },
-            Route(.get, "/web/smart/:name") { request, context in
-                try await page(request, context, sync) { session, data in
-                    guard let smart = context.parameters.get("name").flatMap(WebData.SmartList.init(rawValue:)) else { throw WebData.notFound }
-                    let found = try await data.server.store.read { db in try WebData.smart(db, data.account, smart) }
-                    return html(WebPages.page(title: smart.title, session: session, live: "/web/events?smart=\(smart.rawValue)",
-                                              WebPages.smartListMain(smart, found)))
-                }
-            },
-            Route(.get, "/web/search") { request, context in
-                try await page(request, context, sync) { session, data in
-                    let text = String((request.uri.queryParameters.get("q") ?? "").prefix(500))
-                    let found = try await data.server.store.read { db in try WebData.search(db, data.account, text) }
-                    return html(WebPages.page(title: "Search", session: session, WebPages.searchMain(text, found)))
-                }
-            },
-            Route(.get, "/web/lists/:list") { request, context in
-                try await page(request, context, sync) { session, data in
-                    let id = try uuid("list", context)
-                    let list = try await data.list(id)
-                    return html(WebPages.page(title: list.list.title, session: session, live: "/web/events?list=\(WebData.key(id))",
-                                              WebPages.listMain(list, session: session)))
-                }
-            },
-            Route(.post, "/web/lists") { request, context in
-                try await form(request, context, sync) { session, data, form in
-                    do {
-                        let list = try await data.createList(title: form["title"] ?? "")
-                        return redirect("/web/lists/\(WebData.key(list.id))")
-                    } catch let error as ServerError where error.status == .unprocessableContent {
-                        return html(WebPages.page(title: "Lists", session: session, WebPages.homeMain(try await data.home(), session: session, problem: error.message)),
-                                    status: error.status)
-                    }
-                }
-            },
-            Route(.post, "/web/lists/:list/reminders") { request, context in
-                try await form(request, context, sync) { session, data, form in
-                    let id = try uuid("list", context)
-                    do {
-                        try await data.addReminder(title: form["title"] ?? "", to: id)
-                        return redirect("/web/lists/\(WebData.key(id))")
-                    } catch let error as ServerError where error.status == .unprocessableContent {
-                        let list = try await data.list(id)
-                        return html(WebPages.page(title: list.list.title, session: session, WebPages.listMain(list, session: session, problem: error.message)),
-                                    status: error.status)
-                    }
-                }
-            },
-            Route(.post, "/web/reminders/:id/complete") { request, context in
-                try await form(request, context, sync) { _, data, form in
-                    let id = try uuid("id", context)
-                    guard let done = form["done"], done == "1" || done == "0" else {
-                        throw ServerError(status: .unprocessableContent, message: "done is 1 or 0", cause: "invalid field")
-                    }
-                    try await data.setCompleted(id, done == "1")
-                    return redirect("/web/lists/\(WebData.key(try await data.reminder(id).remindersListID))")
-                }
-            },
-            Route(.post, "/web/reminders/:id/delete") { request, context in
-                try await form(request, context, sync) { _, data, _ in
-                    let id = try uuid("id", context)
-                    let list = try await data.reminder(id).remindersListID
-                    try await data.deleteReminder(id)
-                    return redirect("/web/lists/\(WebData.key(list))")
-                }
-            },
-            Route(.get, "/web/reminders/:id") { request, context in
-                try await page(request, context, sync) { session, data in
-                    let reminder = try await data.reminder(try uuid("id", context))
-                    return html(WebPages.page(title: reminder.title, session: session,
-                                              WebPages.reminderMain(reminder, lists: try await data.home(), session: session)))
-                }
-            },
-            Route(.post, "/web/reminders/:id") { request, context in
-                try await form(request, context, sync) { session, data, form in
-                    let id = try uuid("id", context)
-                    do {
-                        let fields = try WebData.ReminderForm(form)
-                        try await data.editReminder(id, fields)
-                        return redirect("/web/lists/\(WebData.key(fields.list))")
-                    } catch let error as ServerError where error.status == .unprocessableContent {
-                        let reminder = try await data.reminder(id)
-                        return html(WebPages.page(title: reminder.title, session: session,
-                                                  WebPages.reminderMain(reminder, lists: try await data.home(), session: session, problem: error.message)),
-                                    status: error.status)
-                    }
-                }
-            },
-            Route(.post, "/web/lists/:list/rename") { request, context in
-                try await form(request, context, sync) { session, data, form in
-                    let id = try uuid("list", context)
-                    do {
-                        try await data.renameList(id, to: form["title"] ?? "")
-                        return redirect("/web/lists/\(WebData.key(id))")
-                    } catch let error as ServerError where error.status == .unprocessableContent {
-                        let list = try await data.list(id)
-                        return html(WebPages.page(title: list.list.title, session: session, WebPages.listMain(list, session: session, problem: error.message)),
-                                    status: error.status)
-                    }
-                }
-            },
-            Route(.post, "/web/lists/:list/delete") { request, context in
-                try await form(request, context, sync) { _, data, _ in
-                    try await data.deleteList(try uuid("list", context))
-                    return redirect("/web")
-                }
-            },
+        pageRoutes(sync) + formRoutes(sync) + [
             Route(.get, "/web/sign-in") { request, context in
                 if try await WebSession.current(request, sync, logger: context.logger) != nil { return redirect("/web") }
                 return html(WebPages.signIn(signUp: false))
@@ -155,9 +40,7 @@ extension RemindersRoutes {
                 guard let session = try await WebSession.current(request, sync, logger: context.logger) else {
                     return Response(status: .unauthorized)
                 }
-                let list = request.uri.queryParameters.get("list").flatMap(UUID.init(uuidString:))
-                let smart = request.uri.queryParameters.get("smart").flatMap(WebData.SmartList.init(rawValue:))
-                return events(session, list: list, smart: smart, sync)
+                return events(session, WebPage(request.uri.queryParameters), sync)
             },
             Route(.get, "/web/app.js") { _, _ in asset(WebAssets.script, type: "text/javascript; charset=utf-8") },
             Route(.get, "/web/app.css") { _, _ in asset(WebAssets.style, type: "text/css; charset=utf-8") },
@@ -217,53 +100,6 @@ extension RemindersRoutes {
             if let retry = failure.headers[.retryAfter] { response.headers[.retryAfter] = retry }
             return response
         }
-    }
-
-    /// Server-sent events for an open page: `change` whenever what the page
-    /// shows changed (from this page, another browser, a device's sync, or any
-    /// other writer on the database: Depot's observation hears each commit), and
-    /// a comment every 15 seconds, so that a page gone is noticed and its
-    /// stream ends.
-    static func events(_ session: WebSession, list: UUID?, smart: WebData.SmartList?, _ sync: SyncEndpoints) -> Response {
-        let (store, account) = (sync.server.store, session.account)
-        let observed: Observation<WebData.Shown> = store.observe { db in
-            // What the page shows: equal data, nothing to tell.
-            if let list { return .list(try? WebData.list(db, account, list)) }
-            if let smart { return .smart(try WebData.smart(db, account, smart)) }
-            return .home(try WebData.home(db, account), try WebData.smartCounts(db, account))
-        }.removeDuplicates()
-        let body = ResponseBody { writer in
-            let (signals, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(8))
-            let watching = Task {
-                var first = true
-                do {
-                    for try await _ in observed {
-                        if first { first = false; continue }
-                        continuation.yield("event: change\ndata: \n\n")
-                    }
-                } catch {}
-                continuation.finish()
-            }
-            let beating = Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(15))
-                    continuation.yield(": still here\n\n")
-                }
-            }
-            defer { watching.cancel(); beating.cancel() }
-            try await writer.write(ByteBuffer(string: "retry: 1000\n: listening\n\n"))
-            // A server shutting down ends the stream (the page connects again, to another instance or later):
-            // it would otherwise wait for every open page to go away.
-            try await withGracefulShutdownHandler {
-                for await signal in signals {
-                    try await writer.write(ByteBuffer(string: signal))
-                }
-            } onGracefulShutdown: {
-                continuation.finish()
-            }
-            try await writer.finish(nil)
-        }
-        return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"], body: body)
     }
 
     /// A page's markup, with the headers every page has: no script but the

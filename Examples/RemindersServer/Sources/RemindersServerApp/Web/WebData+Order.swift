@@ -1,0 +1,134 @@
+import Depot
+import Logging
+import DepotSync
+import Foundation
+import Reminders
+
+extension WebData {
+    /// Where a reminder goes in its list: one place up or down (a keyboard's
+    /// and a form's move), or before another reminder of the list, or last (a drag's).
+    enum Move: Sendable, Equatable {
+        case up, down
+        case before(UUID)
+        case last
+
+        /// The move a form or a drag sends: `direction=up|down`, or `before=<id>` (empty: last).
+        init(_ form: WebForm) throws {
+            switch (form["direction"], form["before"]) {
+            case ("up", nil): self = .up
+            case ("down", nil): self = .down
+            case (nil, let before?) where before.isEmpty: self = .last
+            case (nil, let before?):
+                guard let id = UUID(uuidString: before) else { throw ReminderForm.invalid("before is a reminder's id") }
+                self = .before(id)
+            default: throw ReminderForm.invalid("a move is direction=up or down, or before=a reminder's id")
+            }
+        }
+    }
+
+    /// The gap between neighbours' positions a new place leaves, as the command's model leaves it.
+    static let positionGap = 1024
+
+    /// The position after `last` (the first, with none), or a 422 when there is no room.
+    static func after(_ last: Int?) throws -> Int {
+        guard let last else { return 0 }
+        let (next, overflow) = last.addingReportingOverflow(positionGap)
+        guard !overflow else { throw ReminderForm.invalid("no room after the last place; move an item first") }
+        return next
+    }
+
+    /// Moves a reminder within its list, as the list's page shows it (open
+    /// ones first, each part in the list's order): the reminder takes a place
+    /// between its new neighbours, or, when there is no room between them,
+    /// the list is numbered afresh, all in one edit.
+    func move(_ id: UUID, _ move: Move) async throws {
+        let edits: [SyncEdit] = try await server.store.read { db in
+            try Self.mustSee(db, Reminder.tableName, id, account)
+            guard let moved = try db.fetchOne(Reminder.self, "SELECT * FROM \(ident: Reminder.tableName) WHERE \(ident: "id") = \(id)") else { throw Self.notFound }
+            struct Place: Decodable { var id: UUID; var position: Int }
+            var order = try db.fetchAll(Place.self, """
+                SELECT \(ident: "id"), \(ident: "position") FROM \(ident: Reminder.tableName) WHERE \(ident: "remindersListID") = \(moved.remindersListID)
+                ORDER BY \(ident: "isCompleted"), \(ident: "position"), \(ident: "createdAt"), \(ident: "id")
+                """)
+            guard let from = order.firstIndex(where: { $0.id == id }) else { throw Self.notFound }
+            let place = order.remove(at: from)
+            let to: Int
+            switch move {
+            case .up: to = max(0, from - 1)
+            case .down: to = min(order.count, from + 1)
+            case .last: to = order.count
+            case .before(let other):
+                guard other != id else { return [] }
+                guard let index = order.firstIndex(where: { $0.id == other }) else { throw Self.notFound }
+                to = index
+            }
+            guard to != from else { return [] }
+            order.insert(place, at: to)
+            let previous = to > 0 ? order[to - 1].position : nil, next = to + 1 < order.count ? order[to + 1].position : nil
+            if let position = Self.between(previous, next) {
+                return [.update(Reminder.tableName, key: Self.key(id), ["position": .integer(Int64(position))])]
+            }
+            // No room: every reminder of the list gets a place a gap apart, in the new order.
+            return order.enumerated().compactMap { index, place in
+                let (position, overflow) = index.multipliedReportingOverflow(by: Self.positionGap)
+                guard !overflow, position != place.position else { return nil }
+                return .update(Reminder.tableName, key: Self.key(place.id), ["position": .integer(Int64(position))])
+            }
+        }
+        guard !edits.isEmpty else { return }
+        try await edit(edits)
+    }
+
+    /// A position strictly between two neighbours' (either may be missing), or nil when there is none.
+    static func between(_ previous: Int?, _ next: Int?) -> Int? {
+        switch (previous, next) {
+        case (nil, nil): return 0
+        case (let p?, nil):
+            let (value, overflow) = p.addingReportingOverflow(positionGap)
+            return overflow ? nil : value
+        case (nil, let n?):
+            let (value, overflow) = n.subtractingReportingOverflow(positionGap)
+            return overflow ? nil : value
+        case (let p?, let n?):
+            let (gap, overflow) = n.subtractingReportingOverflow(p)
+            guard !overflow, gap >= 2 else { return nil }
+            return p + gap / 2
+        }
+    }
+
+    /// The colour every new list has unless one is chosen (the command's).
+    static let defaultColor: Int64 = 0x4A99_EFFF
+
+    /// A colour as `<input type="color">` sends it (`#rrggbb`), as the model
+    /// stores it (0xRRGGBBAA, opaque).
+    static func color(_ text: String) throws -> Int64 {
+        let hex = text.hasPrefix("#") ? text.dropFirst() : Substring(text)
+        guard hex.count == 6, hex.allSatisfy(\.isHexDigit), let rgb = Int64(hex, radix: 16) else {
+            throw ReminderForm.invalid("a colour is #rrggbb, as #4a99ef")
+        }
+        return rgb << 8 | 0xFF
+    }
+
+    /// Renames and recolours a list the account sees.
+    func editList(_ id: UUID, title: String, color: String?) async throws {
+        let title = try Self.title(title, of: "a list")
+        let color = try color.map(Self.color)
+        var list = try await server.store.read { db in
+            try Self.mustSee(db, RemindersList.tableName, id, account)
+            guard let list = try db.fetchOne(RemindersList.self, "SELECT * FROM \(ident: RemindersList.tableName) WHERE \(ident: "id") = \(id)") else { throw Self.notFound }
+            return list
+        }
+        let before = list
+        list.title = title
+        if let color { list.color = color }
+        guard list != before else { return }
+        try await edit([.save(list)])
+    }
+
+    /// The names of the accounts a list the account owns is shared with (none for a list shared with it).
+    func sharedWith(_ list: UUID, accounts: SyncAccounts, logger: Logger) async throws -> [String] {
+        let ids = try await server.shares(of: account, in: RemindersList.tableName)[Self.key(list)] ?? []
+        let names = try await accounts.names(of: ids, logger: logger)
+        return ids.compactMap { names[$0] }.sorted()
+    }
+}
