@@ -38,6 +38,16 @@ let package = Package(
             name: "RemindersServer",
             dependencies: ["RemindersServerApp", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // The web app's pages with 50,000 reminders, timed over HTTP (run it with -c release).
+        .executableTarget(
+            name: "RemindersWebBenchmark",
+            dependencies: [
+                "RemindersServerApp",
+                .product(name: "Reminders", package: "Depot"),
+                .product(name: "DepotSync", package: "Depot"),
+                .product(name: "DepotPostgres", package: "Depot"),
+            ]
+        ),
         .testTarget(
             name: "RemindersServerTests",
             dependencies: [

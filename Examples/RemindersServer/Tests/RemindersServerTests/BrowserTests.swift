@@ -83,6 +83,7 @@ import Testing
             try await ana.type("From the bakery on the corner", into: "#notes")
             _ = try await ana.run("document.getElementById('due').value = '2026-12-24T08:30'; document.getElementById('priority').value = '2'")
             try await ana.click("input[name=flagged]")
+            try await ana.type("#bakery", into: "#tags")
             try await ana.click("main form button[type=submit]")
             try await ana.wait(until: "return [...document.querySelectorAll('.reminders .title')].some(e => e.textContent === 'Sourdough bread')", "the list after saving")
             let renamed = try await phone.wait(until: "return window.stayed === true && [...document.querySelectorAll('.reminders .title')].some(e => e.textContent === 'Sourdough bread')",
@@ -94,8 +95,11 @@ import Testing
                         document.querySelector('input[name=flagged]').checked].join('|')
                 """) as? String
             #expect(kept == "From the bakery on the corner|2026-12-24T08:30|2|true", "the fields as saved: \(kept ?? "-")")
+            #expect(try await ana.run("return document.getElementById('tags').value") as? String == "#bakery")
             let reminderURL = try #require((try await ana.run("return location.href") as? String).flatMap(URL.init(string:)), "the reminder's address")
             try await ana.go(listURL)
+            try await phone.wait(until: "return window.stayed === true && [...document.querySelectorAll('.reminders li')].some(li => li.querySelector('.title').textContent === 'Sourdough bread' && li.querySelector('.tag')?.textContent === '#bakery')",
+                                 "the phone to show the new tag without a reload")
             print("BrowserTests: another browser showed an added reminder \(added), a completed one \(completed) and a renamed one \(renamed) after the form was sent")
 
             // Search as you type, from the home page: no button pressed.
@@ -114,21 +118,47 @@ import Testing
                                "the results to follow the text again")
             try await ana.go(listURL)
 
-            // A writer that is not the web app, on a connection of its own (as a `reminders add` in another
-            // process): the open page shows its reminder too, through PostgreSQL's notifications.
+            // A writer that is not the web app: `reminders add` in a process of its own, on the server's
+            // database. The open page shows its reminder too, through PostgreSQL's notifications.
             let schema = try #require(try await store.read { db in try db.fetchOne(String.self, "SELECT current_schema()") })
-            var elsewhere = try PostgresConfiguration(url: try #require(ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"]))
-            elsewhere.searchPath = schema
-            let other = try await Store.postgres(elsewhere)
-            do {
-                _ = try await RemindersModel(store: other).addReminder(ReminderDraft(title: "Added elsewhere"), to: listURL.lastPathComponent)
-            } catch {
-                await other.close()
-                throw error
-            }
-            await other.close()
-            try await phone.wait(until: "return window.stayed === true && [...document.querySelectorAll('.reminders .title')].some(e => e.textContent === 'Added elsewhere')",
-                                 "the phone to show a reminder another connection added, without a reload")
+            let base = try #require(ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"])
+            let command = SyncEndToEndTests.Device(database: base + (base.contains("?") ? "&" : "?") + "search_path=" + schema)
+            let typed = ContinuousClock.now
+            try await command.run(["add", "Added elsewhere", "--list", "Groceries"])
+            let byCommand = try await phone.wait(until: "return window.stayed === true && [...document.querySelectorAll('.reminders .title')].some(e => e.textContent === 'Added elsewhere')",
+                                                 "the phone to show a reminder the command added, without a reload")
+            print("BrowserTests: the phone showed the command's reminder \(byCommand) after the command exited (\(ContinuousClock.now - typed) after it started)")
+
+            // A device of the account (the command on an SQLite file of its own) syncs a reminder in: the page shows it.
+            let devices = FileManager.default.temporaryDirectory.appendingPathComponent("browser-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: devices, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: devices) }
+            var laptop = SyncEndToEndTests.Device(database: devices.appendingPathComponent("laptop.sqlite").path)
+            laptop.password = "correct horse battery"
+            try await laptop.run(["sync", "sign-in", "ana", "--server", server.absoluteString])
+            try await laptop.run(["sync"])
+            try await laptop.run(["add", "From the laptop", "--list", "Groceries"])
+            try await laptop.run(["sync"])
+            let synced = try await phone.wait(until: "return window.stayed === true && [...document.querySelectorAll('.reminders .title')].some(e => e.textContent === 'From the laptop')",
+                                              "the phone to show a device's synced reminder, without a reload")
+            print("BrowserTests: the phone showed a device's reminder \(synced) after its sync")
+
+            // Reorder by dragging a reminder's handle with the mouse, then by the keyboard; the phone follows.
+            try await ana.wait(until: "return [...document.querySelectorAll('.reminders .title')].some(e => e.textContent === 'From the laptop')", "ana's page to show the laptop's reminder")
+            let openTitles = "return [...document.querySelectorAll('.reminders li.open .title')].map(e => e.textContent).join('|')"
+            let laptopID = try #require(try await ana.run("return [...document.querySelectorAll('.reminders li')].find(li => li.querySelector('.title').textContent === 'From the laptop').dataset.id") as? String)
+            try await ana.drag("li[data-id='\(laptopID)'] .handle", to: ".reminders li.open", dy: -8)
+            let first = "return (\(openTitles.dropFirst(7))).startsWith('From the laptop|')"
+            try await ana.wait(until: "return document.documentElement.dataset.moved !== undefined", "the drop's move to be answered")
+            print("BrowserTests: the drop's move answered \(try await ana.run("return document.documentElement.dataset.moved") ?? "-"); ana's open reminders: \(try await ana.run(openTitles) ?? "-")")
+            try await ana.wait(until: first, "the dragged reminder first on ana's page")
+            let dragged = try await phone.wait(until: "return window.stayed === true && " + first.dropFirst(7), "the phone to show the dragged reminder first")
+            _ = try await ana.run("document.getElementById('down-\(laptopID)').focus()")
+            try await ana.press("\u{E007}")
+            let second = "return (\(openTitles.dropFirst(7))).split('|')[1] === 'From the laptop'"
+            try await ana.wait(until: second + " && document.activeElement?.id === 'down-\(laptopID)'", "the reminder one down on ana's page, the focus kept on its button")
+            try await phone.wait(until: "return window.stayed === true && " + second.dropFirst(7), "the phone to show the reminder one down")
+            print("BrowserTests: the phone showed a drag's new order \(dragged) after the drop")
 
             // A title's markup never ran, in either browser.
             for session in [ana, phone] { #expect(try await session.run("return window.pwned === undefined") as? Bool == true, "a title's onerror ran") }
@@ -142,12 +172,17 @@ import Testing
             try await bob.wait(until: "return document.documentElement.dataset.live === 'open'", "bob's page to listen")
             #expect(try await bob.run("return document.body.textContent.includes('Groceries')") as? Bool == false, "bob sees ana's list")
             _ = try await bob.run("window.stayed = true")
-            let device = try await request("POST", server.appendingPathComponent("sync/sessions"), json: ["name": "ana", "password": "correct horse battery"])
-            let token = try JSONDecoder().decode(HTTPSession.self, from: device.body).token
-            let list = listURL.lastPathComponent
-            let shared = try await request("POST", server.appendingPathComponent("sync/shares"), token: token, json: ["list": list, "with": "bob"])
-            #expect(shared.status == 204)
+            // Shared from the list's page.
+            _ = try await ana.run("document.querySelector('main details').open = true")
+            try await ana.type("bob", into: "#share-with")
+            try await ana.click("form[action$='/share'] button")
+            try await ana.wait(until: "return document.querySelector('[aria-label=\"Stop sharing with bob\"]') !== null", "ana's page to say the list is shared with bob")
             try await bob.wait(until: "return window.stayed === true && document.body.textContent.includes('Groceries')", "bob to see the shared list without a reload")
+
+            // A reminder deleted in one browser is gone from the other.
+            _ = try await ana.run("[...document.querySelectorAll('.reminders li')].find(li => li.querySelector('.title').textContent === 'From the laptop').querySelector('.delete').click()")
+            try await phone.wait(until: "return window.stayed === true && ![...document.querySelectorAll('.reminders .title')].some(e => e.textContent === 'From the laptop')",
+                                 "the phone to drop the deleted reminder without a reload")
 
             // Layout at a desktop's and a phone's width: no sideways scrolling, nothing cut or on top of another.
             let folder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/web-screenshots")
@@ -173,7 +208,11 @@ import Testing
 
     /// What a screen reader needs and the page lacks: the page's language and
     /// title, a banner and a main landmark, a name for every control (a label
-    /// for it, or `aria-label`), for every link and button, and one `h1`.
+    /// for it, or `aria-label`), for every link and button, one `h1`, headings
+    /// that skip no level, ids that are unique and that the ARIA references
+    /// find, a name for each of several navigation landmarks, `alt` on images.
+    /// (The rules of axe-core's "serious" and "critical" kinds that apply to
+    /// these pages; axe-core itself is not vendored: no npm registry here.)
     static let accessibilityCheck = """
         const problems = [];
         if (!document.documentElement.lang) problems.push('no lang on <html>');
@@ -184,6 +223,15 @@ import Testing
         const named = e => (e.getAttribute('aria-label') || '').trim() || (e.labels && [...e.labels].some(l => l.textContent.trim()));
         for (const e of document.querySelectorAll('input:not([type=hidden]), select, textarea')) if (!named(e)) problems.push('unlabelled ' + e.tagName.toLowerCase() + ' ' + (e.name || e.id));
         for (const e of document.querySelectorAll('a, button')) if (!((e.getAttribute('aria-label') || '').trim() || e.textContent.trim())) problems.push('nameless ' + e.tagName.toLowerCase());
+        const ids = [...document.querySelectorAll('[id]')].map(e => e.id);
+        for (const id of new Set(ids)) if (ids.filter(x => x === id).length > 1) problems.push('duplicate id ' + id);
+        for (const e of document.querySelectorAll('[aria-labelledby], [aria-describedby]'))
+          for (const id of ((e.getAttribute('aria-labelledby') || '') + ' ' + (e.getAttribute('aria-describedby') || '')).split(' ').filter(Boolean))
+            if (!document.getElementById(id)) problems.push('names a missing element: ' + id);
+        let level = 0;
+        for (const h of document.querySelectorAll('h1, h2, h3, h4')) { const next = Number(h.tagName[1]); if (next > level + 1) problems.push('heading skips to ' + h.tagName); level = next; }
+        for (const e of document.querySelectorAll('nav')) if (document.querySelectorAll('nav').length > 1 && !e.getAttribute('aria-label')) problems.push('an unnamed nav among several');
+        for (const e of document.querySelectorAll('img')) if (!e.hasAttribute('alt')) problems.push('an img without alt');
         return problems;
         """
 

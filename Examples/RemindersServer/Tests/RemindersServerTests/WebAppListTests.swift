@@ -135,30 +135,37 @@ import Testing
     }
 
     @Test(arguments: WebEngine.allCases)
-    func aLongListIsShownAPageAtATimeAndASmartListSaysHowManyItHolds(engine: WebEngine) async throws {
+    func aLongListIsShownAPageAtATimeASmartListSaysHowManyItHoldsAndASearchOfManyAsksForMore(engine: WebEngine) async throws {
         try await engine.withServer { client, store in
             var ana = WebVisitor(client)
             try await ana.signUp("ana")
             let list = try #require(try await ana.post("/web/lists", [("title", "Long")]).locationID)
             let account = try #require(try await store.read { db in try db.fetchOne(String.self, "SELECT \"id\" FROM \"syncAccounts\" WHERE \"name\" = 'ana'") })
             let listID = try #require(UUID(uuidString: list))
-            let reminders = (0..<650).map { Reminder(title: String(format: "R%03d", $0), position: $0 * 1024, remindersListID: listID) }
+            let name = { (index: Int) in String(format: "R%04d", index) }
+            let reminders = (0..<2_100).map { Reminder(title: name($0), position: $0 * 1024, remindersListID: listID) }
             try await RemindersModel(store: store).syncServer().edit(reminders.map { .save($0) }, account: account)
 
             let first = try await ana.get("/web/lists/\(list)")
-            #expect(titles(first) == (0..<300).map { String(format: "R%03d", $0) })
-            #expect(first.text.contains("<span>1–300 of 650</span>") && first.text.contains("href=\"/web/lists/\(list)?from=300\" rel=\"next\""))
-            #expect(first.text.contains("Delete the list and its 650 reminders"))
-            #expect(titles(try await ana.get("/web/lists/\(list)?from=300")) == (300..<600).map { String(format: "R%03d", $0) })
-            let last = try await ana.get("/web/lists/\(list)?from=600")
-            #expect(titles(last) == (600..<650).map { String(format: "R%03d", $0) } && !last.text.contains("rel=\"next\""))
+            #expect(titles(first) == (0..<300).map(name))
+            #expect(first.text.contains("<span>1–300 of 2100</span>") && first.text.contains("href=\"/web/lists/\(list)?from=300\" rel=\"next\""))
+            #expect(first.text.contains("Delete the list and its 2100 reminders"))
+            #expect(titles(try await ana.get("/web/lists/\(list)?from=300")) == (300..<600).map(name))
+            let last = try await ana.get("/web/lists/\(list)?from=2000")
+            #expect(titles(last) == (2_000..<2_100).map(name) && !last.text.contains("rel=\"next\"") && last.text.contains("rel=\"prev\""))
             #expect(titles(try await ana.get("/web/lists/\(list)?from=5000")).isEmpty)
             for wrong in ["-1", "abc", "99999999999999999999"] {
                 #expect(try await ana.get("/web/lists/\(list)?from=\(wrong)").status == .notFound, "from=\(wrong)")
             }
             let all = try await ana.get("/web/smart/all")
-            #expect(titles(all).count == 300 && all.text.contains("The first 300 of 650."))
-            #expect(try await ana.get("/web").text.contains("All</span></a> <span class=\"count\" aria-label=\"650 reminders\">"))
+            #expect(titles(all).count == 300 && all.text.contains("The first 300 of 2100."))
+            #expect(try await ana.get("/web").text.contains("All</span></a> <span class=\"count\" aria-label=\"2100 reminders\">"))
+
+            // A search that matches more than the page ranks says so; one more letter and it ranks.
+            let many = try await ana.get("/web/search?q=r")
+            #expect(titles(many).count == 200 && many.text.contains("More than 2000 reminders match"))
+            let one = try await ana.get("/web/search?q=r1234")
+            #expect(titles(one) == ["R1234"] && !one.text.contains("More than"))
         }
     }
 }

@@ -187,6 +187,31 @@ struct BrowserSession: Sendable {
         throw WebDriver.Failure(description: "waited \(limit) for \(what)")
     }
 
+    /// Presses the pointer on the first element `selector` finds, moves it to
+    /// `target`'s point (`dy` from its middle, over about 300 ms) and lets go,
+    /// as a person drags with a mouse.
+    func drag(_ selector: String, to target: String, dy: Int = 0) async throws {
+        let reference = "element-6066-11e4-a52e-4f735466cecf"
+        let (from, to) = (try await element(selector), try await element(target))
+        let steps: [[String: Any]] = [
+            ["type": "pointerMove", "duration": 0, "origin": [reference: from], "x": 0, "y": 0],
+            ["type": "pointerDown", "button": 0],
+            ["type": "pointerMove", "duration": 150, "origin": [reference: to], "x": 0, "y": dy / 2],
+            ["type": "pointerMove", "duration": 150, "origin": [reference: to], "x": 0, "y": dy],
+            ["type": "pointerUp", "button": 0],
+        ]
+        try await driver.call("POST", "/session/\(id)/actions",
+                              ["actions": [["type": "pointer", "id": "mouse", "parameters": ["pointerType": "mouse"], "actions": steps]]])
+        try await driver.call("DELETE", "/session/\(id)/actions")
+    }
+
+    /// Presses a key (WebDriver's code for it: Enter is `\u{E007}`) on whatever has the focus.
+    func press(_ key: String) async throws {
+        let steps: [[String: Any]] = [["type": "keyDown", "value": key], ["type": "keyUp", "value": key]]
+        try await driver.call("POST", "/session/\(id)/actions", ["actions": [["type": "key", "id": "keyboard", "actions": steps]]])
+        try await driver.call("DELETE", "/session/\(id)/actions")
+    }
+
     /// A PNG of the window.
     func screenshot() async throws -> Data {
         let answer = try await driver.call("GET", "/session/\(id)/screenshot")

@@ -44,13 +44,12 @@ enum WebAssets {
         });
         // A move's buttons (the keyboard's way to reorder) post without leaving the page; the focus stays on the button.
         document.addEventListener("submit", async (event) => {
-          const form = event.target;
-          if (!(form instanceof HTMLFormElement) || !form.classList.contains("moves")) return;
+          const form = event.target, button = event.submitter;
+          if (!(form instanceof HTMLFormElement) || !button || !button.classList.contains("move")) return;
           event.preventDefault();
-          const button = event.submitter;
           const body = new URLSearchParams(new FormData(form));
-          if (button && button.name) body.set(button.name, button.value);
-          await fetch(form.action, { method: "POST", body, credentials: "same-origin" });
+          body.set(button.name, button.value);
+          await fetch(button.formAction, { method: "POST", body, credentials: "same-origin" });
           await refresh();
           if (button && button.id) { const again = document.getElementById(button.id); if (again) again.focus(); }
         });
@@ -61,9 +60,11 @@ enum WebAssets {
           const item = handle && handle.closest("li[data-id]"), list = item && item.parentElement;
           if (!item || !list || !list.dataset.csrf) return;
           event.preventDefault();
-          handle.setPointerCapture(event.pointerId);
           item.classList.add("dragging");
+          // The document hears the pointer: moving the row in the page would end a capture by the handle.
+          const pointer = event.pointerId;
           const follow = (e) => {
+            if (e.pointerId !== pointer) return;
             const over = Array.from(list.children).find((li) => {
               if (li === item) return false;
               const box = li.getBoundingClientRect();
@@ -73,19 +74,21 @@ enum WebAssets {
             const box = over.getBoundingClientRect();
             list.insertBefore(item, e.clientY < box.top + box.height / 2 ? over : over.nextSibling);
           };
-          const drop = async () => {
-            handle.removeEventListener("pointermove", follow);
-            handle.removeEventListener("pointerup", drop);
-            handle.removeEventListener("pointercancel", drop);
+          const drop = async (e) => {
+            if (e.pointerId !== pointer) return;
+            document.removeEventListener("pointermove", follow);
+            document.removeEventListener("pointerup", drop);
+            document.removeEventListener("pointercancel", drop);
             item.classList.remove("dragging");
             const next = item.nextElementSibling;
             const body = new URLSearchParams({ csrf: list.dataset.csrf, before: next ? next.dataset.id : "" });
-            await fetch("/web/reminders/" + item.dataset.id + "/move", { method: "POST", body, credentials: "same-origin" });
+            const answer = await fetch("/web/reminders/" + item.dataset.id + "/move", { method: "POST", body, credentials: "same-origin" });
+            document.documentElement.dataset.moved = String(answer.status);
             refresh();
           };
-          handle.addEventListener("pointermove", follow);
-          handle.addEventListener("pointerup", drop);
-          handle.addEventListener("pointercancel", drop);
+          document.addEventListener("pointermove", follow);
+          document.addEventListener("pointerup", drop);
+          document.addEventListener("pointercancel", drop);
         });
         if (live && "EventSource" in window) {
           const events = new EventSource(live);
@@ -133,6 +136,7 @@ enum WebAssets {
         ul.tags { display: flex; flex-wrap: wrap; }
         ul.tags li { border-bottom: none; }
         .moves { display: flex; flex: none; gap: .15rem; }
+        form.items { margin: 0 0 1rem; }
         .move { padding: .2rem .45rem; }
         h2 { font-size: 1.1rem; margin: 1rem 0 .5rem; }
         .pages { justify-content: center; margin-bottom: 1rem; }

@@ -46,17 +46,16 @@ extension WebData {
         return calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: now)) ?? now
     }
 
-    /// How many reminders each smart list holds, counted by the database.
+    /// How many reminders each smart list holds, counted by the database in one pass.
     static func smartCounts(_ db: Database, _ account: String) throws -> [SmartList: Int] {
         let lists = try visibleLists(db, account), end = endOfToday()
         guard !lists.isEmpty else { return Dictionary(uniqueKeysWithValues: SmartList.allCases.map { ($0, 0) }) }
-        var counts: [SmartList: Int] = [:]
-        for smart in SmartList.allCases {
-            counts[smart] = try db.fetchOne(Int.self, """
-                SELECT count(*) FROM \(ident: Reminder.tableName) WHERE \(ident: "remindersListID") IN \(list: lists) AND \(smart.condition(endOfToday: end))
-                """) ?? 0
-        }
-        return counts
+        struct Counts: Decodable { var today, scheduled, all, flagged, completed: Int }
+        let each = SmartList.allCases.map { smart -> SQL in "count(CASE WHEN \(smart.condition(endOfToday: end)) THEN 1 END) AS \(ident: smart.rawValue)" }
+        guard let counts = try db.fetchOne(Counts.self, """
+            SELECT \(SQL.join(each, separator: ", ")) FROM \(ident: Reminder.tableName) WHERE \(ident: "remindersListID") IN \(list: lists)
+            """) else { return [:] }
+        return [.today: counts.today, .scheduled: counts.scheduled, .all: counts.all, .flagged: counts.flagged, .completed: counts.completed]
     }
 
     /// A smart list's first page of reminders: by due date (none last), then
@@ -75,15 +74,24 @@ extension WebData {
         return (reminders.compactMap { reminder in lists[reminder.remindersListID].map { Found(reminder: reminder, list: $0) } }, total)
     }
 
+    /// The most matches a search ranks; past it, the page shows the first
+    /// matches unranked and asks for more letters.
+    static let rankedMatches = 2_000
+
     /// The reminders of the account's lists that match a search, as the
     /// command searches (every word, each the start of a word of the title,
-    /// tags or notes; open ones first, the best match first).
-    static func search(_ db: Database, _ account: String, _ text: String) throws -> [Found] {
+    /// tags or notes; open ones first, the best match first), at most 200;
+    /// `unranked` when more than ``rankedMatches`` match (a letter or two
+    /// typed so far): then they are the first found, in no order, since
+    /// ranking every reminder an account has would keep the page waiting.
+    static func search(_ db: Database, _ account: String, _ text: String) throws -> (found: [Found], unranked: Bool) {
         let lists = try listsByID(db, account), ids = Array(lists.keys)
-        guard !ids.isEmpty, !text.trimmingCharacters(in: .whitespaces).isEmpty else { return [] }
+        guard !ids.isEmpty, !text.trimmingCharacters(in: .whitespaces).isEmpty else { return ([], false) }
         let query = RemindersModel.searchQuery(text)
-        let found = try db.fetchAll(Reminder.all.matching(query, in: Reminder.searchIndex).where { $0.remindersListID.in(ids) }
-            .order { $0.isCompleted.ascending() }.orderedBySearchRank(query, in: Reminder.searchIndex).limit(200))
-        return found.compactMap { reminder in lists[reminder.remindersListID].map { Found(reminder: reminder, list: $0) } }
+        let matching = Reminder.all.matching(query, in: Reminder.searchIndex).where { $0.remindersListID.in(ids) }
+        let many = try db.fetchAll(matching.select { $0.id }.limit(rankedMatches + 1)).count > rankedMatches
+        let found = many ? try db.fetchAll(matching.limit(200))
+            : try db.fetchAll(matching.order { $0.isCompleted.ascending() }.orderedBySearchRank(query, in: Reminder.searchIndex).limit(200))
+        return (found.compactMap { reminder in lists[reminder.remindersListID].map { Found(reminder: reminder, list: $0) } }, many)
     }
 }

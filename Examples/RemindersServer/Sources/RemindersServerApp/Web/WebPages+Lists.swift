@@ -35,7 +35,7 @@ extension WebPages {
     /// with a pointer), a form for a new one, and the list's own settings.
     static func listMain(_ page: WebData.ListPage, sharedWith: [String], session: WebSession, problem message: String? = nil) -> HTML {
         let id = WebData.key(page.list.id)
-        let items: [HTML] = page.reminders.map { reminder in reminderItem(reminder, tags: page.tags[reminder.id] ?? [], session: session) }
+        let items: [HTML] = page.reminders.map { reminder in reminderItem(reminder, tags: page.tags[reminder.id] ?? []) }
         let empty: HTML? = page.reminders.isEmpty ? "<p>No reminders.</p>" : nil
         return """
             <p><a href="/web">← Lists</a></p>
@@ -43,7 +43,8 @@ extension WebPages {
             <form method="post" action="/web/lists/\(id)/reminders" class="inline">\(csrfField(session))
             <label for="new-reminder">New reminder</label><input id="new-reminder" name="title" required maxlength="500">
             <button type="submit">Add</button></form>
-            \(empty)<ul class="reminders" aria-label="Reminders" data-list="\(id)" data-csrf="\(session.csrf)">\(items)</ul>
+            \(empty)<form method="post" action="/web/lists/\(id)/reminders" class="items">\(csrfField(session))\
+            <ul class="reminders" aria-label="Reminders" data-list="\(id)" data-csrf="\(session.csrf)">\(items)</ul></form>
             \(pages(total: page.total, offset: page.offset, base: "/web/lists/\(id)"))
             <details><summary>Rename, recolour, share or delete this list</summary>
             <form method="post" action="/web/lists/\(id)/edit" class="inline">\(csrfField(session))
@@ -56,23 +57,22 @@ extension WebPages {
             """
     }
 
-    /// One reminder of a list's page.
-    static func reminderItem(_ reminder: Reminder, tags: [String], session: WebSession) -> HTML {
+    /// One reminder of a list's page: its buttons post the list's one form
+    /// (one CSRF token for the page) to their own actions.
+    static func reminderItem(_ reminder: Reminder, tags: [String]) -> HTML {
         let rid = WebData.key(reminder.id)
         let (done, label) = reminder.isCompleted ? ("0", "Mark not done: ") : ("1", "Mark done: ")
         let chips: [HTML] = tags.map { "<span class=\"tag\">#\($0)</span>" }
         let tagLine: HTML? = tags.isEmpty ? nil : "<span class=\"tags\" aria-label=\"Tags\">\(chips)</span>"
+        let base = "/web/reminders/" + rid
         return """
-            <li class="\(reminder.isCompleted ? "done" : "open")" data-id="\(rid)">
-            <span class="handle" aria-hidden="true" title="Drag to move">⠿</span>
-            <form method="post" action="/web/reminders/\(rid)/complete">\(csrfField(session))<input type="hidden" name="done" value="\(done)">\
-            <button type="submit" class="check" aria-label="\(label)\(reminder.title)" aria-pressed="\(reminder.isCompleted ? "true" : "false")"></button></form>
-            <span class="body"><a class="title" href="/web/reminders/\(rid)">\(reminder.title)</a>\(tagLine)</span>
-            <form method="post" action="/web/reminders/\(rid)/move" class="moves">\(csrfField(session))\
-            <button type="submit" name="direction" value="up" class="move" id="up-\(rid)" aria-label="Move up: \(reminder.title)">↑</button>\
-            <button type="submit" name="direction" value="down" class="move" id="down-\(rid)" aria-label="Move down: \(reminder.title)">↓</button></form>
-            <form method="post" action="/web/reminders/\(rid)/delete">\(csrfField(session))\
-            <button type="submit" class="delete" aria-label="Delete: \(reminder.title)">Delete</button></form></li>
+            <li class="\(reminder.isCompleted ? "done" : "open")" data-id="\(rid)"><span class="handle" aria-hidden="true" title="Drag to move">⠿</span>\
+            <button type="submit" formaction="\(base)/complete" name="done" value="\(done)" class="check" aria-label="\(label)\(reminder.title)" \
+            aria-pressed="\(reminder.isCompleted ? "true" : "false")"></button>\
+            <span class="body"><a class="title" href="\(base)">\(reminder.title)</a>\(tagLine)</span><span class="moves">\
+            <button type="submit" formaction="\(base)/move" name="direction" value="up" class="move" id="up-\(rid)" aria-label="Move up: \(reminder.title)">↑</button>\
+            <button type="submit" formaction="\(base)/move" name="direction" value="down" class="move" id="down-\(rid)" aria-label="Move down: \(reminder.title)">↓</button>\
+            </span><button type="submit" formaction="\(base)/delete" class="delete" aria-label="Delete: \(reminder.title)">Delete</button></li>
             """
     }
 

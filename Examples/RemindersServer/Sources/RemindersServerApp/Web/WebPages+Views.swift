@@ -51,13 +51,14 @@ extension WebPages {
     }
 
     /// The search page's content: the field, kept as typed, and what matches.
-    static func searchMain(_ text: String, _ found: [WebData.Found]) -> HTML {
-        """
+    static func searchMain(_ text: String, _ found: [WebData.Found], unranked: Bool = false) -> HTML {
+        let many: HTML? = unranked ? "<p class=\"count\" role=\"status\">More than \(WebData.rankedMatches) reminders match: the first \(found.count) found are shown. Type more to narrow it.</p>" : nil
+        return """
         <p><a href="/web">← Lists</a></p><h1>Search</h1>
         <form method="get" action="/web/search" role="search" class="inline">
         <label for="q">Search</label><input id="q" name="q" type="search" maxlength="500" value="\(text)" data-as-you-type autofocus>
         <button type="submit">Search</button></form>
-        \(text.isEmpty ? nil : foundList(found, label: "Results", empty: "No reminder matches."))
+        \(many)\(text.isEmpty ? nil : foundList(found, label: "Results", empty: "No reminder matches."))
         """
     }
 }

@@ -35,8 +35,8 @@ extension RemindersRoutes {
             Route(.get, "/web/search") { request, context in
                 try await page(request, context, sync) { session, data in
                     let text = String((request.uri.queryParameters.get("q") ?? "").prefix(500))
-                    let found = try await data.server.store.read { db in try WebData.search(db, data.account, text) }
-                    return html(WebPages.page(title: "Search", session: session, WebPages.searchMain(text, found)))
+                    let (found, unranked) = try await data.server.store.read { db in try WebData.search(db, data.account, text) }
+                    return html(WebPages.page(title: "Search", session: session, WebPages.searchMain(text, found, unranked: unranked)))
                 }
             },
             Route(.get, "/web/lists/:list") { request, context in
