@@ -82,16 +82,21 @@ extension WebData {
     /// command searches (every word, each the start of a word of the title,
     /// tags or notes; open ones first, the best match first), at most 200;
     /// `unranked` when more than ``rankedMatches`` match (a letter or two
-    /// typed so far): then they are the first found, in no order, since
-    /// ranking every reminder an account has would keep the page waiting.
+    /// typed so far): then they are 200 of the first found, open ones first,
+    /// since ranking every reminder an account has would keep the page waiting.
     static func search(_ db: Database, _ account: String, _ text: String) throws -> (found: [Found], unranked: Bool) {
         let lists = try listsByID(db, account), ids = Array(lists.keys)
         guard !ids.isEmpty, !text.trimmingCharacters(in: .whitespaces).isEmpty else { return ([], false) }
         let query = RemindersModel.searchQuery(text)
-        let matching = Reminder.all.matching(query, in: Reminder.searchIndex).where { $0.remindersListID.in(ids) }
-        let many = try db.fetchAll(matching.select { $0.id }.limit(rankedMatches + 1)).count > rankedMatches
-        let found = many ? try db.fetchAll(matching.limit(200))
-            : try db.fetchAll(matching.order { $0.isCompleted.ascending() }.orderedBySearchRank(query, in: Reminder.searchIndex).limit(200))
+        // The matches' keys first (the index is searched once), then the records of at most 200, ranked among the matches.
+        let keys = try db.fetchAll(Reminder.all.matching(query, in: Reminder.searchIndex).where { $0.remindersListID.in(ids) }
+            .select { $0.id }.limit(rankedMatches + 1))
+        let many = keys.count > rankedMatches
+        let chosen = many ? Array(keys.prefix(200)) : keys
+        guard !chosen.isEmpty else { return ([], false) }
+        let records = Reminder.where { $0.id.in(chosen) }.order { $0.isCompleted.ascending() }
+        let found = many ? try db.fetchAll(records.order { $0.position.ascending() })
+            : try db.fetchAll(records.orderedBySearchRank(query, in: Reminder.searchIndex).limit(200))
         return (found.compactMap { reminder in lists[reminder.remindersListID].map { Found(reminder: reminder, list: $0) } }, many)
     }
 }
