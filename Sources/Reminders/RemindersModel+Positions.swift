@@ -4,8 +4,9 @@ import Foundation
 /// Manual order: reminders keep sparse positions within their list, so moving
 /// one changes that one alone while there is room between its new neighbours.
 extension RemindersModel {
-    /// The room a new reminder leaves after the last one.
-    static let positionGap = 1024
+    /// The room a new reminder leaves after the last one; a list numbered
+    /// afresh puts its reminders this far apart.
+    public static let positionGap = 1024
 
     /// Moves a reminder just before another of its list (to the end with nil).
     /// Only the moved reminder changes, unless its neighbours left no room:
@@ -62,8 +63,19 @@ extension RemindersModel {
         return try details(db, [moved], today: today)[0]
     }
 
-    /// A position strictly between the two, or nil when there is no room.
-    static func between(_ previous: Int?, _ next: Int?) -> Int? {
+    /// A position strictly between two neighbours' (either may be missing:
+    /// first or last in the list), or nil when there is no room, and the
+    /// list must be numbered afresh (every reminder ``positionGap`` apart).
+    ///
+    /// ```swift
+    /// RemindersModel.between(1024, 2048)   // 1536
+    /// RemindersModel.between(nil, 0)       // -1024: before the first
+    /// RemindersModel.between(5, 6)         // nil: no room
+    /// ```
+    ///
+    /// For a writer other than the model (a web page's move through a sync
+    /// server's edits) that orders reminders as the model does.
+    public static func between(_ previous: Int?, _ next: Int?) -> Int? {
         switch (previous, next) {
         case (nil, nil): return 0
         case (let p?, nil):

@@ -17,20 +17,30 @@ import Testing
 /// there (scripts/test starts one): a missing one fails.
 func withSyncServerOnPostgres(configure: (inout PostgresConfiguration) -> Void = { _ in },
                               _ body: @Sendable (URL, Store) async throws -> Void) async throws {
+    try await withScratchPostgresSchema("sync_http_") { configuration in
+        var configuration = configuration
+        configuration.maxConnections = 8
+        configure(&configuration)
+        try await withSyncServer(postgres: configuration, label: "sync-server", body)
+    }
+}
+
+/// Runs `body` with the test's PostgreSQL (`DEPOT_POSTGRES_URL`) in a schema
+/// of its own, dropped afterwards; nothing without a server, except in CI,
+/// where a missing server fails the test.
+func withScratchPostgresSchema(_ prefix: String, _ body: (PostgresConfiguration) async throws -> Void) async throws {
     let environment = ProcessInfo.processInfo.environment
     guard let url = environment["DEPOT_POSTGRES_URL"], !url.isEmpty else {
         #expect(environment["CI"] != "true", "CI must name a PostgreSQL server (DEPOT_POSTGRES_URL)")
         return
     }
     var configuration = try PostgresConfiguration(url: url)
-    let schema = "sync_http_" + UUID().uuidString.prefix(8).lowercased()
+    let schema = prefix + UUID().uuidString.prefix(8).lowercased()
     let admin = try await Store.postgres(configuration)
     try await admin.write { db in try db.execute("CREATE SCHEMA \(ident: schema)") }
     configuration.searchPath = schema
-    configuration.maxConnections = 8
-    configure(&configuration)
     do {
-        try await withSyncServer(postgres: configuration, label: "sync-server", body)
+        try await body(configuration)
     } catch {
         try? await admin.write { db in try db.execute("DROP SCHEMA \(ident: schema) CASCADE") }
         await admin.close()

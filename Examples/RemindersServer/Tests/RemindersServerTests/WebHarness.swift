@@ -91,26 +91,11 @@ enum WebEngine: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .sqlite:
             try await withSyncServer(body)
         case .postgres:
-            guard let url = environment["DEPOT_POSTGRES_URL"], !url.isEmpty else {
-                #expect(environment["CI"] != "true", "CI must name a PostgreSQL server (DEPOT_POSTGRES_URL)")
-                return
-            }
-            var configuration = try PostgresConfiguration(url: url)
-            let schema = "web_" + UUID().uuidString.prefix(8).lowercased()
-            let admin = try await Store.postgres(configuration)
-            try await admin.write { db in try db.execute("CREATE SCHEMA \(ident: schema)") }
-            configuration.searchPath = schema
-            do {
+            try await withScratchPostgresSchema("web_") { configuration in
                 let store = try await RemindersRoutes.store(postgres: configuration, logger: quiet)
                 do { try await withSyncServer(store, body) } catch { await store.close(); throw error }
                 await store.close()
-            } catch {
-                try? await admin.write { db in try db.execute("DROP SCHEMA \(ident: schema) CASCADE") }
-                await admin.close()
-                throw error
             }
-            try? await admin.write { db in try db.execute("DROP SCHEMA \(ident: schema) CASCADE") }
-            await admin.close()
         case .mariadb:
             guard let url = environment["DEPOT_MARIADB_URL"], !url.isEmpty else {
                 #expect(environment["CI"] != "true", "CI must name a MariaDB server (DEPOT_MARIADB_URL)")

@@ -26,13 +26,10 @@ extension WebData {
         }
     }
 
-    /// The gap between neighbours' positions a new place leaves, as the command's model leaves it.
-    static let positionGap = 1024
-
     /// The position after `last` (the first, with none), or a 422 when there is no room.
     static func after(_ last: Int?) throws -> Int {
         guard let last else { return 0 }
-        let (next, overflow) = last.addingReportingOverflow(positionGap)
+        let (next, overflow) = last.addingReportingOverflow(RemindersModel.positionGap)
         guard !overflow else { throw ReminderForm.invalid("no room after the last place; move an item first") }
         return next
     }
@@ -65,35 +62,18 @@ extension WebData {
             guard to != from else { return [] }
             order.insert(place, at: to)
             let previous = to > 0 ? order[to - 1].position : nil, next = to + 1 < order.count ? order[to + 1].position : nil
-            if let position = Self.between(previous, next) {
+            if let position = RemindersModel.between(previous, next) {
                 return [.update(Reminder.tableName, key: Self.key(id), ["position": .integer(Int64(position))])]
             }
             // No room: every reminder of the list gets a place a gap apart, in the new order.
             return order.enumerated().compactMap { index, place in
-                let (position, overflow) = index.multipliedReportingOverflow(by: Self.positionGap)
+                let (position, overflow) = index.multipliedReportingOverflow(by: RemindersModel.positionGap)
                 guard !overflow, position != place.position else { return nil }
                 return .update(Reminder.tableName, key: Self.key(place.id), ["position": .integer(Int64(position))])
             }
         }
         guard !edits.isEmpty else { return }
         try await edit(edits)
-    }
-
-    /// A position strictly between two neighbours' (either may be missing), or nil when there is none.
-    static func between(_ previous: Int?, _ next: Int?) -> Int? {
-        switch (previous, next) {
-        case (nil, nil): return 0
-        case (let p?, nil):
-            let (value, overflow) = p.addingReportingOverflow(positionGap)
-            return overflow ? nil : value
-        case (nil, let n?):
-            let (value, overflow) = n.subtractingReportingOverflow(positionGap)
-            return overflow ? nil : value
-        case (let p?, let n?):
-            let (gap, overflow) = n.subtractingReportingOverflow(p)
-            guard !overflow, gap >= 2 else { return nil }
-            return p + gap / 2
-        }
     }
 
     /// The colour every new list has unless one is chosen (the command's).
