@@ -179,6 +179,22 @@ import Testing
             try await ana.wait(until: "return document.querySelector('[aria-label=\"Stop sharing with bob\"]') !== null", "ana's page to say the list is shared with bob")
             try await bob.wait(until: "return window.stayed === true && document.body.textContent.includes('Groceries')", "bob to see the shared list without a reload")
 
+            // A reminder moved to another list, on its page: it leaves the list in the other browser.
+            try await ana.go(web)
+            try await ana.type("Errands", into: "#new-list")
+            try await ana.click("form[action='/web/lists'] button")
+            try await ana.wait(until: "return document.querySelector('h1')?.textContent.endsWith('Errands') === true", "the Errands list's page")
+            try await ana.go(listURL)
+            _ = try await ana.run("[...document.querySelectorAll('.reminders a.title')].find(a => a.textContent === 'Added elsewhere').click()")
+            try await ana.wait(until: "return document.querySelector('h1')?.textContent === 'Added elsewhere'", "the page of the reminder to move")
+            _ = try await ana.run("const list = document.getElementById('list'); list.value = [...list.options].find(o => o.textContent === 'Errands').value")
+            try await ana.click("main form button[type=submit]")
+            try await ana.wait(until: "return document.querySelector('h1')?.textContent.endsWith('Errands') === true && [...document.querySelectorAll('.reminders .title')].some(e => e.textContent === 'Added elsewhere')",
+                               "the reminder in the Errands list")
+            try await phone.wait(until: "return window.stayed === true && ![...document.querySelectorAll('.reminders .title')].some(e => e.textContent === 'Added elsewhere')",
+                                 "the phone's Groceries page to lose the moved reminder without a reload")
+            try await ana.go(listURL)
+
             // A reminder deleted in one browser is gone from the other.
             _ = try await ana.run("[...document.querySelectorAll('.reminders li')].find(li => li.querySelector('.title').textContent === 'From the laptop').querySelector('.delete').click()")
             try await phone.wait(until: "return window.stayed === true && ![...document.querySelectorAll('.reminders .title')].some(e => e.textContent === 'From the laptop')",

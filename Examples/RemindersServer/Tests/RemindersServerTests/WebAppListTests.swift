@@ -168,4 +168,37 @@ import Testing
             #expect(titles(one) == ["R1234"] && !one.text.contains("More than"))
         }
     }
+
+    @Test(arguments: WebEngine.allCases)
+    func aReminderAnotherWriterStoredInAListIsOpenedEditedMovedAndDeletedAndItsDevicesPullItOnceEdited(engine: WebEngine) async throws {
+        try await engine.withServer { client, store in
+            let device = try await client.signUp("ana")
+            var ana = WebVisitor(client)
+            try await ana.signUp("ana", signIn: true)
+            let list = try #require(try await ana.post("/web/lists", [("title", "Inbox")]).locationID)
+            // As `reminders add` on the server's database: the model writes the table, not the sync server's log.
+            let model = RemindersModel(store: store)
+            for title in ["Stored directly", "Also stored directly", "Stored third"] { _ = try await model.addReminder(ReminderDraft(title: title), to: list) }
+            #expect(titles(try await ana.get("/web/lists/\(list)")) == ["Stored directly", "Also stored directly", "Stored third"])
+            let ids = reminderIDs(try await ana.get("/web/lists/\(list)"))
+            try #require(ids.count == 3)
+            #expect(try await ana.get("/web/reminders/\(ids[0])").status == .ok, "its page")
+
+            #expect(try await ana.post("/web/reminders/\(ids[0])/complete", [("done", "1")]).status == .seeOther)
+            #expect(try await ana.post("/web/reminders/\(ids[2])/move", [("direction", "up")]).status == .seeOther)
+            #expect(titles(try await ana.get("/web/lists/\(list)")) == ["Stored third", "Also stored directly", "Stored directly"])
+            let pulled = try wire(SyncPage.self, try await client.pull(as: device))
+            let pulledTitles = pulled.changes.compactMap { $0.row.registers["title"]?.value }
+            #expect(pulledTitles.contains(.text("Stored directly")) && pulledTitles.contains(.text("Stored third")), "edited: logged, and pulled: \(pulledTitles)")
+            // Deleted before any edit logged it.
+            #expect(try await ana.post("/web/reminders/\(ids[1])/delete").status == .seeOther)
+            #expect(titles(try await ana.get("/web/lists/\(list)")) == ["Stored third", "Stored directly"])
+            #expect(try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: Reminder.tableName)") } == 2, "deleted from the table")
+
+            // Another account's requests for it are still not found.
+            var bob = WebVisitor(client)
+            try await bob.signUp("bob")
+            #expect(try await bob.get("/web/reminders/\(ids[0])").status == .notFound)
+        }
+    }
 }

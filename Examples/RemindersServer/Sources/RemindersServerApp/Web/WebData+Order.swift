@@ -40,11 +40,9 @@ extension WebData {
     /// the list is numbered afresh, all in one edit.
     func move(_ id: UUID, _ move: Move) async throws {
         let edits: [SyncEdit] = try await server.store.read { db in
-            try Self.mustSee(db, Reminder.tableName, id, account)
-            guard let moved = try db.fetchOne(Reminder.self, "SELECT * FROM \(ident: Reminder.tableName) WHERE \(ident: "id") = \(id)") else { throw Self.notFound }
-            struct Place: Decodable { var id: UUID; var position: Int }
-            var order = try db.fetchAll(Place.self, """
-                SELECT \(ident: "id"), \(ident: "position") FROM \(ident: Reminder.tableName) WHERE \(ident: "remindersListID") = \(moved.remindersListID)
+            let moved = try Self.reminder(db, account, id)
+            var order = try db.fetchAll(Reminder.self, """
+                SELECT * FROM \(ident: Reminder.tableName) WHERE \(ident: "remindersListID") = \(moved.remindersListID)
                 ORDER BY \(ident: "isCompleted"), \(ident: "position"), \(ident: "createdAt"), \(ident: "id")
                 """)
             guard let from = order.firstIndex(where: { $0.id == id }) else { throw Self.notFound }
@@ -62,14 +60,19 @@ extension WebData {
             guard to != from else { return [] }
             order.insert(place, at: to)
             let previous = to > 0 ? order[to - 1].position : nil, next = to + 1 < order.count ? order[to + 1].position : nil
+            // Saved as records: a reminder another writer stored, which the sync server's log lacks, is logged by it.
             if let position = RemindersModel.between(previous, next) {
-                return [.update(Reminder.tableName, key: Self.key(id), ["position": .integer(Int64(position))])]
+                var placed = moved
+                placed.position = position
+                return [.save(placed)]
             }
             // No room: every reminder of the list gets a place a gap apart, in the new order.
-            return order.enumerated().compactMap { index, place in
+            return order.enumerated().compactMap { index, reminder in
                 let (position, overflow) = index.multipliedReportingOverflow(by: RemindersModel.positionGap)
-                guard !overflow, position != place.position else { return nil }
-                return .update(Reminder.tableName, key: Self.key(place.id), ["position": .integer(Int64(position))])
+                guard !overflow, position != reminder.position else { return nil }
+                var placed = reminder
+                placed.position = position
+                return .save(placed)
             }
         }
         guard !edits.isEmpty else { return }

@@ -113,13 +113,21 @@ struct WebData: Sendable {
 
     /// A reminder the account sees; 404 for any other.
     func reminder(_ id: UUID) async throws -> Reminder {
-        try await server.store.read { db in
-            guard try SyncServer.isVisible(db, Reminder.tableName, key: Self.key(id), to: account),
-                  let reminder = try db.fetchOne(Reminder.self, "SELECT * FROM \(ident: Reminder.tableName) WHERE \(ident: "id") = \(id)") else {
-                throw Self.notFound
-            }
-            return reminder
+        try await server.store.read { db in try Self.reminder(db, account, id) }
+    }
+
+    /// A reminder of a list the account sees; 404 for any other.
+    ///
+    /// The list decides, not the sync server's log: a reminder another writer
+    /// stored in the list without the sync server (the `reminders` command on
+    /// the server's database) is the list's too. The web app's first edit of
+    /// it logs it, and the account's devices pull it from then on.
+    static func reminder(_ db: Database, _ account: String, _ id: UUID) throws -> Reminder {
+        guard let reminder = try db.fetchOne(Reminder.self, "SELECT * FROM \(ident: Reminder.tableName) WHERE \(ident: "id") = \(id)"),
+              try SyncServer.isVisible(db, RemindersList.tableName, key: key(reminder.remindersListID), to: account) else {
+            throw notFound
         }
+        return reminder
     }
 
     /// A new list, last on the home page.
@@ -159,7 +167,11 @@ struct WebData: Sendable {
 
     /// Deletes a reminder (its tags' links with it).
     func deleteReminder(_ id: UUID) async throws {
-        try await server.store.read { db in try Self.mustSee(db, Reminder.tableName, id, account) }
+        let (reminder, logged) = try await server.store.read { db in
+            (try Self.reminder(db, account, id), try SyncServer.isVisible(db, Reminder.tableName, key: Self.key(id), to: account))
+        }
+        // The sync server deletes what its log holds: a reminder another writer stored is logged first.
+        if !logged { try await edit([.save(reminder)]) }
         try await edit([.delete(Reminder.tableName, key: Self.key(id))])
     }
 
