@@ -99,14 +99,23 @@ struct SyncAccounts: Sendable {
     ///
     /// - Throws: 401 for a token no device holds (never issued, signed out, or its device removed).
     func caller(_ token: BearerToken, logger: Logger) async throws -> Caller {
-        let hash = token.hash
-        let found = try await store.read(logger: logger) { db in
-            try db.fetchOne(Caller.self, "SELECT \"id\" AS \"device\", \"accountID\" AS \"account\" FROM \"syncDevices\" WHERE \"tokenHash\" = \(hash)")
-        }
-        guard let found else {
+        guard let found = try await holder(of: token, logger: logger) else {
             throw BearerToken.unauthorized("the token is not valid (signed out, or its device was removed); sign in again", cause: "unknown token")
         }
         return found
+    }
+
+    /// The device a token names, with its account and the account's name;
+    /// nil for a token no device holds. The one lookup of a token, for the
+    /// API's bearer tokens and the web app's session cookies alike.
+    func holder(of token: BearerToken, logger: Logger) async throws -> Caller? {
+        let hash = token.hash
+        return try await store.read(logger: logger) { db in
+            try db.fetchOne(Caller.self, """
+                SELECT d."id" AS "device", d."accountID" AS "account", a."name" AS "name"
+                FROM "syncDevices" d JOIN "syncAccounts" a ON a."id" = d."accountID" WHERE d."tokenHash" = \(hash)
+                """)
+        }
     }
 
     /// The account's devices, oldest first.
@@ -163,6 +172,8 @@ struct Caller: Decodable, Sendable {
     var account: String
     /// The device's id (lowercase UUID).
     var device: String
+    /// The account's name, as shown.
+    var name: String
 }
 
 /// An account as sign-in reads it.

@@ -28,15 +28,7 @@ struct WebSession: Sendable {
     /// one, a token no device holds any more).
     static func current(_ request: Request, _ sync: SyncEndpoints, logger: Logger) async throws -> WebSession? {
         guard let value = cookieValue(request, named: cookie), let token = BearerToken(cookieValue: value) else { return nil }
-        struct Found: Decodable { var account: String; var device: String; var name: String }
-        let hash = token.hash
-        let found = try await sync.accounts.store.read(logger: logger) { db in
-            try db.fetchOne(Found.self, """
-                SELECT d."accountID" AS "account", d."id" AS "device", a."name" AS "name"
-                FROM "syncDevices" d JOIN "syncAccounts" a ON a."id" = d."accountID" WHERE d."tokenHash" = \(hash)
-                """)
-        }
-        return found.map { WebSession(account: $0.account, device: $0.device, name: $0.name, token: token) }
+        return try await sync.accounts.holder(of: token, logger: logger).map { WebSession(account: $0.account, device: $0.device, name: $0.name, token: token) }
     }
 
     /// A cookie's value from the request's `Cookie` headers.
