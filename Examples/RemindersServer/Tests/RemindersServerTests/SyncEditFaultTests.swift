@@ -18,19 +18,7 @@ import Testing
             let server = try RemindersModel(store: store).syncServer()
             let admin = try await Store.postgres(try PostgresConfiguration(url: ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"] ?? ""))
             let deadline = ContinuousClock.now + .seconds(seconds)
-            let killer = Task { () -> Int in
-                var kills = 0
-                while ContinuousClock.now < deadline {
-                    try? await Task.sleep(for: .milliseconds(Int.random(in: 5...60)))
-                    kills += (try? await admin.write { db in
-                        try db.fetchOne(Int.self, """
-                            SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                            WHERE application_name = \(application) ORDER BY random() LIMIT 1) AS k
-                            """)
-                    }) ?? 0
-                }
-                return kills
-            }
+            let killer = killBackends(of: application, through: admin, everyMilliseconds: 5...60, until: deadline)
             // Each task: a list with three reminders in one edit; now and then the delete of one it made.
             let outcome = try await withThrowingTaskGroup(of: (applied: Set<UUID>, deleted: Set<UUID>, failed: Int).self) { group in
                 for task in 0..<4 {

@@ -31,19 +31,7 @@ import Testing
             // The killer: one of the server's backends every 20 to 200 ms.
             let admin = try await Store.postgres(try PostgresConfiguration(url: ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"] ?? ""))
             let deadline = ContinuousClock.now + .seconds(seconds)
-            let killer = Task { () -> Int in
-                var kills = 0
-                while ContinuousClock.now < deadline {
-                    try? await Task.sleep(for: .milliseconds(Int.random(in: 20...200)))
-                    kills += (try? await admin.write { db in
-                        try db.fetchOne(Int.self, """
-                            SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                            WHERE application_name = \(application) ORDER BY random() LIMIT 1) AS k
-                            """)
-                    }) ?? 0
-                }
-                return kills
-            }
+            let killer = killBackends(of: application, through: admin, everyMilliseconds: 20...200, until: deadline)
             let outcome = try await withThrowingTaskGroup(of: (Int, [String], Int).self) { group in
                 for (index, device) in devices.enumerated() {
                     group.addTask {

@@ -121,3 +121,23 @@ struct HTTPDevice {
         return HTTPDevice(account: account, model: model, list: list, token: session.token)
     }
 }
+
+/// Kills one of the PostgreSQL backends named `application` at random, every
+/// few milliseconds (a random wait in `range`), until `deadline`, through
+/// `admin`'s own connection; the task's value is how many it killed.
+func killBackends(of application: String, through admin: Store, everyMilliseconds range: ClosedRange<Int>,
+                  until deadline: ContinuousClock.Instant) -> Task<Int, Never> {
+    Task {
+        var kills = 0
+        while ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(Int.random(in: range)))
+            kills += (try? await admin.write { db in
+                try db.fetchOne(Int.self, """
+                    SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                    WHERE application_name = \(application) ORDER BY random() LIMIT 1) AS k
+                    """)
+            }) ?? 0
+        }
+        return kills
+    }
+}
