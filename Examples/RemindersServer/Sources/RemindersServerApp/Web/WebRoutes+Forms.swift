@@ -9,7 +9,21 @@ extension RemindersRoutes {
     /// token, each answered by a redirect to the page that shows the change
     /// (or by the same page with the one-line problem, and a 4xx).
     static func formRoutes(_ sync: SyncEndpoints) -> [Route] {
-        [
+        // Sharing a list, and stopping: one form each, the same answers.
+        let sharing = [("share", true), ("unshare", false)].map { action, shared in
+            Route(.post, "/web/lists/:list/\(action)") { request, context in
+                try await form(request, context, sync) { session, data, form in
+                    let id = try uuid("list", context)
+                    do {
+                        try await share(id, with: form["with"] ?? "", data, sync, context, shared: shared)
+                        return redirect("/web/lists/\(WebData.key(id))")
+                    } catch let error as ServerError where error.status != .internalServerError {
+                        return try await listPage(id, session, data, sync, context, problem: error)
+                    }
+                }
+            }
+        }
+        return sharing + [
             Route(.post, "/web/lists") { request, context in
                 try await form(request, context, sync) { session, data, form in
                     do {
@@ -40,28 +54,6 @@ extension RemindersRoutes {
                         try await data.editList(id, title: form["title"] ?? "", color: form["color"])
                         return redirect("/web/lists/\(WebData.key(id))")
                     } catch let error as ServerError where error.status == .unprocessableContent {
-                        return try await listPage(id, session, data, sync, context, problem: error)
-                    }
-                }
-            },
-            Route(.post, "/web/lists/:list/share") { request, context in
-                try await form(request, context, sync) { session, data, form in
-                    let id = try uuid("list", context)
-                    do {
-                        try await share(id, with: form["with"] ?? "", data, sync, context, shared: true)
-                        return redirect("/web/lists/\(WebData.key(id))")
-                    } catch let error as ServerError where error.status != .internalServerError {
-                        return try await listPage(id, session, data, sync, context, problem: error)
-                    }
-                }
-            },
-            Route(.post, "/web/lists/:list/unshare") { request, context in
-                try await form(request, context, sync) { session, data, form in
-                    let id = try uuid("list", context)
-                    do {
-                        try await share(id, with: form["with"] ?? "", data, sync, context, shared: false)
-                        return redirect("/web/lists/\(WebData.key(id))")
-                    } catch let error as ServerError where error.status != .internalServerError {
                         return try await listPage(id, session, data, sync, context, problem: error)
                     }
                 }
