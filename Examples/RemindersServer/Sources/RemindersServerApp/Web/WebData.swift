@@ -170,9 +170,8 @@ struct WebData: Sendable {
         let (reminder, logged) = try await server.store.read { db in
             (try Self.reminder(db, account, id), try SyncServer.isVisible(db, Reminder.tableName, key: Self.key(id), to: account))
         }
-        // The sync server deletes what its log holds: a reminder another writer stored is logged first.
-        if !logged { try await edit([.save(reminder)]) }
-        try await edit([.delete(Reminder.tableName, key: Self.key(id))])
+        // The sync server deletes what its log holds: a reminder another writer stored is logged first, in the same edit.
+        try await edit((logged ? [] : [.save(reminder)]) + [.delete(Reminder.tableName, key: Self.key(id))])
     }
 
     func edit(_ edits: [SyncEdit]) async throws {
