@@ -17,10 +17,10 @@ extension WebData {
 
     /// The tags the account sees, by title ignoring case, each with how many
     /// of the account's reminders carry it.
-    static func tags(_ db: Database, _ account: String) throws -> [TagSummary] {
+    static func tags(_ db: Database, _ account: String, lists visible: [UUID]? = nil) throws -> [TagSummary] {
         let ids = try SyncServer.visibleKeys(db, of: Tag.tableName, to: account).compactMap(UUID.init(uuidString:))
         guard !ids.isEmpty else { return [] }
-        let lists = try visibleLists(db, account)
+        let lists = try visible ?? visibleLists(db, account)
         let tags = try db.fetchAll(Tag.self, "SELECT * FROM \(ident: Tag.tableName) WHERE \(ident: "id") IN \(list: ids)")
         struct Count: Decodable { var tag: UUID; var count: Int }
         let counts = lists.isEmpty ? [] : try db.fetchAll(Count.self, """

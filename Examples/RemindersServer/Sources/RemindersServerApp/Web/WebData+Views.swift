@@ -47,8 +47,8 @@ extension WebData {
     }
 
     /// How many reminders each smart list holds, counted by the database in one pass.
-    static func smartCounts(_ db: Database, _ account: String) throws -> [SmartList: Int] {
-        let lists = try visibleLists(db, account), end = endOfToday()
+    static func smartCounts(_ db: Database, _ account: String, lists visible: [UUID]? = nil) throws -> [SmartList: Int] {
+        let lists = try visible ?? visibleLists(db, account), end = endOfToday()
         guard !lists.isEmpty else { return Dictionary(uniqueKeysWithValues: SmartList.allCases.map { ($0, 0) }) }
         struct Counts: Decodable { var today, scheduled, all, flagged, completed: Int }
         let each = SmartList.allCases.map { smart -> SQL in "count(CASE WHEN \(smart.condition(endOfToday: end)) THEN 1 END) AS \(ident: smart.rawValue)" }

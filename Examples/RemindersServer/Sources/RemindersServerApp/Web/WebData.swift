@@ -44,7 +44,10 @@ struct WebData: Sendable {
     /// What a live page shows, read in one access.
     static func shown(_ db: Database, _ account: String, _ page: WebPage) throws -> Shown {
         switch page {
-        case .home: return .home(try home(db, account), try smartCounts(db, account), try tags(db, account))
+        case .home:
+            // The lists the account sees, read once for the three parts of the page.
+            let lists = try visibleLists(db, account)
+            return .home(try home(db, account, lists: lists), try smartCounts(db, account, lists: lists), try tags(db, account, lists: lists))
         // A list gone or unshared: the page says so, once.
         case .list(let id, let offset): return .list(try? list(db, account, id, offset: offset))
         case .smart(let smart):
@@ -63,8 +66,8 @@ struct WebData: Sendable {
         try await server.store.read { db in try Self.home(db, account) }
     }
 
-    static func home(_ db: Database, _ account: String) throws -> [ListSummary] {
-        let ids = try SyncServer.visibleKeys(db, of: RemindersList.tableName, to: account).compactMap(UUID.init(uuidString:))
+    static func home(_ db: Database, _ account: String, lists visible: [UUID]? = nil) throws -> [ListSummary] {
+        let ids = try visible ?? visibleLists(db, account)
         guard !ids.isEmpty else { return [] }
         let lists = try db.fetchAll(RemindersList.self, "SELECT * FROM \(ident: RemindersList.tableName) WHERE \(ident: "id") IN \(list: ids)")
         struct Count: Decodable { var list: UUID; var open: Int }
