@@ -24,10 +24,12 @@ final class AccessTracing: Sendable {
     }
 
     /// Starts the access's span as a child of the caller's context.
-    static func start(_ tracer: any Tracer, kind: TransactionKind, engineName: String) -> AccessTracing {
+    /// A retried write's span (``WriteRetry``) carries its attempt, from 2, as `depot.write.attempt`.
+    static func start(_ tracer: any Tracer, kind: TransactionKind, engineName: String, attempt: Int = 1) -> AccessTracing {
         let system = engineName.lowercased()
         let span = tracer.startSpan(kind == .read ? "depot.read" : "depot.write", context: ServiceContext.current ?? .topLevel, ofKind: .client)
         span.attributes["db.system.name"] = system
+        if attempt > 1 { span.attributes["depot.write.attempt"] = attempt }
         return AccessTracing(tracer: tracer, system: system, span: span)
     }
 

@@ -16,6 +16,7 @@ import Foundation
 /// | `db.client.connection.pending_requests` | meter | accesses waiting for a connection |
 /// | `db.client.connection.wait_time` | timer | how long an access waited for its connection |
 /// | `depot.errors` | counter | failed accesses, by `error.type` (Depot's own: OpenTelemetry names none) |
+/// | `depot.write.retries` | counter | writes run again (``WriteRetry``), by the `error.type` of the attempt before |
 ///
 /// Caveat: before these names, Depot recorded `depot.statement.duration`,
 /// `depot.checkout.duration`, `depot.connections.open`, `.in_use`, `.idle` and
@@ -28,6 +29,7 @@ final class StoreMetrics: @unchecked Sendable {
     private let statementDuration: CoreMetrics.Timer
     private let lock = NSLock()
     private var errors: [String: Counter] = [:]
+    private var retries: [String: Counter] = [:]
     private var failedStatements: [String: CoreMetrics.Timer] = [:]
 
     init(factory: any MetricsFactory, engineName: String) {
@@ -65,6 +67,17 @@ final class StoreMetrics: @unchecked Sendable {
             if let counter = errors[kind] { return counter }
             let counter = Counter(label: "depot.errors", dimensions: [("db.system.name", system), ("error.type", kind)], factory: factory)
             errors[kind] = counter
+            return counter
+        }
+        counter.increment()
+    }
+
+    /// Counts a write run again after an error of this kind (``WriteRetry``).
+    func retried(_ kind: String) {
+        let counter = lock.withLock { () -> Counter in
+            if let counter = retries[kind] { return counter }
+            let counter = Counter(label: "depot.write.retries", dimensions: [("db.system.name", system), ("error.type", kind)], factory: factory)
+            retries[kind] = counter
             return counter
         }
         counter.increment()

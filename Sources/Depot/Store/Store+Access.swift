@@ -13,11 +13,11 @@ extension Store {
     /// made the runtime look up the metadata of each generic type it touched,
     /// on every access. `body`'s value goes into memory this call owns.
     func access<T: Sendable>(_ kind: TransactionKind, isolation: IsolationLevel?, route: ReadRoute, logger: Logger? = nil,
-                             recorder: ReadRecorder? = nil, position: PositionBox? = nil,
+                             recorder: ReadRecorder? = nil, position: PositionBox? = nil, attempt: Int = 1,
                              _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let result = AccessResult<T>.make(body)
         try await accessReturningNothing(kind, isolation: isolation, route: route, logger: logger, recorder: recorder,
-                                         position: position, Sendable1(result))
+                                         position: position, attempt: attempt, Sendable1(result))
         return try result.take()
     }
 
@@ -30,7 +30,7 @@ extension Store {
     /// copying the configuration, and taking and returning an idle connection
     /// are synchronous.
     private func accessReturningNothing(_ kind: TransactionKind, isolation: IsolationLevel?, route: ReadRoute, logger: Logger?,
-                                        recorder: ReadRecorder?, position: PositionBox?,
+                                        recorder: ReadRecorder?, position: PositionBox?, attempt writeAttempt: Int,
                                         _ body: Sendable1<any AccessBody>) async throws {
         let settings = self.settings
         // Where the access runs, and what a replica must have applied first.
@@ -63,7 +63,7 @@ extension Store {
         // Until the attempt that returns has left the gate itself.
         var inGate = true
         defer { if inGate { gate.leave(detaching: nil) } }
-        let tracing = if let tracer = settings.tracer { AccessTracing.start(tracer, kind: kind, engineName: dialect.engineName) } else { nil as AccessTracing? }
+        let tracing = if let tracer = settings.tracer { AccessTracing.start(tracer, kind: kind, engineName: dialect.engineName, attempt: writeAttempt) } else { nil as AccessTracing? }
         var accessError: (any Error)?
         defer { tracing?.end(error: accessError) }
         // A pooled connection may have died while idle (a server restart): when

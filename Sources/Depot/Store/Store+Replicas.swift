@@ -52,7 +52,8 @@ public struct ReadRoute: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension Store {
-    /// Runs a write transaction, like ``write(logger:_:)``, and returns the position
+    /// Runs a write transaction, like ``write(logger:_:)`` (retried as it is,
+    /// by ``Configuration/writeRetry``), and returns the position
     /// of its commit, for reads that must see it on a replica
     /// (``ReadRoute/replica(caughtUpWith:timeout:)``).
     ///
@@ -66,9 +67,11 @@ extension Store {
     @discardableResult
     public func writeReturningPosition<T: Sendable>(isolation: IsolationLevel? = nil, logger: Logger? = nil,
                                                     _ body: @escaping @Sendable (Database) throws -> T) async throws -> (value: T, position: CommitPosition) {
-        let box = PositionBox()
-        let value = try await access(.write, isolation: isolation, route: .primary, logger: logger, position: box, body)
-        return (value, box.position ?? CommitPosition(rawValue: 0))
+        try await retrying(settings.writeRetry, logger: logger) { attempt in
+            let box = PositionBox()
+            let value = try await self.access(.write, isolation: isolation, route: .primary, logger: logger, position: box, attempt: attempt, body)
+            return (value, box.position ?? CommitPosition(rawValue: 0))
+        }
     }
 
     /// The newest commit position among this store's own writes, when the store

@@ -65,6 +65,7 @@ public final class Store: Sendable {
         /// | `db.client.connection.pending_requests` | meter | accesses waiting for a connection |
         /// | `db.client.connection.wait_time` | timer | how long an access waited for its connection |
         /// | `depot.errors` | counter | failed accesses by `error.type` (OpenTelemetry names none) |
+        /// | `depot.write.retries` | counter | writes run again (``writeRetry``) by the `error.type` of the attempt before |
         ///
         /// Caveat: these replaced `depot.statement.duration`,
         /// `depot.checkout.duration`, `depot.connections.*` and
@@ -113,6 +114,14 @@ public final class Store: Sendable {
         /// store; another process's writes are not waited for (pass their
         /// ``CommitPosition`` with ``ReadRoute/replica(caughtUpWith:timeout:)``).
         public var readYourWritesTimeout: Duration?
+        /// Whether and how a write that lost a conflict to another
+        /// transaction (a ``DatabaseError/Kind/serialization`` error: a
+        /// serialization failure, a deadlock, a Galera certification conflict)
+        /// runs again, whole. Nil, the default, runs every write once.
+        ///
+        /// Caveat: a retried write runs its closure again; see ``WriteRetry``
+        /// for which closures that is safe for.
+        public var writeRetry: WriteRetry?
         /// Test hook: runs on the connection's thread when a statement read
         /// through `fetchOne`, `fetchAll` and the like is prepared and bound and
         /// its access's last check found nothing to stop it, just before the
@@ -198,9 +207,15 @@ public final class Store: Sendable {
     /// ```
     ///
     /// `logger`, when given, replaces the store's for this access.
+    ///
+    /// A write that fails with a ``DatabaseError/Kind/serialization`` error
+    /// runs again when the configuration has a ``Configuration/writeRetry`` policy.
     @discardableResult
     public func write<T: Sendable>(logger: Logger? = nil, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await access(.write, isolation: nil, route: .primary, logger: logger, body)
+        guard let retry = settings.writeRetry else {
+            return try await access(.write, isolation: nil, route: .primary, logger: logger, body)
+        }
+        return try await write(retry: retry, isolation: nil, logger: logger, body)
     }
 
     /// Runs a write transaction at an isolation level (see ``IsolationLevel``).
@@ -210,7 +225,62 @@ public final class Store: Sendable {
     /// ```
     @discardableResult
     public func write<T: Sendable>(isolation: IsolationLevel, logger: Logger? = nil, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await access(.write, isolation: isolation, route: .primary, logger: logger, body)
+        try await write(retry: settings.writeRetry, isolation: isolation, logger: logger, body)
+    }
+
+    /// Runs a write transaction with its own retry policy, in place of the
+    /// configuration's ``Configuration/writeRetry``: nil runs it once.
+    ///
+    /// ```swift
+    /// // Sends a message: must not run twice.
+    /// try await store.write(retry: nil) { db in try db.insert(order); try mailer.confirm(order) }
+    /// ```
+    ///
+    /// See ``WriteRetry`` for what is retried and what is not.
+    ///
+    /// - Throws: the last attempt's error when every attempt failed; a
+    ///   `misuse` error when `retry` allows fewer than one attempt;
+    ///   `CancellationError` when the task is cancelled, between attempts too.
+    @discardableResult
+    public func write<T: Sendable>(retry: WriteRetry?, isolation: IsolationLevel? = nil, logger: Logger? = nil,
+                                   _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await retrying(retry, logger: logger) { attempt in
+            try await self.access(.write, isolation: isolation, route: .primary, logger: logger, attempt: attempt, body)
+        }
+    }
+
+    /// Runs `attempt` (given its number, from 1) until it succeeds, fails with
+    /// an error ``WriteRetry`` does not retry, or has run `retry.attempts` times.
+    func retrying<T>(_ retry: WriteRetry?, logger: Logger?, _ run: (Int) async throws -> T) async throws -> T {
+        guard let retry else { return try await run(1) }
+        guard retry.attempts >= 1 else {
+            throw DatabaseError(.misuse, "a write retry policy must allow at least 1 attempt (attempts: \(retry.attempts))")
+        }
+        var attempt = 1
+        while true {
+            do {
+                return try await run(attempt)
+            } catch where attempt < retry.attempts && WriteRetry.retries(error) {
+                attempt += 1
+                let wait = retry.backoff(before: attempt)
+                noteRetry(after: error, attempt: attempt, of: retry.attempts, wait: wait, logger: logger)
+                if wait > .zero { try await Task.sleep(for: wait) } else { try Task.checkCancellation() }
+            }
+        }
+    }
+
+    /// Logs and counts a retry of a write.
+    private func noteRetry(after error: any Error, attempt: Int, of attempts: Int, wait: Duration, logger: Logger?) {
+        let kind = StoreMetrics.kind(of: error)
+        metrics?.retried(kind)
+        var metadata: Logger.Metadata = [
+            "depot.write.attempt": .stringConvertible(attempt),
+            "depot.write.attempts": .stringConvertible(attempts),
+            "depot.write.backoff_ms": .stringConvertible(AccessLog.milliseconds(wait)),
+            "db.error": .string(kind),
+        ]
+        if let code = (error as? DatabaseError)?.engineCode { metadata["db.error_code"] = .string(code) }
+        (logger ?? settings.configuration.logger).notice("write retried", metadata: metadata)
     }
 
     /// Closes every connection. Accesses after this fail with a `connection` error.
@@ -269,6 +339,7 @@ final class StoreSettings: Sendable {
     let slowStatementThreshold: Duration?
     let showsBoundValues: Bool
     let beforeStatementStarts: (@Sendable (InterruptionProbe) -> Void)?
+    let writeRetry: WriteRetry?
 
     init(_ configuration: Store.Configuration) {
         self.configuration = configuration
@@ -284,5 +355,6 @@ final class StoreSettings: Sendable {
         accessTimeout = configuration.accessTimeout
         readYourWritesTimeout = configuration.readYourWritesTimeout
         beforeStatementStarts = configuration.beforeStatementStarts
+        writeRetry = configuration.writeRetry
     }
 }
