@@ -301,9 +301,20 @@ public struct Capabilities: Sendable, Hashable {
     /// back by primary key; assigning to a primary key there is a `misuse` error.
     public var updateReturning: Bool
 
+    /// A generated key is the largest key so far plus one. True on SQLite,
+    /// PostgreSQL and one MariaDB server. False on a MariaDB Galera cluster,
+    /// where each node hands out keys in steps of the cluster's size, from an
+    /// offset of its own (`auto_increment_increment`, set by
+    /// `wsrep_auto_increment_control`), so that nodes never hand out the same
+    /// key: a generated key is still larger than every key before it, but not
+    /// by one.
+    public var consecutiveGeneratedKeys: Bool
+
     /// Creates a capability set.
     public init(concurrentReadsDuringWrite: Bool, textCanHoldNUL: Bool = true, transactionalSchemaChanges: Bool = true,
-                doubleCanHoldInfinity: Bool = true, conflictClause: Bool = true, updateReturning: Bool = true) {
+                doubleCanHoldInfinity: Bool = true, conflictClause: Bool = true, updateReturning: Bool = true,
+                consecutiveGeneratedKeys: Bool = true) {
+        self.consecutiveGeneratedKeys = consecutiveGeneratedKeys
         self.concurrentReadsDuringWrite = concurrentReadsDuringWrite
         self.textCanHoldNUL = textCanHoldNUL
         self.transactionalSchemaChanges = transactionalSchemaChanges
@@ -322,6 +333,8 @@ public struct Capabilities: Sendable, Hashable {
         public static let transactionalSchemaChanges = Requirement(name: "transactionalSchemaChanges") { $0.transactionalSchemaChanges }
         /// ``Capabilities/concurrentReadsDuringWrite``.
         public static let concurrentReadsDuringWrite = Requirement(name: "concurrentReadsDuringWrite") { $0.concurrentReadsDuringWrite }
+        /// ``Capabilities/consecutiveGeneratedKeys``.
+        public static let consecutiveGeneratedKeys = Requirement(name: "consecutiveGeneratedKeys") { $0.consecutiveGeneratedKeys }
 
         /// Whether a store with these capabilities meets the requirement.
         public func isMet(by capabilities: Capabilities) -> Bool { isMet(capabilities) }

@@ -23,6 +23,8 @@ final class MariaDBConnection: DriverConnection {
     private var transactionOpen = false
     /// Whether this session holds a `GET_LOCK` lock, released after the transaction.
     var holdsNamedLock = false
+    /// The migration lock row this session holds on a Galera cluster, deleted after the transaction.
+    var heldLockRow: (key: Int64, holder: String)?
     /// The statement whose rows stream from the server, which holds the connection until drained.
     weak var streaming: MariaDBStatement?
 
@@ -36,10 +38,21 @@ final class MariaDBConnection: DriverConnection {
     private var serverThreadID: UInt = 0
     private var statementInFlight = false
 
-    init(configuration: MariaDBConfiguration) throws {
+    /// The node this session is on.
+    private(set) var node: MariaDBConfiguration.Node
+    /// Whether the node is a Galera cluster's.
+    private(set) var isGalera: Bool
+    /// Where the store's next connection starts, shared with the store's others.
+    let cursor: MariaDBNodeCursor
+
+    init(configuration: MariaDBConfiguration, cursor: MariaDBNodeCursor) throws {
         self.configuration = configuration
+        self.cursor = cursor
         self.showsValues = configuration.store.showsBoundValues
-        self.mysql = try Self.connect(configuration)
+        let session = try Self.connect(configuration, cursor: cursor)
+        self.mysql = session.mysql
+        self.node = session.node
+        self.isGalera = session.isGalera
         do {
             try setUpSession()
         } catch {
@@ -47,31 +60,6 @@ final class MariaDBConnection: DriverConnection {
             isClosed = true
             throw error
         }
-    }
-
-    /// Opens one connection: UTF-8 (utf8mb4) text, no LOCAL INFILE, no
-    /// reconnect, UPDATE counting matched rows (`CLIENT_FOUND_ROWS`), scripts
-    /// of several statements (`CLIENT_MULTI_STATEMENTS`).
-    static func connect(_ configuration: MariaDBConfiguration) throws -> UnsafeMutablePointer<MYSQL> {
-        guard let mysql = mysql_init(nil) else { throw MariaDBError.cannotConnect(nil, configuration) }
-        var off: my_bool = 0
-        var noInfile: UInt32 = 0
-        var connectTimeout: UInt32 = 10
-        var maxPacket: UInt = 1 << 30
-        mysql_options(mysql, MYSQL_OPT_RECONNECT, &off)
-        mysql_options(mysql, MYSQL_OPT_LOCAL_INFILE, &noInfile)
-        mysql_options(mysql, MYSQL_OPT_CONNECT_TIMEOUT, &connectTimeout)
-        mysql_options(mysql, MYSQL_OPT_MAX_ALLOWED_PACKET, &maxPacket)
-        mysql_options(mysql, MYSQL_SET_CHARSET_NAME, "utf8mb4")
-        let flags = UInt(CLIENT_FOUND_ROWS) | (1 << 16) // CLIENT_MULTI_STATEMENTS
-        let connected = mysql_real_connect(mysql, configuration.host, configuration.user, configuration.password,
-                                           configuration.database, UInt32(configuration.port), nil, flags)
-        guard connected != nil else {
-            let error = MariaDBError.cannotConnect(mysql, configuration)
-            mysql_close(mysql)
-            throw error
-        }
-        return mysql
     }
 
     /// The session settings every connection runs with. `innodb_snapshot_isolation`
@@ -88,14 +76,24 @@ final class MariaDBConnection: DriverConnection {
                 innodb_lock_wait_timeout = \(wait), lock_wait_timeout = \(wait),
                 max_recursive_iterations = 4294967295
             """)
+        if isGalera {
+            // Every statement (reads, UPDATE and DELETE, INSERT and REPLACE,
+            // SHOW: 1 + 2 + 4 + 8) first waits until this node has applied
+            // every write the cluster committed before it: a write made on one
+            // node is read, and is met by a duplicate key or a foreign key, on
+            // any other, as on one server.
+            try run("SET SESSION wsrep_sync_wait = 15")
+        }
         interruptLock.withLock { serverThreadID = mysql_thread_id(mysql) }
     }
 
     /// Opens the session again after the server dropped it while idle.
     private func reconnect() throws {
-        let fresh = try Self.connect(configuration)
+        let fresh = try Self.connect(configuration, cursor: cursor)
         mysql_close(mysql)
-        mysql = fresh
+        mysql = fresh.mysql
+        node = fresh.node
+        isGalera = fresh.isGalera
         generation += 1
         isBroken = false
         streaming = nil
@@ -213,6 +211,7 @@ final class MariaDBConnection: DriverConnection {
     /// - Throws: `busy` when the lock was not granted (GET_LOCK answered 0:
     ///   another migrator held it all that time; or NULL).
     func lockForMigration(key: Int64) throws {
+        if isGalera { return try lockRowForMigration(key: key) }
         let sql = "SELECT GET_LOCK(CONCAT('depot:', DATABASE(), ':', ?), \(MariaDBDialect.migrationLockSeconds))"
         let statement = try MariaDBStatement(connection: self, sql: sql)
         // Released after the transaction even if the answer is lost on the way.
@@ -226,8 +225,13 @@ final class MariaDBConnection: DriverConnection {
         }
     }
 
-    /// `GET_LOCK` locks outlive COMMIT: the migrator's is released here.
+    /// `GET_LOCK` locks outlive COMMIT: the migrator's is released here, and
+    /// on Galera its lock row.
     private func releaseNamedLocks() throws {
+        if let row = heldLockRow {
+            heldLockRow = nil
+            try run("DELETE FROM \"\(Self.lockTable)\" WHERE \"name\" = '\(row.key)' AND \"holder\" = '\(row.holder)'")
+        }
         guard holdsNamedLock else { return }
         holdsNamedLock = false
         try run("DO RELEASE_ALL_LOCKS()")
@@ -243,7 +247,7 @@ final class MariaDBConnection: DriverConnection {
     var isBrokenNow: Bool { isBroken }
 
     var serverDescription: String? {
-        "\(configuration.host):\(configuration.port), MariaDB \(String(cString: mysql_get_server_info(mysql)))"
+        "\(node)\(isGalera ? " (Galera)" : ""), MariaDB \(String(cString: mysql_get_server_info(mysql)))"
     }
 
     // MARK: Running
@@ -312,7 +316,8 @@ final class MariaDBConnection: DriverConnection {
     /// stays open. Only while a statement is in flight.
     func interrupt() {
         let threadID: UInt? = interruptLock.withLock { statementInFlight ? serverThreadID : nil }
-        guard let threadID, let side = try? Self.connect(configuration) else { return }
+        // On this session's own node: a thread id means nothing on another.
+        guard let threadID, let side = try? Self.connect(configuration, node: node) else { return }
         defer { mysql_close(side) }
         // Checked again: the statement may have ended while the side connection opened.
         guard interruptLock.withLock({ statementInFlight }) else { return }

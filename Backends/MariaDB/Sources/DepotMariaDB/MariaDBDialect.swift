@@ -12,9 +12,14 @@ public struct MariaDBDialect: SQLDialect {
     public let batchInsertRows: Int
 
     /// The dialect; `batchInsertRows` rows go in one INSERT of a batch.
-    public init(batchInsertRows: Int = 500) {
+    public init(batchInsertRows: Int = 500, consecutiveGeneratedKeys: Bool = true) {
         self.batchInsertRows = batchInsertRows
+        self.consecutiveGeneratedKeys = consecutiveGeneratedKeys
     }
+
+    /// Whether the server hands out generated keys one apart: not on a Galera
+    /// cluster (``Capabilities/consecutiveGeneratedKeys``).
+    public let consecutiveGeneratedKeys: Bool
 
     /// "MariaDB".
     public var engineName: String { "MariaDB" }
@@ -31,10 +36,12 @@ public struct MariaDBDialect: SQLDialect {
     /// schema changes never roll back with their transaction; `DOUBLE` holds no
     /// infinity; no `ON CONFLICT` (`ON DUPLICATE KEY UPDATE` fires on any unique
     /// key, so the core locks and looks up the target instead) and no
-    /// `UPDATE … RETURNING` before MariaDB 13.
+    /// `UPDATE … RETURNING` before MariaDB 13; on a Galera cluster, generated
+    /// keys in steps of the cluster's size.
     public var capabilities: Capabilities {
         Capabilities(concurrentReadsDuringWrite: true, textCanHoldNUL: true, transactionalSchemaChanges: false,
-                     doubleCanHoldInfinity: false, conflictClause: false, updateReturning: false)
+                     doubleCanHoldInfinity: false, conflictClause: false, updateReturning: false,
+                     consecutiveGeneratedKeys: consecutiveGeneratedKeys)
     }
 
     /// `INSERT INTO table () VALUES ()`: MariaDB has no `DEFAULT VALUES`.

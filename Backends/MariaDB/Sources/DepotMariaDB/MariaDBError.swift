@@ -122,11 +122,11 @@ enum MariaDBError {
     }
 
     /// A `connection` error for a failed connect, naming the server (never the password).
-    static func cannotConnect(_ mysql: UnsafeMutablePointer<MYSQL>?, _ configuration: MariaDBConfiguration) -> DatabaseError {
+    static func cannotConnect(_ mysql: UnsafeMutablePointer<MYSQL>?, _ configuration: MariaDBConfiguration, node: MariaDBConfiguration.Node) -> DatabaseError {
         let code = mysql.map { mysql_errno($0) } ?? 2008
         let message = mysql.map { String(cString: mysql_error($0)) } ?? "out of memory"
         let kind: DatabaseError.Kind = [1045, 1044, 1698].contains(code) ? .authentication : .connection
-        return DatabaseError(kind, "cannot connect to MariaDB at \(configuration.host):\(configuration.port)/\(configuration.database) as \(configuration.user): \(message)",
+        return DatabaseError(kind, "cannot connect to MariaDB at \(node)/\(configuration.database) as \(configuration.user): \(message)",
                              engineCode: "\(code)")
     }
 }

@@ -93,7 +93,7 @@ extension MariaDBConnection: ReadTrackingConnection {
 
 extension MariaDBDriver: ChangeListeningDriver {
     func startChangeListener(_ onChange: @escaping @Sendable (ObservedChange) -> Void) -> any ChangeListener {
-        MariaDBListener(configuration: configuration, onChange: onChange)
+        MariaDBListener(configuration: configuration, cursor: cursor, onChange: onChange)
     }
 }
 
@@ -104,9 +104,9 @@ final class MariaDBListener: ChangeListener, Sendable {
     private let loop: ListenerLoop<UnsafeMutablePointer<MYSQL>>
     static let pollInterval = 0.1
 
-    init(configuration: MariaDBConfiguration, onChange: @escaping @Sendable (ObservedChange) -> Void) {
+    init(configuration: MariaDBConfiguration, cursor: MariaDBNodeCursor, onChange: @escaping @Sendable (ObservedChange) -> Void) {
         loop = ListenerLoop(name: "depot.mariadb.listener",
-            connect: { try MariaDBConnection.connect(configuration) },
+            connect: { try MariaDBConnection.connect(configuration, cursor: cursor).mysql },
             serve: { mysql, loop in
                 // The baseline first, then `.unknown`: a commit after the baseline is heard.
                 guard var versions = Self.poll(mysql) else { return }

@@ -17,7 +17,25 @@ extension Store {
     ///
     /// - Throws: a `connection` ``DatabaseError`` naming the server (never the password).
     public static func mariadb(_ configuration: MariaDBConfiguration) async throws -> Store {
-        try await Store.connecting(MariaDBDriver(configuration: configuration), configuration: configuration.store)
+        var driver = MariaDBDriver(configuration: configuration)
+        guard !configuration.store.waitsForServer else {
+            // Nothing opens now: a configuration of several nodes is taken for a Galera cluster's.
+            driver.consecutiveGeneratedKeys = configuration.nodes.count < 2
+            return Store(driver: driver, configuration: configuration.store)
+        }
+        // The server checked now, on a thread of its own (connecting blocks),
+        // and asked how it hands out generated keys.
+        let probe = driver
+        driver.consecutiveGeneratedKeys = try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    let connection = try MariaDBConnection(configuration: probe.configuration, cursor: probe.cursor)
+                    defer { connection.close() }
+                    return try MariaDBConnection.showValue(connection.mysql, "SHOW SESSION VARIABLES LIKE 'auto_increment_increment'") == "1"
+                })
+            }
+        }
+        return Store(driver: driver, configuration: configuration.store)
     }
 
     /// Connects to the MariaDB server a `mariadb://` URL names.

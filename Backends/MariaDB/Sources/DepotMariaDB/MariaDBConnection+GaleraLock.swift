@@ -1,0 +1,65 @@
+import CMariaDB
+import Depot
+import Foundation
+
+extension MariaDBConnection {
+    /// The table of migration lock rows on a Galera cluster.
+    static let lockTable = "depot_migration_locks"
+    /// How long a lock row holds when its holder never deletes it (its
+    /// process died): then the next migrator takes it.
+    static let lockLeaseSeconds = MariaDBDialect.migrationLockSeconds
+
+    /// The migration lock on a Galera cluster, where `GET_LOCK` is node-local
+    /// and refused ("not supported in cluster"): a row of
+    /// `depot_migration_locks`, inserted and committed from a connection of
+    /// its own so that the cluster certifies it before the migration runs.
+    /// Two migrators on two nodes insert the same key; one commits, the other
+    /// meets the row (1062) or loses certification (1213), and waits for
+    /// the row to go. The row is deleted after this session's transaction
+    /// (``releaseNamedLocks()``), or ignored once its lease has run out.
+    ///
+    /// Why a row: a Galera cluster replicates rows, and certification orders
+    /// two writes of one row across nodes; it replicates no lock. The
+    /// migration's DDL commits at once and replicates in total order, so the
+    /// lock must outlive the access's transactions, as a row does.
+    ///
+    /// - Throws: `busy` when another migrator held the lock for
+    ///   ``MariaDBDialect/migrationLockSeconds``.
+    func lockRowForMigration(key: Int64) throws {
+        let holder = UUID().uuidString
+        let side = try Self.connect(configuration, node: node)
+        defer { mysql_close(side) }
+        try Self.run(side, """
+            CREATE TABLE IF NOT EXISTS `\(Self.lockTable)` (`name` BIGINT NOT NULL PRIMARY KEY, \
+            `holder` CHAR(36) NOT NULL, `expires` DATETIME(6) NOT NULL) ENGINE=InnoDB
+            """)
+        let deadline = Date().addingTimeInterval(TimeInterval(MariaDBDialect.migrationLockSeconds))
+        while true {
+            // A row whose holder died: its lease is over.
+            try Self.run(side, "DELETE FROM `\(Self.lockTable)` WHERE `name` = \(key) AND `expires` < UTC_TIMESTAMP(6)")
+            do {
+                try Self.run(side, """
+                    INSERT INTO `\(Self.lockTable)` VALUES (\(key), '\(holder)', \
+                    UTC_TIMESTAMP(6) + INTERVAL \(Self.lockLeaseSeconds) SECOND)
+                    """)
+                heldLockRow = (key, holder)
+                return
+            } catch let error as DatabaseError where error.kind == .unique || error.kind == .serialization {
+                // Held, or another node's insert certified first.
+            }
+            guard Date() < deadline else {
+                throw DatabaseError(.busy, "another migrator held the migration lock row for \(MariaDBDialect.migrationLockSeconds) seconds",
+                                    engineCode: "depot_migration_locks")
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// Runs one statement on a bare session (autocommit), checking its result.
+    static func run(_ mysql: UnsafeMutablePointer<MYSQL>, _ sql: String) throws {
+        if sql.withCString({ mysql_real_query(mysql, $0, UInt(strlen($0))) }) != 0 {
+            throw MariaDBError.make(mysql, sql: sql, showsValues: false)
+        }
+        if let result = mysql_store_result(mysql) { mysql_free_result(result) }
+    }
+}
