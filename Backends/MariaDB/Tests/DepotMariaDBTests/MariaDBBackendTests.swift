@@ -85,6 +85,39 @@ struct MariaDBBackendTests {
         await databases.dropAll()
     }
 
+    @Test func aURLNamesACluster_sNodesEachWithItsPortOr3306AndHowConnectionsSpread() throws {
+        let cluster = try MariaDBConfiguration(url: "mariadb://app:s%40cret@db1:3307,db2,[::1]:3309/app?nodes=round-robin")
+        #expect(cluster.nodes == [.init(host: "db1", port: 3307), .init(host: "db2", port: 3306), .init(host: "::1", port: 3309)])
+        #expect(cluster.nodeOrder == .roundRobin)
+        #expect(cluster.user == "app" && cluster.password == "s@cret" && cluster.database == "app")
+        #expect(cluster.host == "db1" && cluster.port == 3307, "host and port are the first node's")
+        #expect(cluster.description == "mariadb://app:***@db1:3307,db2:3306,[::1]:3309/app?nodes=round-robin")
+        let one = try MariaDBConfiguration(url: "mariadb://app:secret@db1/app")
+        #expect(one.nodes == [.init(host: "db1", port: 3306)] && one.nodeOrder == .failover)
+        for url in ["mariadb://app:s3cret@db1,db2:99999/app", "mariadb://app:s3cret@db1,:3306/app", "mariadb://app:s3cret@db1,db2:x/app",
+                    "mariadb://app:s3cret@db1,db2/app?nodes=random", "mariadb://app:s3cret@db1/app?sslmode=require"] {
+            let error = #expect(throws: DatabaseError.self, "\(url) is refused") { try MariaDBConfiguration(url: url) }
+            #expect(error?.kind == .connection)
+            #expect(error?.message.contains("s3cret") == false, "\(String(describing: error))")
+        }
+    }
+
+    @Test func aStoreConnectsToTheNextNodeWhenTheFirstIsAway() async throws {
+        let base = try MariaDBTestServer.configuration()
+        // A loopback port where nothing listens, then the test server.
+        var configuration = base
+        configuration.nodes = [.init(host: "127.0.0.1", port: 1), base.nodes[0]]
+        let store = try await Store.mariadb(configuration)
+        let answer = try await store.read { db in try db.fetchOne(Int.self, "SELECT 1") }
+        #expect(answer == 1)
+        await store.close()
+        configuration.nodes = [.init(host: "127.0.0.1", port: 1), .init(host: "127.0.0.1", port: 2)]
+        let error = await #expect(throws: DatabaseError.self) { try await Store.mariadb(configuration) }
+        #expect(error?.kind == .connection)
+        #expect(error?.message.hasPrefix("no MariaDB node of 2 could be used (127.0.0.1:1: cannot connect") == true, "\(String(describing: error))")
+        #expect(error?.message.contains(base.password ?? "-") == false)
+    }
+
     @Test func theConfigurationNeverShowsThePassword() throws {
         let configuration = try MariaDBConfiguration(url: "mariadb://app:s3cret@db.example.com:3307/app")
         #expect(configuration.port == 3307 && configuration.user == "app" && configuration.database == "app")
