@@ -18,6 +18,35 @@ public enum ChildProcess {
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: output, as: UTF8.self))
     }
+
+    /// Runs a script that starts a server in the background (a database
+    /// node's start script, say) to its end, through `posix_spawn` and
+    /// `waitpid`; returns its exit status and what it printed, read from a
+    /// file once it has ended. Blocks its thread: call it off the task pool.
+    ///
+    /// Caveat: use it, not ``run(_:_:environment:)``, for such a script.
+    /// Foundation's `Process` here never saw one end when its wait ran on a
+    /// Dispatch thread: the script had exited, and its zombie stayed unreaped.
+    @discardableResult
+    public static func runScript(_ path: String, _ arguments: [String] = []) throws -> (status: Int32, output: String) {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("depot-script-\(UUID().uuidString).log").path
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let quoted = ([path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let shell = ["/bin/sh", "-c", "\(quoted) > '\(log)' 2>&1 < /dev/null"]
+        var argv: [UnsafeMutablePointer<CChar>?] = shell.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/bin/sh", nil, nil, &argv, environ)
+        guard spawned == 0 else {
+            throw DatabaseError(.other, "could not start \(path): posix_spawn failed with \(spawned)")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        // The exit status when it exited; 128 + the signal when one ended it.
+        let exited = status & 0x7f == 0
+        return (exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), output)
+    }
 }
 
 /// Observations in tests: a value within a bound, so a missed change fails instead of hanging.

@@ -2,6 +2,7 @@ import Depot
 import DepotConformance
 import DepotMariaDB
 import DepotMariaDBTesting
+import DepotTesting
 import Foundation
 import Synchronization
 import Testing
@@ -37,25 +38,10 @@ enum GaleraTestCluster {
 
     /// Starts node `n` again; returns once it is back in the cluster, synced.
     /// Blocks its thread: call it off the task pool.
-    ///
-    /// Through `posix_spawn` and `waitpid`, not Foundation's `Process`, whose
-    /// wait for the end of a child run from a Dispatch thread here never saw
-    /// the script end (the script had exited; its zombie stayed unreaped).
     static func restart(node n: Int) throws {
         let folder = try #require(folder, "DEPOT_GALERA_DIR names the cluster's folder")
-        let log = "\(folder)/node\(n)/start.log"
-        let command = "'\(folder)/node\(n)/start' > '\(log)' 2>&1 < /dev/null"
-        var pid: pid_t = 0
-        let arguments = ["/bin/sh", "-c", command]
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let spawned = posix_spawn(&pid, "/bin/sh", nil, nil, &argv, environ)
-        #expect(spawned == 0, "spawning node \(n)'s start script: \(spawned)")
-        guard spawned == 0 else { return }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        #expect(status == 0, "node \(n) did not come back (wait status \(status)): \(output)")
+        let (status, output) = try ChildProcess.runScript("\(folder)/node\(n)/start")
+        #expect(status == 0, "node \(n) did not come back: \(output)")
     }
 }
 
