@@ -22,6 +22,14 @@ public enum ScaleOutServers {
     /// The failover pair's primary postmaster, to kill it.
     public static let failoverPrimaryPID = environment["DEPOT_FAILOVER_PRIMARY_PID"].flatMap { Int32($0) }
 
+    /// A pg_auto_failover formation (scripts/lib/autofailover.sh): its
+    /// primary's and secondary's ports in one URL, the monitor deciding which
+    /// is which.
+    public static let autoFailoverURL = environment["DEPOT_AUTOFAILOVER_URL"]
+    /// The formation's folder: each node's `kill` (the whole node, as a
+    /// machine dies) and `start` scripts.
+    public static let autoFailoverFolder = environment["DEPOT_AUTOFAILOVER_DIR"]
+
     /// Whether the scale-out tests run: always in CI, elsewhere when the servers are named.
     public static let shouldRun = standbyURL != nil || PostgresTestServer.isCI
 

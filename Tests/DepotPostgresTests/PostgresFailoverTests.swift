@@ -44,6 +44,8 @@ struct PostgresFailoverTests {
         }
         func read() { lock.withLock { reads += 1 } }
         var killed: ContinuousClock.Instant? { lock.withLock { killedAt } }
+        /// How many writes were acknowledged so far, while the writers run.
+        var acknowledgedCount: Int { lock.withLock { acknowledged.count } }
         var recovered: ContinuousClock.Instant? { lock.withLock { firstWriteAfterKill } }
     }
 
