@@ -48,33 +48,7 @@ struct PostgresAutoFailoverTests {
         let started = ContinuousClock.now
         let runFor: Duration = .seconds(240)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for task in 0..<20 {
-                group.addTask {
-                    var sequence: Int64 = 0
-                    while ContinuousClock.now - started < runFor {
-                        sequence += 1
-                        let id = Int64(task) * 1_000_000 + sequence
-                        let began = ContinuousClock.now
-                        do {
-                            try await store.write { db in
-                                try db.execute("INSERT INTO \(ident: table) VALUES (\(id), \(Int64(task)))")
-                            }
-                            ledger.acknowledge(id, began: began)
-                        } catch {
-                            ledger.fail(error, reading: false)
-                            try await Task.sleep(for: .milliseconds(20))
-                        }
-                        do {
-                            _ = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: table) WHERE \(ident: "task") = \(Int64(task))") }
-                            ledger.read()
-                        } catch {
-                            ledger.fail(error, reading: true)
-                        }
-                        // Stop once writes have gone through on the new primary for a second.
-                        if let recovered = ledger.recovered, ContinuousClock.now - recovered > .seconds(1) { return }
-                    }
-                }
-            }
+            PostgresFailoverTests.addWriters(to: &group, store: store, table: table, ledger: ledger, started: started, runFor: runFor)
             // The writers run; then the primary's node dies, keeper and server at once.
             while ledger.acknowledgedCount < 200, ContinuousClock.now - started < runFor {
                 try await Task.sleep(for: .milliseconds(20))

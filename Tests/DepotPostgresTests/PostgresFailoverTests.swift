@@ -49,6 +49,41 @@ struct PostgresFailoverTests {
         var recovered: ContinuousClock.Instant? { lock.withLock { firstWriteAfterKill } }
     }
 
+    /// Adds 20 tasks that each insert a row into `table` and read their
+    /// count back, again and again, recording what happens in `ledger`, until
+    /// writes have gone through on the new primary for a second or `runFor`
+    /// has passed since `started`.
+    static func addWriters(to group: inout ThrowingTaskGroup<Void, any Error>, store: Store, table: String, ledger: Ledger,
+                           started: ContinuousClock.Instant, runFor: Duration) {
+        for task in 0..<20 {
+            group.addTask {
+                var sequence: Int64 = 0
+                while ContinuousClock.now - started < runFor {
+                    sequence += 1
+                    let id = Int64(task) * 1_000_000 + sequence
+                    let began = ContinuousClock.now
+                    do {
+                        try await store.write { db in
+                            try db.execute("INSERT INTO \(ident: table) VALUES (\(id), \(Int64(task)))")
+                        }
+                        ledger.acknowledge(id, began: began)
+                    } catch {
+                        ledger.fail(error, reading: false)
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                    do {
+                        _ = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: table) WHERE \(ident: "task") = \(Int64(task))") }
+                        ledger.read()
+                    } catch {
+                        ledger.fail(error, reading: true)
+                    }
+                    // Stop once writes have gone through on the new primary for a second.
+                    if let recovered = ledger.recovered, ContinuousClock.now - recovered > .seconds(1) { return }
+                }
+            }
+        }
+    }
+
     @Test func promotingTheStandbyLosesNoAcknowledgedWriteAndTheStoreFindsTheNewPrimary() async throws {
         let url = try ScaleOutServers.require(ScaleOutServers.failoverURL, "DEPOT_FAILOVER_URL")
         let standbyURL = try ScaleOutServers.require(ScaleOutServers.failoverStandbyURL, "DEPOT_FAILOVER_STANDBY_URL")
@@ -69,33 +104,7 @@ struct PostgresFailoverTests {
         let started = ContinuousClock.now
         let runFor: Duration = .seconds(60)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for task in 0..<20 {
-                group.addTask {
-                    var sequence: Int64 = 0
-                    while ContinuousClock.now - started < runFor {
-                        sequence += 1
-                        let id = Int64(task) * 1_000_000 + sequence
-                        let began = ContinuousClock.now
-                        do {
-                            try await store.write { db in
-                                try db.execute("INSERT INTO \(ident: "ledger") VALUES (\(id), \(Int64(task)))")
-                            }
-                            ledger.acknowledge(id, began: began)
-                        } catch {
-                            ledger.fail(error, reading: false)
-                            try await Task.sleep(for: .milliseconds(20))
-                        }
-                        do {
-                            _ = try await store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "ledger") WHERE \(ident: "task") = \(Int64(task))") }
-                            ledger.read()
-                        } catch {
-                            ledger.fail(error, reading: true)
-                        }
-                        // Stop once writes have gone through on the new primary for a second.
-                        if let recovered = ledger.recovered, ContinuousClock.now - recovered > .seconds(1) { return }
-                    }
-                }
-            }
+            Self.addWriters(to: &group, store: store, table: "ledger", ledger: ledger, started: started, runFor: runFor)
             // Let the writers run, then kill the primary and promote the standby, as a failover manager would.
             try await Task.sleep(for: .seconds(1))
             ledger.markKilled()

@@ -52,23 +52,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/packages.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/postgres.sh"
 
-# chain_exit_trap_for_autofailover: stops the formation at exit, before
-# whatever the EXIT trap did already (a throwaway PostgreSQL, MariaDB or
-# Galera cluster, whose traps chain the same way), keeping the exit status for
-# both.
-chain_exit_trap_for_autofailover() {
-    local existing=""
-    if [ -n "$(trap -p EXIT)" ]; then
-        eval "set -- $(trap -p EXIT)"
-        existing=$3
-    fi
-    case "$existing" in
-        *stop_throwaway_autofailover*) return 0 ;;
-        "") trap stop_throwaway_autofailover EXIT ;;
-        *) trap "depot_exit_status=\$?; stop_throwaway_autofailover \$depot_exit_status; set +e; (exit \$depot_exit_status); $existing" EXIT ;;
-    esac
-}
-
 # autofailover_env MEMBER: the whole environment a pg_autoctl of MEMBER
 # (monitor, node1, node2) runs in. pg_autoctl keeps its configuration, state
 # and pid files under the XDG folders (by default in the user's home, by
@@ -274,7 +257,8 @@ start_throwaway_autofailover() {
     fi
     DEPOT_AUTOFAILOVER_DIR=$(mktemp -d /tmp/depot-autofailover.XXXXXX)
     chmod 755 "$DEPOT_AUTOFAILOVER_DIR"
-    chain_exit_trap_for_autofailover
+    # Stopped at exit, before what the EXIT trap did already.
+    chain_exit_trap stop_throwaway_autofailover
     local member monitor_port n port ports=()
     for member in monitor node1 node2; do
         mkdir -p "$DEPOT_AUTOFAILOVER_DIR/$member/run"

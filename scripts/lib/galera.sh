@@ -33,22 +33,6 @@
 source "$(dirname "${BASH_SOURCE[0]}")/packages.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
-# chain_exit_trap_for_galera: stops the cluster at exit, before whatever the
-# EXIT trap did already (a throwaway PostgreSQL or MariaDB, whose traps chain
-# the same way), keeping the exit status for both.
-chain_exit_trap_for_galera() {
-    local existing=""
-    if [ -n "$(trap -p EXIT)" ]; then
-        eval "set -- $(trap -p EXIT)"
-        existing=$3
-    fi
-    case "$existing" in
-        *stop_throwaway_galera*) return 0 ;;
-        "") trap stop_throwaway_galera EXIT ;;
-        *) trap "depot_exit_status=\$?; stop_throwaway_galera \$depot_exit_status; set +e; (exit \$depot_exit_status); $existing" EXIT ;;
-    esac
-}
-
 # write_galera_node_start N: writes $DEPOT_GALERA_DIR/nodeN/start, a script of
 # its own (every value written in, nothing taken from the caller's shell but
 # its user: a test runs it through Process, maybe as root). It starts the node
@@ -190,7 +174,8 @@ start_throwaway_galera() {
     installdb=$(command -v mariadb-install-db || echo /usr/bin/mariadb-install-db)
     DEPOT_GALERA_DIR=$(mktemp -d /tmp/depot-galera.XXXXXX)
     chmod 755 "$DEPOT_GALERA_DIR"
-    chain_exit_trap_for_galera
+    # Stopped at exit, before what the EXIT trap did already.
+    chain_exit_trap stop_throwaway_galera
     local n port gmcast ist sst ports=()
     for n in 1 2 3; do
         mkdir -p "$DEPOT_GALERA_DIR/node$n/data"

@@ -5,22 +5,6 @@
 source "$(dirname "${BASH_SOURCE[0]}")/packages.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
-# chain_exit_trap_for_mariadb: stops the server at exit, before whatever the
-# EXIT trap did already (scripts/test also stops a throwaway PostgreSQL there),
-# keeping the exit status for both.
-chain_exit_trap_for_mariadb() {
-    local existing=""
-    if [ -n "$(trap -p EXIT)" ]; then
-        eval "set -- $(trap -p EXIT)"
-        existing=$3
-    fi
-    case "$existing" in
-        *stop_throwaway_mariadb*) return 0 ;;
-        "") trap stop_throwaway_mariadb EXIT ;;
-        *) trap "depot_exit_status=\$?; stop_throwaway_mariadb \$depot_exit_status; set +e; (exit \$depot_exit_status); $existing" EXIT ;;
-    esac
-}
-
 # start_throwaway_mariadb: a data folder in a temporary directory, a server on
 # a free loopback port with its own socket and pid file, a database `depot` and
 # a user `depot` with a random password that may also create and drop the
@@ -42,7 +26,8 @@ start_throwaway_mariadb() {
     root_password="root-$(od -An -N8 -tx8 /dev/urandom | tr -d ' \n')"
     # mariadbd refuses to run as root without --user; as another user it runs as that user.
     [ "$(id -u)" -eq 0 ] && user_flag=(--user=mysql)
-    chain_exit_trap_for_mariadb
+    # Stopped at exit, before what the EXIT trap did already.
+    chain_exit_trap stop_throwaway_mariadb
     echo "==> starting a throwaway MariaDB ($("$mariadbd" --version | awk '{print $3}')) on 127.0.0.1:$port"
     local started=$SECONDS
     "$installdb" --no-defaults "${user_flag[@]}" --datadir="$DEPOT_MARIADB_DIR/data" \

@@ -20,3 +20,19 @@ ensure_debian_packages() {
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 }
+
+# chain_exit_trap STOP: makes the EXIT trap run STOP (given the exit status)
+# before whatever the trap did already (another throwaway server's STOP,
+# chained the same way), keeping the exit status for both; once per STOP.
+chain_exit_trap() {
+    local stop=$1 existing=""
+    if [ -n "$(trap -p EXIT)" ]; then
+        eval "set -- $(trap -p EXIT)"
+        existing=$3
+    fi
+    case "$existing" in
+        *"$stop"*) return 0 ;;
+        "") trap "$stop" EXIT ;;
+        *) trap "depot_exit_status=\$?; $stop \$depot_exit_status; set +e; (exit \$depot_exit_status); $existing" EXIT ;;
+    esac
+}
