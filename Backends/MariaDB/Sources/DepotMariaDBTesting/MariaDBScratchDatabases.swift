@@ -45,6 +45,27 @@ public final class MariaDBScratchDatabases: @unchecked Sendable {
         }
         await admin.close()
         lock.withLock { names.append(name) }
+        // On a cluster, another node applies the CREATE DATABASE a moment
+        // later, and a store connecting to it before then meets "Unknown
+        // database" (1049). A read through each node waits (wsrep_sync_wait)
+        // for everything the cluster committed before it, this included.
+        if base.nodes.count > 1 {
+            for node in base.nodes {
+                var one = base
+                one.nodes = [node]
+                one.maxConnections = 1
+                let store = try await Store.mariadb(one)
+                do {
+                    _ = try await store.read { db in
+                        try db.fetchOne(Int.self, "SELECT count(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = \(name)")
+                    }
+                } catch {
+                    await store.close()
+                    throw error
+                }
+                await store.close()
+            }
+        }
         return name
     }
 
