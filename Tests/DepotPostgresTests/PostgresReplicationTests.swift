@@ -244,10 +244,48 @@ struct PgBouncerTests {
         for (_, store) in stores { await store.close() }
     }
 
+    /// The pooler's URL without `listener=`: the server is not named.
+    static func poolerURLWithoutListener() throws -> String {
+        let url = try ScaleOutServers.require(ScaleOutServers.pgbouncerURL, "DEPOT_PGBOUNCER_URL")
+        return String(url[..<(url.range(of: "&listener=")?.lowerBound ?? url.endIndex)])
+    }
+
+    /// The server sessions through which this application LISTENed (their
+    /// last statement a LISTEN): a pooled server connection keeps its LISTEN
+    /// after the client that sent it is gone, and is then shared by others.
+    static func listeningSessions(of application: String) async throws -> Int {
+        let admin = try await Store.postgres(try PostgresTestServer.requireConfiguration())
+        let count = try await admin.read { db in
+            try db.fetchOne(Int.self, """
+                SELECT count(*) FROM pg_stat_activity WHERE application_name = \(application + "-listener") AND query LIKE 'LISTEN%'
+                """)
+        }
+        await admin.close()
+        return count ?? 0
+    }
+
+    /// A channel listener needs a session of its own, which the pooler does
+    /// not keep: without a listener host it is refused, and nothing LISTENs
+    /// through the pooler (it did: a pooled server connection then heard the
+    /// channel for whichever client it served next, and PgBouncer 1.18 once
+    /// stopped with "server in bad state" on such a connection).
+    @Test func channelsThroughThePoolerWithoutAListenerAreAMisuseError() async throws {
+        let application = "depot-pooled-" + UUID().uuidString.prefix(8).lowercased()
+        let store = try await ScaleOutServers.freshStore(url: try Self.poolerURLWithoutListener()) {
+            $0.parameters["application_name"] = application
+        }
+        let error = await #expect(throws: DatabaseError.self) { _ = try await store.listen(to: "bounced") }
+        #expect(error?.kind == .misuse)
+        #expect(error?.message.contains("listener=host:port") == true, "\(String(describing: error))")
+        await store.close()
+        #expect(try await Self.listeningSessions(of: application) == 0)
+    }
+
     @Test func anObservationThroughThePoolerWithoutAListenerIsAMisuseError() async throws {
-        var url = try ScaleOutServers.require(ScaleOutServers.pgbouncerURL, "DEPOT_PGBOUNCER_URL")
-        url = String(url[..<(url.range(of: "&listener=")?.lowerBound ?? url.endIndex)])
-        let store = try await ScaleOutServers.freshStore(url: url)
+        let application = "depot-pooled-" + UUID().uuidString.prefix(8).lowercased()
+        let store = try await ScaleOutServers.freshStore(url: try Self.poolerURLWithoutListener()) {
+            $0.parameters["application_name"] = application
+        }
         try await store.write { db in
             try db.execute("CREATE TABLE \(ident: "t") (\(ident: "x") bigint)")
             try db.enableObservation(of: ["t"])
@@ -258,6 +296,7 @@ struct PgBouncerTests {
         #expect(error?.kind == .misuse)
         #expect(error?.message.contains("listener=host:port") == true, "\(String(describing: error))")
         await store.close()
+        #expect(try await Self.listeningSessions(of: application) == 0, "the observation's listener LISTENed through the pooler")
     }
 }
 

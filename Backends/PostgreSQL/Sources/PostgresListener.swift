@@ -40,7 +40,16 @@ final class PostgresListener: ChangeListener, Sendable {
 
     private static func connect(_ configuration: PostgresConfiguration, _ channels: [String]) -> Result<OpaquePointer, DatabaseError> {
         // LISTEN runs on the primary (a standby refuses it, and commits notify
-        // on the primary only), never through a pooler in transaction mode.
+        // on the primary only), never through a pooler in transaction mode:
+        // there the LISTEN stays on a pooled server connection that other
+        // clients then share, which hears nothing for this one (PgBouncer
+        // logs "got packet 'A' from server when not linked" for each
+        // notification; PgBouncer 1.18 once stopped on such a connection
+        // with "server in bad state").
+        if configuration.transactionPooling && configuration.listenerHosts == nil {
+            return .failure(DatabaseError(.misuse, "cannot LISTEN through a pooler in transaction mode (LISTEN needs a session of its own): "
+                + "name the server itself in PostgresConfiguration.listenerHosts (listener=host:port in the URL)"))
+        }
         let hosts = configuration.listenerHosts ?? configuration.hosts
         var pairs: [(String, String)]
         do {
