@@ -10,15 +10,23 @@ let package = Package(
         .package(name: "Depot", path: "../.."),
         // The MariaDB backend, a plug-in package: the server serves on it too.
         .package(name: "DepotMariaDB", path: "../../Backends/MariaDB"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        // Without its default trait ConfigurationSupport: swift-configuration
+        // stays out of the build (the server reads its own options).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
-        // Sync accounts: bcrypt for passwords, SHA-256 for device tokens.
+        // Sync accounts: bcrypt for passwords (device tokens are hashed by
+        // the app's own SHA-256: no cryptography package and its BoringSSL).
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", exact: "2.5.0"),
-        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        // The tests' HTTP client: SwiftNIO's HTTP/1.1 codec, which Hummingbird
+        // is built on already (not HummingbirdTesting, whose HTTP client
+        // brings TLS, HTTP/2 and BoringSSL into the build).
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-extras", exact: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-http-types", exact: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
     ],
     targets: [
-        // The routes, as a library so the tests can run them without a socket.
+        // The routes, as a library the tests serve on a loopback port.
         .target(
             name: "RemindersServerApp",
             dependencies: [
@@ -30,7 +38,7 @@ let package = Package(
                 .product(name: "DepotLifecycle", package: "Depot"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -58,7 +66,13 @@ let package = Package(
                 .product(name: "DepotTesting", package: "Depot"),
                 .product(name: "DepotMariaDB", package: "DepotMariaDB"),
                 .product(name: "DepotMariaDBTesting", package: "DepotMariaDB"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             ]
         ),
     ]

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Hummingbird
 
@@ -58,7 +57,7 @@ struct BearerToken: Sendable {
 
     /// The SHA-256 of text's UTF-8, as 64 lowercase hex digits.
     static func sha256(_ text: String) -> String {
-        hex(Array(SHA256.hash(data: Data(text.utf8))))
+        SHA256.hex(text.utf8)
     }
 
     static func hex(_ bytes: [UInt8]) -> String {

@@ -4,7 +4,6 @@ import DepotSQLite
 import DepotTesting
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import RemindersServerApp
 import Testing
@@ -15,8 +14,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let logger = Logger(label: "test")
         let store = try await RemindersRoutes.store(path, logger: logger)
-        let app = try await RemindersRoutes.application(store: store, logger: logger)
-        try await app.test(.router) { client in
+        try await serve({ try await RemindersRoutes.application(store: store, port: 0, logger: logger, onServerRunning: $0) }) { client in
             try await client.execute(uri: "/lists", method: .post, body: ByteBuffer(string: #"{"title": "Errands"}"#)) { response in
                 #expect(response.status == .created)
             }
@@ -50,8 +48,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let logger = Logger(label: "test")
         let store = try await RemindersRoutes.store(path, logger: logger)
-        let app = try await RemindersRoutes.application(store: store, logger: logger)
-        try await app.test(.router) { client in
+        try await serve({ try await RemindersRoutes.application(store: store, port: 0, logger: logger, onServerRunning: $0) }) { client in
             try await client.execute(uri: "/lists", method: .post, body: ByteBuffer(string: #"{"title": "Errands"}"#)) { _ in }
             for index in 1...11 {
                 try await client.execute(uri: "/lists/Errands/reminders", method: .post, body: ByteBuffer(string: #"{"title": "Task \#(index)"}"#)) { response in
@@ -106,8 +103,7 @@ import Testing
         await admin.close()
         configuration.searchPath = schema
         let store = try await Store.postgres(configuration)
-        let app = try await RemindersRoutes.application(store: store, logger: Logger(label: "test"))
-        try await app.test(.router) { client in
+        try await serve({ try await RemindersRoutes.application(store: store, port: 0, logger: Logger(label: "test"), onServerRunning: $0) }) { client in
             try await client.execute(uri: "/lists", method: .post, body: ByteBuffer(string: #"{"title": "Work"}"#)) { response in
                 #expect(response.status == .created)
             }
@@ -126,8 +122,7 @@ import Testing
         let captured = CapturedLogs()
         let logger = captured.logger()
         let store = try await RemindersRoutes.store(path, logger: Logger(label: "store") { _ in SwiftLogNoOpLogHandler() })
-        let app = try await RemindersRoutes.application(store: store, logger: logger)
-        try await app.test(.router) { client in
+        try await serve({ try await RemindersRoutes.application(store: store, port: 0, logger: logger, onServerRunning: $0) }) { client in
             try await client.execute(uri: "/lists", method: .get) { response in #expect(response.status == .ok) }
         }
         let statements = captured.records.filter { $0.message == "statement" }

@@ -3,7 +3,6 @@ import DepotPostgres
 import DepotTesting
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import RemindersServerApp
 import Testing
@@ -32,8 +31,7 @@ import Testing
         configuration.searchPath = schema
         let captured = CapturedLogs()
         let store = try await RemindersRoutes.store(postgres: configuration, logger: Logger(label: "store") { _ in SwiftLogNoOpLogHandler() })
-        let app = try await RemindersRoutes.application(store: store, logger: captured.logger())
-        try await app.test(.router) { raw in
+        try await serve({ try await RemindersRoutes.application(store: store, port: 0, logger: captured.logger(), onServerRunning: $0) }) { raw in
             let client = Client(client: raw)
             #expect(try await client.send(.post, "/lists", #"{"title": "Errands"}"#).status == .created)
             #expect(try await client.send(.get, "/home").status == .ok)

@@ -2,7 +2,6 @@ import Depot
 import DepotTesting
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import RemindersServerApp
 import Testing
@@ -19,9 +18,9 @@ struct Answer {
     var error: String? { object["error"] as? String }
 }
 
-/// A client of the app, through Hummingbird's router test client.
+/// A client of the app, served on a loopback port.
 struct Client {
-    let client: any TestClientProtocol
+    let client: LoopbackHTTPClient
 
     func send(_ method: HTTPRequest.Method, _ uri: String, _ body: String? = nil) async throws -> Answer {
         try await client.execute(uri: uri, method: method, body: body.map { ByteBuffer(string: $0) }) { response in
@@ -43,6 +42,7 @@ func withServer(logger: Logger = Logger(label: "test") { _ in SwiftLogNoOpLogHan
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
     let store = try await RemindersRoutes.store(path, logger: Logger(label: "store") { _ in SwiftLogNoOpLogHandler() })
-    let app = try await RemindersRoutes.application(store: store, logger: logger)
-    try await app.test(.router) { client in try await body(Client(client: client)) }
+    try await serve({ try await RemindersRoutes.application(store: store, port: 0, logger: logger, onServerRunning: $0) }) { client in
+        try await body(Client(client: client))
+    }
 }

@@ -2,7 +2,6 @@ import Depot
 import DepotSync
 import DepotTesting
 import Foundation
-import HummingbirdTesting
 import Logging
 import RemindersServerApp
 import Testing
@@ -44,8 +43,8 @@ import Testing
 
         let captured = CapturedLogs()
         let store = try await run()
-        let app = try await RemindersRoutes.application(store: store, port: 0, logger: captured.logger(), sync: true, keepDeletes: .zero)
-        try await app.test(.live) { _ in
+        try await serve({ try await RemindersRoutes.application(store: store, port: 0, logger: captured.logger(), sync: true, keepDeletes: .zero,
+                                                             onServerRunning: $0) }) { _ in
             let horizon = store.observe { db in try db.fetchOne(Int64.self, "SELECT \"horizon\" FROM \"depot_sync_server_state\"") ?? 0 }
             _ = try await ObservationWait.first(horizon, "the compaction at start") { $0 > 0 }
             #expect(try await store.read { db in try Self.tombstones(db) } == 0, "the deleted list is forgotten")

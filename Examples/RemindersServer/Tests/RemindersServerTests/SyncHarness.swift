@@ -3,7 +3,6 @@ import DepotSQLite
 import DepotSync
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import Reminders
 import RemindersServerApp
@@ -94,8 +93,9 @@ func withSyncServer(logger: Logger = Logger(label: "test") { _ in SwiftLogNoOpLo
 /// Runs `body` against the app in sync mode on `store`.
 func withSyncServer(_ store: Store, logger: Logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
                     _ body: @Sendable (Client, Store) async throws -> Void) async throws {
-    let app = try await RemindersRoutes.application(store: store, logger: logger, sync: true)
-    try await app.test(.router) { client in try await body(Client(client: client), store) }
+    try await serve({ try await RemindersRoutes.application(store: store, port: 0, logger: logger, sync: true, onServerRunning: $0) }) { client in
+        try await body(Client(client: client), store)
+    }
 }
 
 /// Everything the sync server stores, one line a row: a refused request changes none of it.

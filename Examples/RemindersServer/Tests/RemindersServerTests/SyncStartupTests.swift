@@ -2,7 +2,6 @@ import Depot
 import DepotSQLite
 import DepotSync
 import Foundation
-import HummingbirdTesting
 import Logging
 import RemindersServerApp
 import Testing

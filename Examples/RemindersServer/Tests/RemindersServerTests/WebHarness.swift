@@ -4,7 +4,6 @@ import DepotMariaDBTesting
 import DepotPostgres
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import RemindersServerApp
 import Testing

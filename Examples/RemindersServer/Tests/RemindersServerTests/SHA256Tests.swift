@@ -1,0 +1,46 @@
+@testable import RemindersServerApp
+import Testing
+
+/// The server's SHA-256 (what it stores of a device token) against FIPS
+/// 180-4's examples and against Python's hashlib at every padding boundary.
+@Suite struct SHA256Tests {
+    @Test func theStandardsExamplesHashAsPublished() {
+        #expect(SHA256.hex([UInt8]()) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hex("abc".utf8) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(SHA256.hex([UInt8](repeating: 0x61, count: 1_000_000))
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+
+    /// Messages of byte i = (7i + 3) mod 256, of the lengths around each
+    /// block's end (55, 56 and 64 bytes change how the length is padded);
+    /// the digests are hashlib's.
+    @Test(arguments: [
+        (1, "084fed08b978af4d7d196a7446a86b58009e636b611db16211b65a9aadff29c5"),
+        (55, "e7313d333c272e639f790978283f9eb392e843d0f29b7016828bb1daa4aac70b"),
+        (56, "4324d65f3c103567f5589c710bc08f8523f929a9272e3af36fc968e52abc6c27"),
+        (57, "35df609437dcfea3279283ab79fd554e2bf78f8f7ae2de532d8ee300b09e8f73"),
+        (63, "81c80242132f230c3bd41b3e63bbcff16107339549214a99614ff26664625055"),
+        (64, "39e3d7b6b5d075d37d053ad89b24b41bef4f3c29760c84447cab3f3be1882241"),
+        (65, "aacca6ff74fdbb296d165a45cecfa04e5127bc008770fbbdd48006f2d2fae95e"),
+        (111, "67d9492e628fd376e0b2efec8ca2b99b123e202cf620deb270728df979b2f73e"),
+        (112, "96b928cff8528dbb99602c709a65b846cb6467acb8b722f0d758e4dc27bfc508"),
+        (119, "9ce7368e4daf32341631b492e80359dc9f594b48453cd0dd5bf0b19279cc177e"),
+        (120, "7836b787757e95e58b3ca5aec90b1b004e8deba1e50e9675af9cabf1a13a04b5"),
+        (128, "d2742f1f4ac6bb7ca2b239ee18402ba8b3f9f8e652d2a72973c2b9ba11c08cf6"),
+        (1000, "1e9bc38cbf860b9ec31918b065f9b52476c549a782e0e7990bed8ce3868d2371"),
+    ])
+    func messagesAroundEachBlocksEndHashAsHashlibDoes(length: Int, digest: String) {
+        let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+        #expect(SHA256.hex(message) == digest)
+    }
+
+    /// A token's stored hash is the SHA-256 of its text, as before (the
+    /// tokens issued by an earlier build still sign in).
+    @Test func aTokensHashIsTheSHA256OfItsHexText() {
+        #expect(BearerToken.sha256(String(repeating: "ab", count: 32))
+                == SHA256.hex(String(repeating: "ab", count: 32).utf8))
+        #expect(BearerToken.sha256("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+}
