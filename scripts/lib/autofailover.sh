@@ -76,6 +76,11 @@ autofailover_pids() {
         -printf '%h\n' 2> /dev/null | sed 's|^/proc/||' || true
 }
 
+# autofailover_running FOLDER: whether any process of the member is left.
+autofailover_running() {
+    [ -n "$(autofailover_pids "$1")" ]
+}
+
 # autofailover_sql MEMBER PORT DATABASE SQL...: runs each SQL as the superuser,
 # over the member's unix socket.
 autofailover_sql() {
@@ -389,12 +394,12 @@ SCRIPT
 # its PostgreSQL, fast mode) or, without one, its postmaster (SIGINT, fast
 # shutdown), then SIGKILLs whatever of it is left after 30 s.
 stop_autofailover_member() {
-    local folder=$1 pids keepers pid waited=0
+    local folder=$1 pids keepers pid
     pids=$(autofailover_pids "$folder")
     [ -n "$pids" ] || return 0
     keepers=$(find /proc -mindepth 2 -maxdepth 2 -name cwd -lname "$folder/run" -printf '%h\n' 2> /dev/null | sed 's|^/proc/||' || true)
     if [ -n "$keepers" ]; then
-            kill -TERM $keepers 2> /dev/null || true
+        kill -TERM $keepers 2> /dev/null || true
     else
         pid=$(head -n 1 "$folder/pgdata/postmaster.pid" 2> /dev/null || true)
         # Only when that pid is one of the member's own.
@@ -402,13 +407,10 @@ stop_autofailover_member() {
             kill -INT "$pid" 2> /dev/null || true
         fi
     fi
-    while [ -n "$(autofailover_pids "$folder")" ] && [ $waited -lt 300 ]; do
-        sleep 0.1
-        waited=$((waited + 1))
-    done
-    waited=0
+    wait_while 300 autofailover_running "$folder" || true
+    local waited=0
     while pids=$(autofailover_pids "$folder") && [ -n "$pids" ] && [ $waited -lt 50 ]; do
-            kill -KILL $pids 2> /dev/null || true
+        kill -KILL $pids 2> /dev/null || true
         sleep 0.1
         waited=$((waited + 1))
     done

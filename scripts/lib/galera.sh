@@ -32,6 +32,8 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/packages.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
+# mariadb_set_up_users: the database, the user and root's password, as on one server.
+source "$(dirname "${BASH_SOURCE[0]}")/mariadb.sh"
 
 # write_galera_node_start N: writes $DEPOT_GALERA_DIR/nodeN/start, a script of
 # its own (every value written in, nothing taken from the caller's shell but
@@ -202,13 +204,7 @@ start_throwaway_galera() {
         > "$DEPOT_GALERA_DIR/install.log" 2>&1 \
         || { cat "$DEPOT_GALERA_DIR/install.log" >&2; return 1; }
     "$DEPOT_GALERA_DIR/node1/start" --wsrep-new-cluster || return 1
-    mariadb --no-defaults --socket="$DEPOT_GALERA_DIR/node1/mariadb.sock" -uroot <<SQL || return 1
-CREATE DATABASE depot CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin;
-CREATE USER 'depot'@'127.0.0.1' IDENTIFIED BY '$password';
-GRANT ALL ON depot.* TO 'depot'@'127.0.0.1';
-GRANT ALL ON \`depot\\_%\`.* TO 'depot'@'127.0.0.1';
-ALTER USER 'root'@'localhost' IDENTIFIED BY '$root_password';
-SQL
+    mariadb_set_up_users "$DEPOT_GALERA_DIR/node1/mariadb.sock" "$password" "$root_password" || return 1
     printf '%s\n' "$root_password" > "$DEPOT_GALERA_DIR/root-password"
     chmod 600 "$DEPOT_GALERA_DIR/root-password"
     # The joiners at once: the second to ask waits for a donor, and gets one.
@@ -269,18 +265,9 @@ stop_throwaway_galera() {
         (
             pid=$(galera_node_pid "$n") || exit 0
             kill -TERM "$pid" 2> /dev/null || exit 0
-            waited=0
-            while galera_node_pid "$n" > /dev/null && [ $waited -lt 300 ]; do
-                sleep 0.1
-                waited=$((waited + 1))
-            done
-            galera_node_pid "$n" > /dev/null && kill -KILL "$pid" 2> /dev/null
+            wait_while 300 galera_node_pid "$n" || kill -KILL "$pid" 2> /dev/null
             # A SIGKILLed server is gone once it is a zombie or reaped.
-            waited=0
-            while galera_node_pid "$n" > /dev/null && [ $waited -lt 50 ]; do
-                sleep 0.1
-                waited=$((waited + 1))
-            done
+            wait_while 50 galera_node_pid "$n" || true
         ) &
         stoppers+=($!)
     done

@@ -5,6 +5,19 @@
 source "$(dirname "${BASH_SOURCE[0]}")/packages.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
+# mariadb_set_up_users SOCKET PASSWORD ROOT_PASSWORD: on a new server (or a
+# cluster's first node), the database depot, the user depot with every right
+# on depot and depot_* from 127.0.0.1 only, and root's password.
+mariadb_set_up_users() {
+    mariadb --no-defaults --socket="$1" -uroot <<SQL
+CREATE DATABASE depot CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin;
+CREATE USER 'depot'@'127.0.0.1' IDENTIFIED BY '$2';
+GRANT ALL ON depot.* TO 'depot'@'127.0.0.1';
+GRANT ALL ON \`depot\\_%\`.* TO 'depot'@'127.0.0.1';
+ALTER USER 'root'@'localhost' IDENTIFIED BY '$3';
+SQL
+}
+
 # start_throwaway_mariadb: a data folder in a temporary directory, a server on
 # a free loopback port with its own socket and pid file, a database `depot` and
 # a user `depot` with a random password that may also create and drop the
@@ -54,13 +67,7 @@ start_throwaway_mariadb() {
         tries=$((tries + 1))
         sleep 0.1
     done
-    mariadb --no-defaults --socket="$DEPOT_MARIADB_SOCKET" -uroot <<SQL || return 1
-CREATE DATABASE depot CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin;
-CREATE USER 'depot'@'127.0.0.1' IDENTIFIED BY '$password';
-GRANT ALL ON depot.* TO 'depot'@'127.0.0.1';
-GRANT ALL ON \`depot\\_%\`.* TO 'depot'@'127.0.0.1';
-ALTER USER 'root'@'localhost' IDENTIFIED BY '$root_password';
-SQL
+    mariadb_set_up_users "$DEPOT_MARIADB_SOCKET" "$password" "$root_password" || return 1
     printf '%s\n' "$root_password" > "$DEPOT_MARIADB_DIR/root-password"
     chmod 600 "$DEPOT_MARIADB_DIR/root-password"
     echo "==> MariaDB ready in $((SECONDS - started)) s"

@@ -36,3 +36,16 @@ chain_exit_trap() {
         *) trap "depot_exit_status=\$?; $stop \$depot_exit_status; set +e; (exit \$depot_exit_status); $existing" EXIT ;;
     esac
 }
+
+# wait_while TENTHS COMMAND...: waits while COMMAND succeeds (its output
+# dropped), checking every tenth of a second, at most TENTHS times; fails
+# when it still succeeds then.
+wait_while() {
+    local tenths=$1 waited=0
+    shift
+    while "$@" > /dev/null 2>&1; do
+        [ "$waited" -lt "$tenths" ] || return 1
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+}

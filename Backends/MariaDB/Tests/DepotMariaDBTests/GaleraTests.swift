@@ -87,28 +87,14 @@ extension Galera {
     ]
 
     func run(_ name: String, _ base: MariaDBConfiguration, retryingRaces: Bool = false) async throws {
-        let check = try #require(ConformanceSuite.check(named: name))
-        let databases = MariaDBScratchDatabases(base: base)
-        let retries = retryingRaces && Self.racesAcrossNodes.contains(name)
         if retryingRaces, let limit = Self.galeraLimits[name] {
             print("⊘ skipped across nodes: \(name): \(limit)")
             try Test.cancel("skipped across nodes: \(limit)")
         }
-        do {
-            try await check.run { configuration in
-                var configuration = configuration
-                if retries, configuration.writeRetry == nil { configuration.writeRetry = WriteRetry() }
-                return try await databases.makeStore(configuration)
-            }
-        } catch let skipped as ConformanceSkipped {
-            await databases.dropAll()
-            print("⊘ skipped by capability: \(name): the store declares no \(skipped.capability)")
-            try Test.cancel("skipped: the store declares no \(skipped.capability)")
-        } catch {
-            await databases.dropAll()
-            throw error
+        let retries = retryingRaces && Self.racesAcrossNodes.contains(name)
+        try await MariaDBTestServer.runCheck(name, on: base) { configuration in
+            if retries, configuration.writeRetry == nil { configuration.writeRetry = WriteRetry() }
         }
-        await databases.dropAll()
     }
 
     @Test("Galera, through one node", arguments: MariaDBTestServer.checkNames(alone: false))

@@ -37,10 +37,25 @@ struct MariaDBConformance {
 
     @Test("MariaDB", arguments: MariaDBTestServer.checkNames(alone: false))
     func mariadb(_ name: String) async throws {
+        try await MariaDBTestServer.runCheck(name, on: try MariaDBTestServer.configuration())
+    }
+}
+
+extension MariaDBTestServer {
+    /// Runs the conformance check `name` on stores in scratch databases of the
+    /// server (or cluster) `base` names, dropped afterwards, each store's
+    /// configuration first given to `adjust`. A check the store's
+    /// capabilities rule out is cancelled: reported as skipped, never as passed.
+    static func runCheck(_ name: String, on base: MariaDBConfiguration,
+                         adjusting adjust: @escaping @Sendable (inout Store.Configuration) -> Void = { _ in }) async throws {
         let check = try #require(ConformanceSuite.check(named: name))
-        let databases = MariaDBScratchDatabases(base: try MariaDBTestServer.configuration())
+        let databases = MariaDBScratchDatabases(base: base)
         do {
-            try await check.run { configuration in try await databases.makeStore(configuration) }
+            try await check.run { configuration in
+                var configuration = configuration
+                adjust(&configuration)
+                return try await databases.makeStore(configuration)
+            }
         } catch let skipped as ConformanceSkipped {
             await databases.dropAll()
             print("⊘ skipped by capability: \(name): the store declares no \(skipped.capability)")
