@@ -15,7 +15,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         // Sync accounts: bcrypt for passwords (device tokens are hashed by
-        // the app's own SHA-256: no cryptography package and its BoringSSL).
+        // DepotSync's SHA-256: no cryptography package and its BoringSSL).
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", exact: "2.5.0"),
         // The tests' HTTP client: SwiftNIO's HTTP/1.1 codec, which Hummingbird
         // is built on already (not HummingbirdTesting, whose HTTP client

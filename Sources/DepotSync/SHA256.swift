@@ -1,9 +1,21 @@
 import Foundation
 
-/// SHA-256 (FIPS 180-4), for the content hash that tells a retried push
-/// from another push under the same number. The core imports no crypto
-/// library, and a push's hash needs no more than this.
-enum SHA256 {
+/// SHA-256 (FIPS 180-4), computed without a cryptography package.
+///
+/// DepotSync hashes a push's content with it, to tell a retried push from
+/// another push under the same number. A sync server stores other things
+/// hashed: the example server keeps only the SHA-256 of each device's token,
+/// so a copy of its database signs no one in.
+///
+/// ```swift
+/// SHA256.hex(Data("abc".utf8))
+/// // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+/// ```
+///
+/// - Important: it is not constant-time. Hash a random secret and look the
+///   hash up; do not compare a secret with it byte by byte, and do not hash
+///   passwords with it (use a slow password hash such as bcrypt).
+public enum SHA256 {
     private static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -16,7 +28,7 @@ enum SHA256 {
     ]
 
     /// The digest of `data`, as 64 lowercase hexadecimal digits.
-    static func hex(_ data: Data) -> String {
+    public static func hex(_ data: Data) -> String {
         digest(data).map { String($0, radix: 16).leftPadded(to: 8) }.joined()
     }
 

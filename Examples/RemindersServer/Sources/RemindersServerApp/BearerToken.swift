@@ -1,3 +1,4 @@
+import DepotSync
 import Foundation
 import Hummingbird
 
@@ -57,7 +58,7 @@ struct BearerToken: Sendable {
 
     /// The SHA-256 of text's UTF-8, as 64 lowercase hex digits.
     static func sha256(_ text: String) -> String {
-        SHA256.hex(text.utf8)
+        SHA256.hex(Data(text.utf8))
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
