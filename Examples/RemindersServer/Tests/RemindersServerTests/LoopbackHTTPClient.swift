@@ -101,14 +101,15 @@ func serve<App: ApplicationProtocol>(
         try await app.runService()
     }
     var iterator = ports.makeAsyncIterator()
+    let outcome: Result<Void, any Error>
     do {
         guard let port = await iterator.next() else { throw LoopbackHTTPError.notListening }
         try await body(LoopbackHTTPClient(port: port))
+        outcome = .success(())
     } catch {
-        running.cancel()
-        _ = try? await running.value
-        throw error
+        outcome = .failure(error)
     }
     running.cancel()
     _ = try? await running.value
+    try outcome.get()
 }

@@ -57,22 +57,14 @@ func withSyncServer(postgres configuration: PostgresConfiguration, label: String
                     _ body: @Sendable (URL, Store) async throws -> Void) async throws {
     let quiet = Logger(label: label) { _ in SwiftLogNoOpLogHandler() }
     let store = try await RemindersRoutes.store(postgres: configuration, logger: quiet)
-    let (ports, listening) = AsyncStream.makeStream(of: Int.self)
-    let app = try await RemindersRoutes.application(store: store, port: 0, logger: quiet, sync: true,
-                                                    onServerRunning: { port in listening.yield(port); listening.finish() })
-    let running = Task { try await app.runService() }
-    var iterator = ports.makeAsyncIterator()
     do {
-        let port = try #require(await iterator.next(), "the server listens")
-        try await body(try #require(URL(string: "http://127.0.0.1:\(port)")), store)
+        try await serve({ try await RemindersRoutes.application(store: store, port: 0, logger: quiet, sync: true, onServerRunning: $0) }) { client in
+            try await body(try #require(URL(string: "http://127.0.0.1:\(client.port)")), store)
+        }
     } catch {
-        running.cancel()
-        _ = try? await running.value
         await store.close()
         throw error
     }
-    running.cancel()
-    _ = try? await running.value
     await store.close()
 }
 
