@@ -14,8 +14,9 @@ extension MariaDBConnection {
     /// `depot_migration_locks`, inserted and committed from a connection of
     /// its own so that the cluster certifies it before the migration runs.
     /// Two migrators on two nodes insert the same key; one commits, the other
-    /// meets the row (1062) or loses certification (1213), and waits for
-    /// the row to go. The row is deleted after this session's transaction
+    /// meets the row (1062) or loses certification (1213, in its insert or
+    /// in the delete of an expired row before it), and waits for the row
+    /// to go. The row is deleted after this session's transaction
     /// (``releaseNamedLocks()``), or ignored once its lease has run out.
     ///
     /// Why a row: a Galera cluster replicates rows, and certification orders
@@ -35,9 +36,12 @@ extension MariaDBConnection {
             """)
         let deadline = Date().addingTimeInterval(TimeInterval(MariaDBDialect.migrationLockSeconds))
         while true {
-            // A row whose holder died: its lease is over.
-            try Self.run(side, "DELETE FROM `\(Self.lockTable)` WHERE `name` = \(key) AND `expires` < UTC_TIMESTAMP(6)")
             do {
+                // A row whose holder died: its lease is over. This delete can
+                // lose certification too (1213) when another node's insert of
+                // the key is applied here while it runs, even if it deletes
+                // nothing: then the row is held, as below.
+                try Self.run(side, "DELETE FROM `\(Self.lockTable)` WHERE `name` = \(key) AND `expires` < UTC_TIMESTAMP(6)")
                 try Self.run(side, """
                     INSERT INTO `\(Self.lockTable)` VALUES (\(key), '\(holder)', \
                     UTC_TIMESTAMP(6) + INTERVAL \(Self.lockLeaseSeconds) SECOND)
