@@ -93,6 +93,35 @@ enum StreamingChecks {
                 for try await _ in store.rows(Int.self, "SELECT \(ident: "nothing") FROM \(ident: "payloads")") {}
             }
         },
+        ConformanceCheck("streaming: more streams at once than Swift has threads, each consumer behind its producer, all finish") { context in
+            // A stream's read blocks while its buffer is full. Were it to run on the calling task's
+            // thread (as other reads on SQLite do), two such reads would hold both of a 2-core
+            // machine's cooperative threads, and the consumers that would empty their buffers
+            // could never run. A watchdog off the pool ends such a hang with a failure.
+            let store = try await context.makeStore()
+            try await store.write { db in
+                try createTable(db, "payloads", [("id", .integer, "PRIMARY KEY"), ("text", .text, "NOT NULL")])
+                try db.insert(contentsOf: (1...200).map { Payload(id: Int64($0), text: "row \($0)") })
+            }
+            let streams = 2 * ProcessInfo.processInfo.activeProcessorCount + 2
+            let tasks = (0..<streams).map { _ in
+                Task {
+                    var ids: [Int64] = []
+                    for try await payload in store.rows(Payload.self, "SELECT * FROM \(ident: "payloads") ORDER BY \(ident: "id")", bufferSize: 1) {
+                        ids.append(payload.id)
+                        await Task.yield()
+                    }
+                    return ids
+                }
+            }
+            let watchdog = Watchdog(after: 120) { for task in tasks { task.cancel() } }
+            defer { watchdog.disarm() }
+            for task in tasks {
+                let ids = try? await task.value
+                try expect(!watchdog.fired, "\(streams) streams were still running after 120 s: their reads held the threads their consumers need")
+                try expectEqual(ids, (1...200).map(Int64.init), "each stream's rows")
+            }
+        },
         ConformanceCheck("streaming: a cursor is closed when its access ends") { context in
             let store = try await TransactionChecks.counter(context)
             try await store.write { db in for n in 0..<3 { try TransactionChecks.add(db, n, "e\(n)") } }

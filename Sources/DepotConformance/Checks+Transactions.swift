@@ -278,6 +278,38 @@ enum TransactionChecks {
             try await store.write { db in try add(db, 1, "after") }
             try expectEqual(try await names(store), ["after"], "a write after the cancelled one")
         },
+        ConformanceCheck("transactions: cancelling a task mid-read interrupts its statement, wherever the read runs, and leaves the store usable") { context in
+            // On SQLite the read runs on the calling task's thread (readsRunOnCallingThread): its
+            // statement must stop all the same, by the interrupt the cancellation sends from the
+            // cancelling thread. A watchdog off Swift's cooperative pool bounds a hang.
+            let store = try await counter(context)
+            try await store.write { db in try add(db, 1, "before") }
+            let endless: SQL = """
+                WITH RECURSIVE \(ident: "c")(\(ident: "x")) AS (SELECT 1 UNION ALL SELECT \(ident: "x") + 1 FROM \(ident: "c") WHERE \(ident: "x") < 1000000000000000)
+                SELECT count(*) FROM \(ident: "c")
+                """
+            let (started, startedContinuation) = AsyncStream<Void>.makeStream()
+            let task = Task {
+                try await store.read { db in
+                    _ = try db.fetchAll(String.self, "SELECT \(ident: "name") FROM \(ident: "events")")
+                    startedContinuation.yield()
+                    return try db.fetchOne(Int.self, endless)
+                }
+            }
+            let watchdog = Watchdog(after: 120) { task.cancel() }
+            defer { watchdog.disarm() }
+            for await _ in started { break }
+            task.cancel()
+            do {
+                let value = try await task.value
+                throw ConformanceFailure("the cancelled read finished with \(String(describing: value)) instead of being interrupted")
+            } catch is CancellationError {
+            } catch let error as DatabaseError {
+                throw ConformanceFailure("a cancelled read must throw CancellationError, got \(error)")
+            }
+            try expect(!watchdog.fired, "the read ran on for 120 s after its task was cancelled")
+            try expectEqual(try await names(store), ["before"], "a read after the cancelled one")
+        },
         ConformanceCheck("transactions: a cancellation whose interrupt comes between a statement's check and its start still stops that statement") { context in
             // The gap is made wide on purpose: a hook on the connection's thread, after the check
             // before the endless statement found nothing to stop, waits until the cancellation's

@@ -43,3 +43,40 @@ func createTable(_ db: Database, _ name: String, _ columns: [(String, ColumnType
     }
     try db.execute("CREATE TABLE \(ident: name) (\(SQL.join(definitions, separator: ", ")))")
 }
+
+/// A bound against a hang that works when Swift's cooperative pool does not:
+/// after `seconds` it runs `action` (cancel the tasks under test, which ends
+/// what they block on) on a Dispatch thread, and says so in ``fired``. A
+/// check that finishes first disarms it. Not a timing bound: a check fails on
+/// it only when what it waits for never happens.
+final class Watchdog {
+    private let state = State()
+
+    init(after seconds: Int, _ action: @escaping @Sendable () -> Void) {
+        let state = self.state
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
+            if state.fire() { action() }
+        }
+    }
+
+    /// Whether the bound passed and `action` ran.
+    var fired: Bool { state.hasFired }
+
+    /// Stops it firing.
+    func disarm() { state.disarm() }
+
+    private final class State: @unchecked Sendable {
+        // Unchecked: both flags are read and written under `lock`.
+        private let lock = NSLock()
+        private var armed = true
+        private var fired = false
+        func fire() -> Bool {
+            lock.withLock {
+                if armed { fired = true }
+                return armed
+            }
+        }
+        func disarm() { lock.withLock { armed = false } }
+        var hasFired: Bool { lock.withLock { fired } }
+    }
+}

@@ -14,7 +14,9 @@
 ///   and the engine's own code and message.
 /// - ``RowSource/value(at:)`` (a ``DriverStatement`` is one) returns the engine's value faithfully:
 ///   never a default for NULL, never a truncated number.
-/// - Blocking calls are fine: the core never calls a driver from Swift's cooperative thread pool.
+/// - Blocking calls are fine: the core never calls a driver from Swift's cooperative thread pool,
+///   except for the reads of a connection that says its reads never wait
+///   (``DriverConnection/readsNeverWait``).
 public protocol DatabaseDriver: Sendable {
     /// The engine's dialect.
     var dialect: any SQLDialect { get }
@@ -117,6 +119,15 @@ public protocol DriverConnection: AnyObject {
     /// replica answered, once it is time to look for a replica again. The
     /// default is false.
     var wantsReplacement: Bool { get }
+    /// Whether a read transaction on this connection only computes: it never
+    /// waits on a network, on another process, or on another connection of
+    /// this one (SQLite in WAL mode or in memory: readers take no lock a
+    /// writer holds). The core may then run a read access on the calling
+    /// task's thread instead of the connection's queue, saving two thread
+    /// hops (see ``Store/Configuration/readsRunOnCallingThread``). The default
+    /// is false; say true only when it holds for every read the engine runs,
+    /// from `BEGIN` to `COMMIT`.
+    var readsNeverWait: Bool { get }
     /// The server this connection reached, for the log line that says a
     /// connection opened (`db2:5432, standby`); nil when there is nothing to
     /// tell. The default is nil.
@@ -221,6 +232,8 @@ extension DriverConnection {
     public func lockForMigration(key: Int64) throws {}
     /// False: a healthy connection is kept.
     public var wantsReplacement: Bool { false }
+    /// False: a read may wait (on a server, or on a lock), so it runs on the connection's queue.
+    public var readsNeverWait: Bool { false }
     /// Nil: nothing to tell.
     public var serverDescription: String? { nil }
 }

@@ -47,6 +47,7 @@ final class SQLiteConnection: DriverConnection {
                     try executeOnce("PRAGMA query_only = ON")
                     queryOnly = true
                 }
+                readsNeverWait = try isMemory || mode == .immutable || journalMode() == "wal"
             }
         } catch let error as DatabaseError {
             sqlite3_close_v2(handle)
@@ -89,6 +90,26 @@ final class SQLiteConnection: DriverConnection {
         // The user's SQL may set the flag Depot tracks: then it is unknown.
         if Self.mentionsQueryOnly(script) { queryOnly = nil }
         try executeOnce(script)
+    }
+
+    /// True in memory, for an immutable file, and in WAL mode (as found when
+    /// the connection opened): there a reader takes no lock a writer holds,
+    /// so a read only computes and reads the file. A file in a rollback
+    /// journal mode (another app's database opened read-only) says false:
+    /// its readers wait, up to the busy timeout, while a writer commits.
+    private(set) var readsNeverWait = false
+
+    /// The file's journal mode, in lower case ("wal", "delete", "memory"…).
+    private func journalMode() throws -> String {
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v2(handle, "PRAGMA journal_mode", -1, &statement, nil)
+        defer { sqlite3_finalize(statement) }
+        guard code == SQLITE_OK, let statement else { throw SQLiteError.make(code, handle, sql: nil) }
+        let step = sqlite3_step(statement)
+        guard step == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else {
+            throw SQLiteError.make(step == SQLITE_ROW ? SQLITE_ERROR : step, handle, sql: nil)
+        }
+        return String(cString: text).lowercased()
     }
 
     // @exclusivity(unchecked) below: the dynamic exclusivity checks cost, in Benchmarks/instructions, lookup

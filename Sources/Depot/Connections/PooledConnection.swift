@@ -4,10 +4,14 @@ import Foundation
 /// A driver connection with its own serial queue and its statement cache.
 ///
 /// Every use of the driver connection happens on `queue`, off Swift's
-/// cooperative thread pool, so a blocking engine call never starves other tasks.
+/// cooperative thread pool, so a blocking engine call never starves other
+/// tasks; the one exception is a read on a connection whose reads never
+/// wait (``readsNeverWait``), which may run on its caller's thread.
 final class PooledConnection: @unchecked Sendable {
-    // Unchecked: the driver connection and the caches are touched only on
-    // `queue`, one access at a time; the thread sanitizer run (`scripts/test --sanitize-thread`) covers it.
+    // Unchecked: the driver connection and the caches are touched by one
+    // access at a time: on `queue`, or on the thread of the task that took the
+    // connection from its pool for a read (the pool's lock orders one holder
+    // before the next); the thread sanitizer run (`scripts/test --sanitize-thread`) covers both.
     let role: ConnectionRole
     private let queue: DispatchQueue
     // Touched only on `queue`, one access at a time.
@@ -51,6 +55,10 @@ final class PooledConnection: @unchecked Sendable {
     /// The driver connection's observation parts, looked up once.
     let readTracking: (any ReadTrackingConnection)?
     let writeTracking: (any WriteTrackingConnection)?
+    /// The driver's word that a read here never waits
+    /// (``DriverConnection/readsNeverWait``), asked once: such a read may
+    /// run on the calling task's thread.
+    let readsNeverWait: Bool
 
     init(role: ConnectionRole, connection: any DriverConnection, label: String) {
         self.role = role
@@ -59,6 +67,7 @@ final class PooledConnection: @unchecked Sendable {
         self.cancellation = CancellationFlag(connection)
         self.readTracking = connection as? any ReadTrackingConnection
         self.writeTracking = connection as? any WriteTrackingConnection
+        self.readsNeverWait = connection.readsNeverWait
     }
 
     /// Runs a closure on the connection's queue and waits for it without blocking a thread.

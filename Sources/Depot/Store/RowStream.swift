@@ -21,7 +21,7 @@ extension Store {
     /// consumer keeps it from other accesses meanwhile.
     public func rows<T: Decodable & Sendable>(_ type: T.Type, _ sql: SQL, bufferSize: Int = 64) -> RowStream<T> {
         RowStream(bufferSize: bufferSize) { store, channel in
-            try await store.read { db in try db.forEach(T.self, sql) { try channel.sendBlocking($0) } }
+            try await store.streamingRead { db in try db.forEach(T.self, sql) { try channel.sendBlocking($0) } }
         } store: { self }
     }
 
@@ -42,7 +42,7 @@ extension Store {
     /// every query on an engine without a bulk export path (SQLite).
     public func copyRows<T: Sendable>(_ query: Query<T>, bufferSize: Int = 64) -> RowStream<T> {
         RowStream(bufferSize: bufferSize) { store, channel in
-            try await store.read { db in
+            try await store.streamingRead { db in
                 let (text, values) = try db.renderSelect(query)
                 guard values.isEmpty, db.connection.driver is any CopyingOutConnection else {
                     return try db.forEach(query) { try channel.sendBlocking($0) }
@@ -57,8 +57,18 @@ extension Store {
     /// The records a query selects as an `AsyncSequence`; see ``rows(_:_:bufferSize:)``.
     public func rows<T: Sendable>(_ query: Query<T>, bufferSize: Int = 64) -> RowStream<T> {
         RowStream(bufferSize: bufferSize) { store, channel in
-            try await store.read { db in try db.forEach(query) { try channel.sendBlocking($0) } }
+            try await store.streamingRead { db in try db.forEach(query) { try channel.sendBlocking($0) } }
         } store: { self }
+    }
+}
+
+extension Store {
+    /// A stream's read: on the connection's queue always, never on the
+    /// calling thread (``Configuration/readsRunOnCallingThread``), since its
+    /// closure blocks while the consumer is behind: on a cooperative thread
+    /// that could hold the very thread the consumer needs.
+    fileprivate func streamingRead(_ body: @escaping @Sendable (Database) throws -> Void) async throws {
+        try await access(.read, isolation: nil, route: .automatic, mayRunOnCallingThread: false, body)
     }
 }
 

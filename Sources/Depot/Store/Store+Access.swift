@@ -12,12 +12,19 @@ extension Store {
     /// transaction) is then compiled for `Void`, where a generic result type
     /// made the runtime look up the metadata of each generic type it touched,
     /// on every access. `body`'s value goes into memory this call owns.
+    ///
+    /// `mayRunOnCallingThread: false` keeps a read on its connection's queue
+    /// whatever the store's settings: a closure that blocks (a stream's, which
+    /// waits for its consumer) must never hold a cooperative thread.
     func access<T: Sendable>(_ kind: TransactionKind, isolation: IsolationLevel?, route: ReadRoute, logger: Logger? = nil,
                              recorder: ReadRecorder? = nil, position: PositionBox? = nil, attempt: Int = 1,
+                             mayRunOnCallingThread: Bool = true,
                              _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let result = AccessResult<T>.make(body)
         try await accessReturningNothing(kind, isolation: isolation, route: route, logger: logger, recorder: recorder,
-                                         position: position, attempt: attempt, Sendable1(result))
+                                         position: position, attempt: attempt,
+                                         onCallingThread: kind == .read && mayRunOnCallingThread && settings.readsRunOnCallingThread,
+                                         Sendable1(result))
         return try result.take()
     }
 
@@ -28,10 +35,13 @@ extension Store {
     /// traced or measured) costs two thread hops and a few short critical
     /// sections: settings are read from the shared ``StoreSettings`` without
     /// copying the configuration, and taking and returning an idle connection
-    /// are synchronous.
+    /// are synchronous. A read that may run on the calling thread
+    /// (`onCallingThread`), on a connection whose reads never wait, makes no
+    /// hop at all: the connection, taken from its pool, is this task's alone
+    /// until it is given back, as it would be its queue's.
     private func accessReturningNothing(_ kind: TransactionKind, isolation: IsolationLevel?, route: ReadRoute, logger: Logger?,
                                         recorder: ReadRecorder?, position: PositionBox?, attempt writeAttempt: Int,
-                                        _ body: Sendable1<any AccessBody>) async throws {
+                                        onCallingThread: Bool, _ body: Sendable1<any AccessBody>) async throws {
         let settings = self.settings
         // Where the access runs, and what a replica must have applied first.
         let pool: ConnectionPool
@@ -103,10 +113,18 @@ extension Store {
                               log: log, metrics: metrics, tracing: tracing, readRecorder: recorder,
                               observers: observers, tracksCommitPosition: tracksPosition, replayTarget: replay,
                               access: Database.Access(kind: kind, isolation: isolation, body: body.value, positionBox: positionBox))
-            let outcome = await withTaskCancellationHandler {
-                await connection.perform(Sendable1(db))
-            } onCancel: {
-                cancellation.cancel(generation)
+            let outcome = if onCallingThread && connection.readsNeverWait {
+                await withTaskCancellationHandler {
+                    db.runAccess()
+                } onCancel: {
+                    cancellation.cancel(generation)
+                }
+            } else {
+                await withTaskCancellationHandler {
+                    await connection.perform(Sendable1(db))
+                } onCancel: {
+                    cancellation.cancel(generation)
+                }
             }
             deadline?.cancel()
             let (result, bodyStarted) = (outcome.result, outcome.bodyStarted)

@@ -122,6 +122,24 @@ public final class Store: Sendable {
         /// Caveat: a retried write runs its closure again; see ``WriteRetry``
         /// for which closures that is safe for.
         public var writeRetry: WriteRetry?
+        /// Whether a read runs on the calling task's thread where its engine
+        /// allows it: on SQLite in WAL mode or in memory, whose readers never
+        /// wait for a lock (``DriverConnection/readsNeverWait``). On by
+        /// default: such a read then costs what its statements cost, without
+        /// the two thread hops to the connection's queue and back (a read
+        /// holding one lookup by key runs about twice as fast). Reads on a
+        /// server, and every write, run on the connection's queue whatever
+        /// this says.
+        ///
+        /// Caveat: the read's closure then holds one of Swift's cooperative
+        /// threads while it runs, as any synchronous code in a task does. Turn
+        /// this off when read closures run long (a report over millions of
+        /// rows, on a machine with few cores) or block (wait on a semaphore,
+        /// or on another task: that can deadlock the pool). Streams
+        /// (``Store/rows(_:_:bufferSize:)``) always read on the connection's
+        /// queue, and so does every read on a machine with one core, where
+        /// the cooperative pool has a single thread.
+        public var readsRunOnCallingThread = true
         /// Test hook: runs on the connection's thread when a statement read
         /// through `fetchOne`, `fetchAll` and the like is prepared and bound and
         /// its access's last check found nothing to stop it, just before the
@@ -191,6 +209,10 @@ public final class Store: Sendable {
     /// default (see ``ReadRoute``); a store without replicas ignores it.
     /// `logger`, when given, replaces the store's for this access: a request's
     /// logger, so its statements carry the request's metadata.
+    ///
+    /// On SQLite (in WAL mode or in memory) the closure runs on the calling
+    /// task's thread, with no hop to the connection's queue; see
+    /// ``Configuration/readsRunOnCallingThread`` for when to turn that off.
     ///
     /// - Throws: what the closure throws, a ``DatabaseError``, or
     ///   `CancellationError` when the task is cancelled.
@@ -340,6 +362,7 @@ final class StoreSettings: Sendable {
     let showsBoundValues: Bool
     let beforeStatementStarts: (@Sendable (InterruptionProbe) -> Void)?
     let writeRetry: WriteRetry?
+    let readsRunOnCallingThread: Bool
 
     init(_ configuration: Store.Configuration) {
         self.configuration = configuration
@@ -356,5 +379,8 @@ final class StoreSettings: Sendable {
         readYourWritesTimeout = configuration.readYourWritesTimeout
         beforeStatementStarts = configuration.beforeStatementStarts
         writeRetry = configuration.writeRetry
+        // On one core Swift's cooperative pool has one thread: a read holding
+        // it would stop every other task, the one that would cancel it too.
+        readsRunOnCallingThread = configuration.readsRunOnCallingThread && ProcessInfo.processInfo.activeProcessorCount > 1
     }
 }
