@@ -127,7 +127,7 @@ public final class Store: Sendable {
         /// wait for a lock (``DriverConnection/readsNeverWait``). On by
         /// default: such a read then costs what its statements cost, without
         /// the two thread hops to the connection's queue and back (a read
-        /// holding one lookup by key runs about twice as fast). Reads on a
+        /// holding one lookup by key runs two to five times as fast). Reads on a
         /// server, and every write, run on the connection's queue whatever
         /// this says.
         ///
