@@ -203,11 +203,17 @@ final class ConnectionPool: WaiterOwner, @unchecked Sendable {
         let open = self.open
         let role = self.role
         // Opening may block (a server handshake): do it off the cooperative pool.
+        // The fence shows the thread sanitizer the hand-over: the task reads
+        // what opening wrote (a SQLite connection's journal mode, for one).
+        let fence = SanitizerFence()
         let driver = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Sendable1<any DriverConnection>, any Error>) in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { Sendable1(try open(role)) })
+                let opened = Result { Sendable1(try open(role)) }
+                fence.publish()
+                continuation.resume(with: opened)
             }
         }.value
+        fence.observe()
         let (number, openNow) = lock.withLock { () -> (Int, Int) in
             opened += 1
             return (opened, openCount)

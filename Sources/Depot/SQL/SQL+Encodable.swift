@@ -4,7 +4,21 @@ import Foundation
 // lives in the core, the statement type in the driver SPI.
 extension SQL.StringInterpolation {
     /// Binds a value as a parameter; it is encoded as a column is.
+    ///
+    /// Inlined, so that an `Int`, `Int32`, `Int64` or `String` (a key, most
+    /// often) is bound without the encoder's runtime type tests.
+    @inlinable
     public mutating func appendInterpolation<T: Encodable>(_ value: T) {
+        if let plain = Value.plainKey(value) {
+            appendInterpolation(plain)
+        } else {
+            appendEncoded(value)
+        }
+    }
+
+    /// Binds a value through the encoder.
+    @usableFromInline
+    mutating func appendEncoded<T: Encodable>(_ value: T) {
         do {
             fragments.append(.value(try ValueEncoder.encode(value, options: .default, column: nil)))
         } catch {
