@@ -17,8 +17,8 @@
 /// a new identity that every connection renders and caches again. A parameter
 /// used in another query is a `misuse` error when that query runs.
 public struct DeclaredQuery<Root: Record & ColumnMapped, each Parameter: QueryValue>: Sendable {
-    let query: Query<Root>
-    let identity: DeclaredQueryIdentity
+    @usableFromInline let query: Query<Root>
+    @usableFromInline let identity: DeclaredQueryIdentity
 
     /// Declares the query `build` returns for parameters standing for the values given at each run.
     public init(_ build: (repeat QueryExpression<each Parameter>) -> Query<Root>) {
@@ -33,12 +33,41 @@ public struct DeclaredQuery<Root: Record & ColumnMapped, each Parameter: QueryVa
 }
 
 /// The identity a connection finds a declared query's SQL by.
-final class DeclaredQueryIdentity: Sendable {}
+@usableFromInline
+final class DeclaredQueryIdentity: Sendable {
+    init() {}
+}
 
+/// The values of a declared query's parameters, encoded in their order.
+@usableFromInline
+struct DeclaredParameters {
+    let options: EncodingOptions
+    var encoded: [Value] = []
+
+    init(options: EncodingOptions) {
+        self.options = options
+    }
+
+    /// Encodes the next parameter's value.
+    @usableFromInline
+    mutating func append<V: QueryValue>(_ value: V) throws {
+        encoded.append(try QueryRenderer.encode(value, options))
+    }
+}
+
+// The runs of a declared query are inlined into the caller's module, so they
+// are compiled for its record and parameter types: unspecialized, each run
+// made the runtime build the metadata of `DeclaredQuery<T, repeat each P>`
+// through its variadic cache (about 850 instructions a run, more than the
+// lookup's own statement path). Only the parameters' encoding, the rows and
+// a cache lookup by identity remain per run.
 extension Database {
     /// Every record the declared query selects for these parameter values, in its order.
+    @inlinable
     public func fetchAll<T, each P: QueryValue>(_ declared: DeclaredQuery<T, repeat each P>, _ parameters: repeat each P) throws -> [T] {
-        let (text, values) = try declaredStatement(declared, repeat each parameters)
+        let (text, values) = try declaredStatement(declared.identity, T.self, declared.query) { encoder in
+            for parameter in repeat each parameters { try encoder.append(parameter) }
+        }
         var results: [T] = []
         try mappedRows(T.self, text: text, values: values, limit: .all) { reader in
             results.append(try reader.record(T.self))
@@ -49,8 +78,11 @@ extension Database {
     /// The one record the declared query selects for these parameter values, or nil.
     ///
     /// - Throws: a `tooManyRows` ``DatabaseError`` when it selects more than one.
+    @inlinable
     public func fetchOne<T, each P: QueryValue>(_ declared: DeclaredQuery<T, repeat each P>, _ parameters: repeat each P) throws -> T? {
-        let (text, values) = try declaredStatement(declared, repeat each parameters)
+        let (text, values) = try declaredStatement(declared.identity, T.self, declared.query) { encoder in
+            for parameter in repeat each parameters { try encoder.append(parameter) }
+        }
         var result: T?
         try mappedRows(T.self, text: text, values: values, limit: .one) { reader in
             result = try reader.record(T.self)
@@ -58,20 +90,23 @@ extension Database {
         return result
     }
 
-    /// The SQL of a declared query, rendered once per connection, and its values with the parameters in place.
-    private func declaredStatement<T, each P: QueryValue>(
-        _ declared: DeclaredQuery<T, repeat each P>, _ parameters: repeat each P
+    /// The SQL of a declared query, rendered once per connection (`query` is
+    /// evaluated then only), and its values with the parameters in place.
+    @usableFromInline
+    func declaredStatement<T: Record & ColumnMapped>(
+        _ identity: DeclaredQueryIdentity, _ type: T.Type, _ query: @autoclosure () -> Query<T>,
+        parameters: (inout DeclaredParameters) throws -> Void
     ) throws -> (String, [Value]) {
-        let key = ObjectIdentifier(declared.identity)
+        let key = ObjectIdentifier(identity)
         let rendering: DeclaredRendering
         if let cached = queryCache.declared[key] {
             rendering = cached
         } else {
             let renderer = try queryRenderer(rootTable: T.tableName)
             renderer.parameterSlots = []
-            try renderRecordSelect(renderer, declared.query)
+            try renderRecordSelect(renderer, query())
             let (text, order) = try renderer.text.statement(for: renderer.dialect, valueCount: renderer.values.count)
-            rendering = DeclaredRendering(owner: declared.identity, text: text, values: renderer.values,
+            rendering = DeclaredRendering(owner: identity, text: text, values: renderer.values,
                                           slots: renderer.parameterSlots ?? [], order: order)
             // Declarations are meant to be static; a program that makes them per call must not grow this without end.
             if queryCache.declared.count >= 512 { queryCache.declared.removeAll(keepingCapacity: true) }
@@ -79,13 +114,13 @@ extension Database {
         }
         var values = rendering.values
         guard !rendering.slots.isEmpty else { return (rendering.text, values.inTextOrder(rendering.order)) }
-        var encoded: [Value] = []
+        var encoder = DeclaredParameters(options: coding.encoding)
         do {
-            for parameter in repeat each parameters { encoded.append(try QueryRenderer.encode(parameter, coding.encoding)) }
+            try parameters(&encoder)
         } catch let error as EncodingError {
             throw DatabaseError(encoding: error, table: T.tableName)
         }
-        for slot in rendering.slots { values[slot.value] = encoded[slot.parameter] }
+        for slot in rendering.slots { values[slot.value] = encoder.encoded[slot.parameter] }
         return (rendering.text, values.inTextOrder(rendering.order))
     }
 }
