@@ -140,7 +140,8 @@ public final class Store: Sendable {
         /// queue, and so does every read on a machine with one core, where
         /// the cooperative pool has a single thread.
         public var readsRunOnCallingThread = true
-        /// Test hook: runs on the connection's thread when a statement read
+        /// Test hook: runs on the thread the access runs on (the connection's,
+        /// or the caller's for a read there) when a statement read
         /// through `fetchOne`, `fetchAll` and the like is prepared and bound and
         /// its access's last check found nothing to stop it, just before the
         /// engine starts it (an interrupt that comes then must still stop it).
