@@ -15,6 +15,13 @@ enum TransactionChecks {
         try await store.read(from: route) { db in try db.fetchAll(String.self, "SELECT \(ident: "name") FROM \(ident: "events") ORDER BY \(ident: "id")") }
     }
 
+    /// A statement that would run for days on every engine: what the
+    /// cancellation, timeout and shutdown checks interrupt.
+    static let endlessQuery: SQL = """
+        WITH RECURSIVE \(ident: "c")(\(ident: "x")) AS (SELECT 1 UNION ALL SELECT \(ident: "x") + 1 FROM \(ident: "c") WHERE \(ident: "x") < 1000000000000000)
+        SELECT count(*) FROM \(ident: "c")
+        """
+
     static func add(_ db: Database, _ id: Int, _ name: String) throws {
         try db.execute("INSERT INTO \(ident: "events") VALUES (\(id), \(name))")
     }
@@ -74,10 +81,7 @@ enum TransactionChecks {
             }
             try await patiently { try await store.write { db in try createTable(db, "events", [("id", .integer, "PRIMARY KEY"), ("name", .text, "NOT NULL")]) } }
             // A statement that would run for minutes on either engine.
-            let endless: SQL = """
-                WITH RECURSIVE \(ident: "c")(\(ident: "x")) AS (SELECT 1 UNION ALL SELECT \(ident: "x") + 1 FROM \(ident: "c") WHERE \(ident: "x") < 1000000000000000)
-                SELECT count(*) FROM \(ident: "c")
-                """
+            let endless = endlessQuery
             let started = ContinuousClock.now
             let error = try await expectError(.timeout, "a write running past its timeout") {
                 try await store.write { db in
@@ -135,10 +139,7 @@ enum TransactionChecks {
 
             // Past a short grace period, a statement still running is interrupted.
             let second = try await counter(context)
-            let endless: SQL = """
-                WITH RECURSIVE \(ident: "c")(\(ident: "x")) AS (SELECT 1 UNION ALL SELECT \(ident: "x") + 1 FROM \(ident: "c") WHERE \(ident: "x") < 1000000000000000)
-                SELECT count(*) FROM \(ident: "c")
-                """
+            let endless = endlessQuery
             let (statementStarts, statementStartsContinuation) = AsyncStream<Void>.makeStream()
             let running = Task {
                 try await second.write { db in
@@ -291,10 +292,7 @@ enum TransactionChecks {
             // cancelling thread. A watchdog off Swift's cooperative pool bounds a hang.
             let store = try await counter(context)
             try await store.write { db in try add(db, 1, "before") }
-            let endless: SQL = """
-                WITH RECURSIVE \(ident: "c")(\(ident: "x")) AS (SELECT 1 UNION ALL SELECT \(ident: "x") + 1 FROM \(ident: "c") WHERE \(ident: "x") < 1000000000000000)
-                SELECT count(*) FROM \(ident: "c")
-                """
+            let endless = endlessQuery
             let (started, startedContinuation) = AsyncStream<Void>.makeStream()
             let task = Task {
                 try await store.read { db in
@@ -303,7 +301,9 @@ enum TransactionChecks {
                     return try db.fetchOne(Int.self, endless)
                 }
             }
-            let watchdog = Watchdog(after: 120) { task.cancel() }
+            // Past the bound, a shutdown (whose interrupt reaches the running statement) ends the
+            // hang, so a cancellation that interrupts nothing fails the check instead of hanging it.
+            let watchdog = Watchdog(after: 120) { Task { await store.shutdown(gracePeriod: .zero) } }
             defer { watchdog.disarm() }
             for await _ in started { break }
             task.cancel()
@@ -312,6 +312,7 @@ enum TransactionChecks {
                 throw ConformanceFailure("the cancelled read finished with \(String(describing: value)) instead of being interrupted")
             } catch is CancellationError {
             } catch let error as DatabaseError {
+                try expect(!watchdog.fired, "the read ran on for 120 s after its task was cancelled (the shutdown stopped it)")
                 throw ConformanceFailure("a cancelled read must throw CancellationError, got \(error)")
             }
             try expect(!watchdog.fired, "the read ran on for 120 s after its task was cancelled")
@@ -327,10 +328,7 @@ enum TransactionChecks {
             configuration.beforeStatementStarts = { probe in gap.pass(probe) }
             let store = try await context.makeStore(configuration)
             try await store.write { db in try createTable(db, "events", [("id", .integer, "PRIMARY KEY"), ("name", .text, "NOT NULL")]) }
-            let endless: SQL = """
-                WITH RECURSIVE \(ident: "c")(\(ident: "x")) AS (SELECT 1 UNION ALL SELECT \(ident: "x") + 1 FROM \(ident: "c") WHERE \(ident: "x") < 1000000000000000)
-                SELECT count(*) FROM \(ident: "c")
-                """
+            let endless = endlessQuery
             // The statement is the access's first: SQLite keeps an interrupt for a statement that
             // starts while another has not been reset, which would hide the gap there.
             let running = Task {
