@@ -244,6 +244,66 @@ enum TransactionChecks {
             try await store.write { db in try add(db, 2, "b") }
             try expectEqual(try await names(store), ["a", "b"], "a write after the refused one")
         },
+        ConformanceCheck("transactions: whatever follows a read on its connection runs after the read has ended and sees the last commit") { context in
+            // Engines may end a read without waiting for its answer (PostgreSQL
+            // sends the next access behind the read's COMMIT, in one pipeline):
+            // each kind of use that can come next must find the read ended.
+            // A bound against a hang (a schema change waiting for a read that
+            // never ended), not a timing bound.
+            var configuration = Store.Configuration()
+            configuration.accessTimeout = .seconds(120)
+            let store = try await context.makeStore(configuration)
+            try await store.write { db in try createTable(db, "events", [("id", .integer, "PRIMARY KEY"), ("name", .text, "NOT NULL")]) }
+            var expected: [String] = []
+            func write(_ id: Int) async throws {
+                try await store.write { db in try add(db, id, "n\(id)") }
+                expected.append("n\(id)")
+            }
+            try await write(1)
+            for round in 0..<3 {
+                let base = 10 * (round + 1)
+                try expectEqual(try await names(store), expected, "round \(round): a read")
+                try expectEqual(try await names(store), expected, "round \(round): a read after a read")
+                // A write on the writer's connection: a snapshot the read kept would miss it.
+                try await write(base)
+                try expectEqual(try await names(store), expected, "round \(round): a read after a write")
+                _ = try await store.read { _ in 0 }
+                try await store.write { _ in }
+                try expectEqual(try await names(store), expected, "round \(round): a read after empty accesses")
+                try await expectError(.syntax, "round \(round): a read whose first statement fails") {
+                    try await store.read { db in try db.fetchAll(Int.self, "SELECT \(ident: "nothing") FROM \(ident: "events")") }
+                }
+                let streamed = try await store.read { db in
+                    var seen: [String] = []
+                    try db.forEach(String.self, "SELECT \(ident: "name") FROM \(ident: "events") ORDER BY \(ident: "id")") { seen.append($0) }
+                    return seen
+                }
+                try expectEqual(streamed, expected, "round \(round): a read streaming its first statement, after a failed read")
+                let counted = try await store.read { db in
+                    try db.execute(script: SQL(unsafeRaw: "SELECT 1"))
+                    return try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "events")")
+                }
+                try expectEqual(counted, expected.count, "round \(round): a read starting with a script")
+                try await expectError(.unique, "round \(round): a write whose first statement fails, after a read") {
+                    try await store.write { db in try add(db, 1, "duplicate") }
+                }
+                try expectEqual(try await names(store), expected, "round \(round): a read after a failed write")
+                // A schema change takes the strongest lock: it waits for any read
+                // still open on the table it drops, past the store's access timeout.
+                try await store.write { db in
+                    try db.execute(script: SQL(unsafeRaw: "CREATE TABLE round\(round) (id INTEGER PRIMARY KEY)"))
+                }
+                let dropped = try await store.read { db in try db.fetchAll(Int.self, "SELECT \(ident: "id") FROM \(ident: "round\(round)")") }
+                try expectEqual(dropped, [], "round \(round): a read of the table to drop")
+                do {
+                    try await store.write { db in try db.execute(script: SQL(unsafeRaw: "DROP TABLE round\(round)")) }
+                } catch let error as DatabaseError where error.kind == .timeout {
+                    throw ConformanceFailure("round \(round): dropping a table waited 120 s for the read of it that had ended: \(error)")
+                }
+                try await write(base + 1)
+                try expectEqual(try await names(store), expected, "round \(round): a read after a schema change")
+            }
+        },
         ConformanceCheck("transactions: reads refuse and writes run the same statement however accesses alternate") { context in
             // Backends keep statements and access scripts compiled across accesses:
             // the read-only guard must still follow each access, not the first one.

@@ -8,7 +8,9 @@ import Foundation
 /// Round trips: an access's `BEGIN` is not sent alone but with the access's
 /// first statement, in one pipeline; an access that runs nothing sends nothing;
 /// and a read-only access's `COMMIT` is sent without waiting, its answer read
-/// before the connection's next use. A one-statement read costs one round trip.
+/// by the connection's next use: when that is the next access's first
+/// statement, from the same pipeline. A one-statement read costs one round
+/// trip, as the same query in autocommit does.
 final class PostgresConnection: DriverConnection {
     let handle: OpaquePointer
     private let cancelLock = NSLock()
@@ -195,11 +197,14 @@ final class PostgresConnection: DriverConnection {
     // MARK: Transactions
 
     /// Keeps BEGIN to send with the first statement, or never if the access runs none.
+    ///
+    /// A read's `COMMIT` still in flight is not waited for here: the access's
+    /// first statement reads its answer, from the same pipeline.
     func beginTransaction(_ transaction: TransactionOptions) throws {
-        settle()
-        // UNKNOWN: the connection is broken (settle may have just found out);
-        // the first send reconnects, since nothing of this access was sent.
-        let status = PQtransactionStatus(handle)
+        // UNKNOWN: the connection is broken; the first send reconnects, since
+        // nothing of this access was sent. With a COMMIT in flight the
+        // connection is idle once the server reads it: nothing else can be open.
+        let status = awaitingCommit ? PQTRANS_IDLE : PQtransactionStatus(handle)
         guard pendingBegin == nil, status == PQTRANS_IDLE || status == PQTRANS_UNKNOWN else {
             throw DatabaseError(.misuse, "a transaction is already open on this connection")
         }
@@ -216,12 +221,11 @@ final class PostgresConnection: DriverConnection {
             pendingBegin = nil
             return
         }
-        if commitNeedNotWait, streaming == nil, PQtransactionStatus(handle) == PQTRANS_INTRANS,
-           PQsendQuery(handle, "COMMIT") == 1 {
+        if commitNeedNotWait, streaming == nil, PQtransactionStatus(handle) == PQTRANS_INTRANS {
             // A read-only REPEATABLE READ transaction cannot fail to commit, and the
             // server ends it (and frees its locks) when the message arrives.
-            awaitingCommit = true
             commitNeedNotWait = false
+            try sendCommitWithoutWaiting()
             return
         }
         commitNeedNotWait = false
@@ -255,13 +259,57 @@ final class PostgresConnection: DriverConnection {
     // Savepoints take the SPI's defaults: standard SQL through execute(script:),
     // which sends a pending BEGIN with them.
 
-    /// Reads the answer of a COMMIT sent without waiting. Its only possible
-    /// failure is a broken connection, which the next use finds out.
+    /// Sends a read's `COMMIT` in a pipeline of its own and returns: its answer
+    /// is read by the connection's next use, which, when it is the next access's
+    /// first statement, goes out in the same pipeline behind it. A read then
+    /// costs one round trip, as a query in autocommit does, where waiting for
+    /// the answer here (or before the next access sends) would cost two.
+    private func sendCommitWithoutWaiting() throws {
+        guard PQenterPipelineMode(handle) == 1 else {
+            throw PostgresError.connection(handle, "cannot start a pipeline for COMMIT")
+        }
+        guard PQsendQueryParams(handle, "COMMIT", 0, nil, nil, nil, nil, 0) == 1 else {
+            let error = PostgresError.connection(handle, "cannot send COMMIT")
+            _ = PQexitPipelineMode(handle)
+            throw error
+        }
+        // From here the COMMIT is queued: `settle` reads what comes of it.
+        awaitingCommit = true
+        guard PQpipelineSync(handle) == 1 else {
+            // Only a broken connection fails to flush; the pool replaces it.
+            throw PostgresError.connection(handle, "cannot send COMMIT")
+        }
+    }
+
+    /// Reads the answer of a COMMIT sent without waiting, and leaves its
+    /// pipeline. Its only possible failure is a broken connection, which the
+    /// next use finds out.
     func settle() {
         guard awaitingCommit else { return }
         awaitingCommit = false
-        while let result = PQgetResult(handle) { PQclear(result) }
+        takeCommitAnswer()
+        _ = PQexitPipelineMode(handle)
     }
+
+    /// Reads a pipelined COMMIT's result and its sync point, staying in the pipeline.
+    /// Returns false when the connection broke before the answer came.
+    @discardableResult
+    func takeCommitAnswer() -> Bool {
+        while let result = PQgetResult(handle) { PQclear(result) } // COMMIT's result, then NULL
+        while PQstatus(handle) == CONNECTION_OK, let result = PQgetResult(handle) {
+            let status = PQresultStatus(result)
+            PQclear(result)
+            if status == PGRES_PIPELINE_SYNC { return true }
+        }
+        return false
+    }
+
+    /// Whether a COMMIT sent without waiting is in flight: the connection is
+    /// in pipeline mode until its answer is read.
+    var commitInFlight: Bool { awaitingCommit }
+
+    /// Marks the COMMIT in flight as read, by a pipeline that went out behind it.
+    func commitAnswerTaken() { awaitingCommit = false }
 
     // MARK: The retry rule
 

@@ -248,7 +248,9 @@ final class PostgresStatement: DriverStatement {
 
     private func execute() throws {
         columnsAreCurrent = false
-        connection.settle()
+        // A first statement that goes out in a pipeline reads the last read's
+        // COMMIT from the same pipeline (one round trip); anything else waits for it first.
+        if wantsStreaming || connection.pendingBegin == nil { connection.settle() }
         try connection.finishStreaming()
         if wantsStreaming {
             // Single-row mode does not mix with a pipeline: BEGIN goes first, on its own.
@@ -376,6 +378,11 @@ final class PostgresStatement: DriverStatement {
             let error = PostgresError.connection(handle, "cannot send the query")
             _ = PQexitPipelineMode(handle)
             throw error
+        }
+        // The last read's COMMIT, sent without waiting, answers first.
+        if connection.commitInFlight {
+            guard connection.takeCommitAnswer() else { throw PostgresError.connection(handle, "the server closed the connection") }
+            connection.commitAnswerTaken()
         }
         // One result per query, each followed by NULL, then the sync point.
         var results: [OpaquePointer?] = []

@@ -20,7 +20,9 @@ enum PostgresCount {
         let depot = try await Store.postgres(configuration)
         let isRaw = (options.contender ?? "raw").hasPrefix("raw")
         try raw.exec(postgresTableSQL(dates))
-        if scenario == "pgfetch" { try raw.insertCopy(items) }
+        if scenario == "pgfetch" || scenario == "pgaccess" { try raw.insertCopy(items) }
+        // Read accesses: the lookups' keys, each looked up in an access of its own.
+        let accessIDs = items.prefix(options.lookups).map(\.id)
         for _ in 0..<options.repetitions {
             switch scenario {
             case "pginsert":
@@ -40,8 +42,23 @@ enum PostgresCount {
             case "pgfetch":
                 let fetched = isRaw ? try raw.fetchAll() : try await depot.read { db in try db.fetchAll(Item.self, "SELECT * FROM items") }
                 try check(fetched.count == items.count, "fetched \(fetched.count) rows")
+            case "pgaccess":
+                var sum: Int64 = 0
+                let start = DispatchTime.now().uptimeNanoseconds
+                defer {
+                    let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e3
+                    if ProcessInfo.processInfo.environment["DEPOT_BENCH_PRINT"] != nil {
+                        print(String(format: "%@: %.1f µs per access (%.0f accesses/s)", options.contender ?? "", elapsed / Double(accessIDs.count), Double(accessIDs.count) * 1e6 / elapsed))
+                    }
+                }
+                if isRaw {
+                    sum = try raw.fetchEach(accessIDs)
+                } else {
+                    for id in accessIDs { sum &+= try await depot.read { db in try db.find(Item.self, id: id).map { checksum($0) } ?? 0 } }
+                }
+                try check(sum != 0, "read accesses found nothing")
             default:
-                throw RawError.failed("unknown scenario \(scenario): pginsert, pgbulk, pgfetch")
+                throw RawError.failed("unknown scenario \(scenario): pginsert, pgbulk, pgfetch, pgaccess")
             }
         }
         await depot.close()
