@@ -84,7 +84,8 @@ public struct SQL: Sendable, Hashable {
         var values: [Value] = []
         for fragment in fragments {
             if let plain = fragment.text(for: dialect) {
-                text += plain
+                // The first text taken as it is (a literal's, shared): one copy fewer.
+                if text.isEmpty { text = plain } else { text += plain }
                 continue
             }
             switch fragment {

@@ -14,7 +14,12 @@ public struct PostgresDialect: SQLDialect {
     public var engineName: String { "PostgreSQL" }
 
     /// `$1`, `$2`...
-    public func placeholder(_ index: Int) -> String { "$\(index)" }
+    public func placeholder(_ index: Int) -> String {
+        index >= 0 && index < Self.placeholders.count ? Self.placeholders[index] : "$\(index)"
+    }
+
+    /// The first placeholders, made once: every interpolated statement renders them.
+    private static let placeholders = (0..<64).map { "$\($0)" }
 
     /// The protocol's limit: a statement binds at most 65,535 values.
     public var maxBoundValues: Int { 65_535 }

@@ -16,7 +16,12 @@ public struct SQLiteDialect: SQLDialect {
     public var engineName: String { "SQLite" }
 
     /// `?1`, `?2`...: numbered, so a statement may reuse a value.
-    public func placeholder(_ index: Int) -> String { "?\(index)" }
+    public func placeholder(_ index: Int) -> String {
+        index >= 0 && index < Self.placeholders.count ? Self.placeholders[index] : "?\(index)"
+    }
+
+    /// The first placeholders, made once: every interpolated statement renders them.
+    private static let placeholders = (0..<64).map { "?\($0)" }
 
     /// SQLite's default limit since 3.32 (SQLITE_MAX_VARIABLE_NUMBER).
     public var maxBoundValues: Int { 32_766 }

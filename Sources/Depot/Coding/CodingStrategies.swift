@@ -38,6 +38,7 @@ public enum DataStrategy: Sendable {
 }
 
 /// Everything a column value's encoding depends on; shared by ``RowEncoder`` and ``SQL``.
+@usableFromInline
 struct EncodingOptions: Sendable {
     var dateStrategy: DateStrategy = .deferredToStore
     var uuidStrategy: UUIDStrategy = .deferredToStore

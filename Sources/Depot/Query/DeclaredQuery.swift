@@ -38,20 +38,39 @@ final class DeclaredQueryIdentity: Sendable {
     init() {}
 }
 
-/// The values of a declared query's parameters, encoded in their order.
+/// The values a declared query's run binds: its constants, with each
+/// parameter's value written into its places as the parameters come, in order.
 @usableFromInline
 struct DeclaredParameters {
-    let options: EncodingOptions
-    var encoded: [Value] = []
+    @usableFromInline let options: EncodingOptions
+    @usableFromInline var values: [Value]
+    @usableFromInline let slots: [DeclaredSlot]
+    /// The position of the next parameter.
+    @usableFromInline var next = 0
 
-    init(options: EncodingOptions) {
+    init(options: EncodingOptions, rendering: DeclaredRendering) {
         self.options = options
+        values = rendering.values
+        slots = rendering.slots
     }
 
-    /// Encodes the next parameter's value.
-    @usableFromInline
+    /// Encodes the next parameter's value into its places. Inlined, so a key
+    /// type no strategy changes (`Int64`, `String`...) needs no runtime type test.
+    @inlinable
     mutating func append<V: QueryValue>(_ value: V) throws {
-        encoded.append(try QueryRenderer.encode(value, options))
+        place(try Value.plainKey(value) ?? Self.encode(value, options))
+    }
+
+    /// Any other value, through the encoder's strategies.
+    @usableFromInline
+    static func encode<V: QueryValue>(_ value: V, _ options: EncodingOptions) throws -> Value {
+        try QueryRenderer.encode(value, options)
+    }
+
+    @usableFromInline
+    mutating func place(_ value: Value) {
+        for slot in slots where slot.parameter == next { values[slot.position] = value }
+        next += 1
     }
 }
 
@@ -99,8 +118,11 @@ extension Database {
     ) throws -> (String, [Value]) {
         let key = ObjectIdentifier(identity)
         let rendering: DeclaredRendering
-        if let cached = queryCache.declared[key] {
+        if let last = queryCache.lastDeclared, last.key == key {
+            rendering = last.rendering
+        } else if let cached = queryCache.declared[key] {
             rendering = cached
+            queryCache.lastDeclared = (key, cached)
         } else {
             let renderer = try queryRenderer(rootTable: T.tableName)
             renderer.parameterSlots = []
@@ -111,16 +133,15 @@ extension Database {
             // Declarations are meant to be static; a program that makes them per call must not grow this without end.
             if queryCache.declared.count >= 512 { queryCache.declared.removeAll(keepingCapacity: true) }
             queryCache.declared[key] = rendering
+            queryCache.lastDeclared = (key, rendering)
         }
-        var values = rendering.values
-        guard !rendering.slots.isEmpty else { return (rendering.text, values.inTextOrder(rendering.order)) }
-        var encoder = DeclaredParameters(options: coding.encoding)
+        guard !rendering.slots.isEmpty else { return (rendering.text, rendering.values) }
+        var encoder = DeclaredParameters(options: coding.encoding, rendering: rendering)
         do {
             try parameters(&encoder)
         } catch let error as EncodingError {
             throw DatabaseError(encoding: error, table: T.tableName)
         }
-        for slot in rendering.slots { values[slot.value] = encoder.encoded[slot.parameter] }
-        return (rendering.text, values.inTextOrder(rendering.order))
+        return (rendering.text, encoder.values)
     }
 }

@@ -13,6 +13,8 @@ final class QueryCache: ConnectionCache {
     @exclusivity(unchecked) var valuesRenderer: QueryRenderer?
     /// Each declared query's SQL, constant values and parameter slots, by its identity.
     @exclusivity(unchecked) var declared: [ObjectIdentifier: DeclaredRendering] = [:]
+    /// The declared query run last, found without hashing when it runs again.
+    @exclusivity(unchecked) var lastDeclared: (key: ObjectIdentifier, rendering: DeclaredRendering)?
 
     init() {}
 
@@ -20,14 +22,39 @@ final class QueryCache: ConnectionCache {
     func schemaMayHaveChanged() {}
 }
 
-/// A declared query rendered on one connection: its SQL, the values bound with
-/// the parameters' places left NULL (in bind order), where each parameter
-/// goes, and the order the placeholders take the values in.
+/// A declared query rendered on one connection: its SQL, the values bound
+/// with the parameters' places left NULL, and where each parameter goes; both
+/// in the order the placeholders take them, so a run only fills the slots.
 struct DeclaredRendering {
     /// Keeps the identity alive, so its `ObjectIdentifier` is never reused while cached.
     let owner: AnyObject
     let text: String
     let values: [Value]
-    let slots: [(value: Int, parameter: Int)]
-    let order: [Int]?
+    /// Each parameter's places among `values` (a value a statement takes twice has two).
+    let slots: [DeclaredSlot]
+
+    /// `values` and `slots` (whose `value` is an index in bind order) put in
+    /// the order the placeholders take the values in.
+    init(owner: AnyObject, text: String, values: [Value], slots: [(value: Int, parameter: Int)], order: [Int]?) {
+        self.owner = owner
+        self.text = text
+        self.values = values.inTextOrder(order)
+        let positions = order ?? Array(values.indices)
+        var inTextOrder: [DeclaredSlot] = []
+        for (position, value) in positions.enumerated() {
+            for slot in slots where slot.value == value {
+                inTextOrder.append(DeclaredSlot(position: position, parameter: slot.parameter))
+            }
+        }
+        self.slots = inTextOrder
+    }
+}
+
+/// Where a declared query's parameter goes among the values a run binds.
+@usableFromInline
+struct DeclaredSlot: Sendable {
+    /// The place among the bound values, in the order the placeholders take them.
+    @usableFromInline let position: Int
+    /// The parameter's position in the declaration.
+    @usableFromInline let parameter: Int
 }
