@@ -10,6 +10,26 @@ enum RecordChecks {
     }
 
     static let all: [ConformanceCheck] = [
+        ConformanceCheck("records: a batch insert stores rows larger than any buffer whole, among small ones, with their escapes") { context in
+            // Engines stage a batch in buffers of a megabyte or so (PostgreSQL's
+            // COPY): a row bigger than that must grow it, not cut or split it.
+            let store = try await itemsStore(context)
+            let big = String(repeating: "0123456789abcdé\t\\\n", count: 120_000) // 2.4 million bytes
+            let items = (1...7).map { n -> Item in
+                var item = Item.sample(n)
+                item.id = Int64(n)
+                if n % 3 == 1 { item.notes = big + "\(n)" } // rows 1, 4 and 7
+                return item
+            }
+            try await store.write { db in try db.insert(contentsOf: items) }
+            let read = try await store.read { db in
+                try db.fetchAll(Item.self, "SELECT * FROM \(ident: "items") ORDER BY \(ident: "id")")
+            }
+            try expectEqual(read.count, items.count, "rows stored")
+            for (stored, expected) in zip(read, items) where stored != expected {
+                throw ConformanceFailure("row \(expected.id ?? 0) came back changed (notes \(stored.notes?.utf8.count ?? 0) bytes, stored \(expected.notes?.utf8.count ?? 0))")
+            }
+        },
         ConformanceCheck("records: insert leaves out a nil id and returns the generated one") { context in
             let store = try await itemsStore(context)
             let (first, second) = try await store.write { db in (try db.insert(Item.sample(1)), try db.insert(Item.sample(2))) }

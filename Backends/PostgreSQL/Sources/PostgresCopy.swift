@@ -59,7 +59,7 @@ final class PostgresCopyWriter: BulkInsertWriter {
     private let connection: PostgresConnection
     private let table: String
     private let columns: [String]
-    private var buffer: [UInt8] = []
+    private var buffer = PostgresCopyBuffer(capacity: 1 << 20 + 4096)
     private var rows = 0
 
     private enum State {
@@ -75,10 +75,12 @@ final class PostgresCopyWriter: BulkInsertWriter {
         self.connection = connection
         self.table = table
         self.columns = columns
-        buffer.reserveCapacity(1 << 20 + 4096)
     }
 
-    deinit { cancel() }
+    deinit {
+        cancel()
+        buffer.deallocate()
+    }
 
     private var quotedTable: String { quote(table) }
 
@@ -138,16 +140,16 @@ final class PostgresCopyWriter: BulkInsertWriter {
         }
         // 0 is no type Depot writes in binary: every non-NULL value of that column goes in text.
         let types = readCommitted ? columns.map { byName[$0] ?? 0 } : columns.map { _ in 0 }
-        buffer.append(contentsOf: Array("PGCOPY\n".utf8) + [0xFF, 13, 10, 0]) // signature
-        appendInteger(Int32(0)) // flags
-        appendInteger(Int32(0)) // header extension length
+        for byte: UInt8 in [80, 71, 67, 79, 80, 89, 10, 0xFF, 13, 10, 0] { buffer.byte(byte) } // signature: PGCOPY\n\377\r\n\0
+        buffer.integer(Int32(0)) // flags
+        buffer.integer(Int32(0)) // header extension length
         state = .binary(types)
         return types
     }
 
     /// Ends the binary COPY before `values`, then goes on in text COPY with them.
     private func switchToText(_ values: [Value]) throws {
-        appendInteger(Int16(-1)) // the binary trailer
+        buffer.integer(Int16(-1)) // the binary trailer
         try end()
         let results = try connection.startCopy(copySQL(binary: false), after: "")
         results.forEach { PQclear($0) }
@@ -158,19 +160,29 @@ final class PostgresCopyWriter: BulkInsertWriter {
 
     // MARK: Binary
 
-    private func appendInteger<T: FixedWidthInteger>(_ value: T) {
-        withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
-    }
-
     /// Appends the row in binary, or returns false (appending nothing) when a
-    /// value has no binary form Depot writes for its column's type.
+    /// value has no binary form Depot writes for its column's type. A row that
+    /// throws appends nothing either: it is written into a copy of the buffer,
+    /// kept only when the whole row is in.
     private func appendBinary(_ values: [Value], _ types: [Oid]) throws -> Bool {
-        guard values.count == types.count, values.indices.allSatisfy({ Self.hasBinaryForm(values[$0], types[$0]) }) else {
-            return false
-        }
-        appendInteger(Int16(truncatingIfNeeded: values.count)) // at most 1,600 columns
-        for (index, value) in values.enumerated() {
-            try appendBinaryField(value, type: types[index], column: index)
+        guard values.count == types.count else { return false }
+        let start = buffer.count
+        var row = buffer
+        // Back into the property whatever happens: growing may have moved the memory.
+        defer { buffer = row }
+        do {
+            row.integer(Int16(truncatingIfNeeded: values.count)) // at most 1,600 columns
+            for index in values.indices {
+                // One pass: a value with no binary form takes back what the row wrote.
+                guard Self.hasBinaryForm(values[index], types[index]) else {
+                    row.truncate(to: start)
+                    return false
+                }
+                try appendBinaryField(values[index], type: types[index], column: index, into: &row)
+            }
+        } catch {
+            row.truncate(to: start)
+            throw error
         }
         return true
     }
@@ -195,59 +207,59 @@ final class PostgresCopyWriter: BulkInsertWriter {
         }
     }
 
-    private func appendBinaryField(_ value: Value, type: Oid, column: Int) throws {
+    private func appendBinaryField(_ value: Value, type: Oid, column: Int, into row: inout PostgresCopyBuffer) throws {
         switch value {
-        case .null: appendInteger(Int32(-1))
+        case .null: row.integer(Int32(-1))
         case .bool(let b):
-            appendInteger(Int32(1))
-            buffer.append(b ? 1 : 0)
+            row.integer(Int32(1))
+            row.byte(b ? 1 : 0)
         case .integer(let i):
             switch type {
-            case PostgresType.int4: appendInteger(Int32(4)); appendInteger(Int32(truncatingIfNeeded: i))
-            case PostgresType.int2: appendInteger(Int32(2)); appendInteger(Int16(truncatingIfNeeded: i))
-            default: appendInteger(Int32(8)); appendInteger(i)
+            case PostgresType.int4: row.integer(Int32(4)); row.integer(Int32(truncatingIfNeeded: i))
+            case PostgresType.int2: row.integer(Int32(2)); row.integer(Int16(truncatingIfNeeded: i))
+            default: row.integer(Int32(8)); row.integer(i)
             }
         case .double(let d):
-            appendInteger(Int32(8))
-            appendInteger(d.bitPattern)
+            row.integer(Int32(8))
+            row.integer(d.bitPattern)
         case .text(let s), .json(let s):
             try checkNoNUL(s, column: column)
             let isJSONB = type == PostgresType.jsonb
             let count = s.utf8.count + (isJSONB ? 1 : 0)
-            try appendLength(count, column: column)
-            if isJSONB { buffer.append(1) } // jsonb's binary format version
-            buffer.append(contentsOf: s.utf8)
+            row.integer(try length(count, column: column))
+            if isJSONB { row.byte(1) } // jsonb's binary format version
+            row.utf8(s)
         case .blob(let data):
-            try appendLength(data.count, column: column)
-            buffer.append(contentsOf: data)
+            row.integer(try length(data.count, column: column))
+            data.withUnsafeBytes { row.bytes($0) }
         case .date(let date):
             let micros = try microseconds(date, column: column)
-            appendInteger(Int32(8))
-            appendInteger(micros - PostgresBinary.epochMicros)
+            row.integer(Int32(8))
+            row.integer(micros - PostgresBinary.epochMicros)
         case .uuid(let uuid):
-            appendInteger(Int32(16))
-            withUnsafeBytes(of: uuid.uuid) { buffer.append(contentsOf: $0) }
+            row.integer(Int32(16))
+            withUnsafeBytes(of: uuid.uuid) { row.bytes($0) }
         case .decimal:
             // hasBinaryForm sends every Decimal in text.
             throw DatabaseError(.misuse, "row \(rows), column \(column + 1): no binary form for a Decimal", sql: copySQL(binary: true))
         }
     }
 
-    private func appendLength(_ count: Int, column: Int) throws {
+    private func length(_ count: Int, column: Int) throws -> Int32 {
         guard let length = Int32(exactly: count) else {
             throw DatabaseError(.encoding, "row \(rows), column \(column + 1) is larger than PostgreSQL can take (2 GiB)", sql: copySQL(binary: true))
         }
-        appendInteger(length)
+        return length
     }
 
     // MARK: Text
 
     private func appendText(_ values: [Value]) {
         for (index, value) in values.enumerated() {
-            if index > 0 { buffer.append(9) } // tab
+            if index > 0 { buffer.byte(9) } // tab
             appendTextField(value)
         }
-        buffer.append(10) // newline
+        buffer.byte(10) // newline
     }
 
     /// What text COPY cannot send, refused before the row is appended.
@@ -263,26 +275,25 @@ final class PostgresCopyWriter: BulkInsertWriter {
 
     private func appendTextField(_ value: Value) {
         switch value {
-        case .null: buffer.append(contentsOf: [92, 78]) // \N
-        case .bool(let b): buffer.append(b ? 116 : 102) // t f
-        case .integer(let i): buffer.append(contentsOf: String(i).utf8)
-        case .double(let d):
-            if d.isInfinite { buffer.append(contentsOf: (d < 0 ? "-Infinity" : "Infinity").utf8) } else { buffer.append(contentsOf: d.description.utf8) }
+        case .null: buffer.byte(92); buffer.byte(78) // \N
+        case .bool(let b): buffer.byte(b ? 116 : 102) // t f
+        case .integer(let i): buffer.utf8(String(i))
+        case .double(let d): buffer.utf8(d.isInfinite ? (d < 0 ? "-Infinity" : "Infinity") : d.description)
         case .text(let s), .json(let s): appendEscaped(s)
         case .blob(let data):
-            buffer.append(contentsOf: [92, 92, 120]) // \\x: an escaped backslash, then bytea's hex marker
+            buffer.byte(92); buffer.byte(92); buffer.byte(120) // \\x: an escaped backslash, then bytea's hex marker
             let hex: [UInt8] = Array("0123456789abcdef".utf8)
             for byte in data {
-                buffer.append(hex[Int(byte >> 4)])
-                buffer.append(hex[Int(byte & 0x0F)])
+                buffer.byte(hex[Int(byte >> 4)])
+                buffer.byte(hex[Int(byte & 0x0F)])
             }
         case .date(let date):
             // checkText refuses a date outside the years 0001...9999.
             guard let micros = ISO8601.microseconds(date) else { return }
-            ISO8601.withFormatted(microseconds: micros) { buffer.append(contentsOf: $0) }
-            buffer.append(contentsOf: [43, 48, 48]) // +00: UTC, whatever the session's zone
-        case .uuid(let uuid): buffer.append(contentsOf: UUIDText.lowercased(uuid).utf8)
-        case .decimal(let decimal, let scale): buffer.append(contentsOf: Value.decimalText(decimal, scale: scale).utf8)
+            ISO8601.withFormatted(microseconds: micros) { buffer.bytes(UnsafeRawBufferPointer($0)) }
+            buffer.byte(43); buffer.byte(48); buffer.byte(48) // +00: UTC, whatever the session's zone
+        case .uuid(let uuid): buffer.utf8(UUIDText.lowercased(uuid))
+        case .decimal(let decimal, let scale): buffer.utf8(Value.decimalText(decimal, scale: scale))
         }
     }
 
@@ -290,11 +301,11 @@ final class PostgresCopyWriter: BulkInsertWriter {
     private func appendEscaped(_ text: String) {
         for byte in text.utf8 {
             switch byte {
-            case 92: buffer.append(contentsOf: [92, 92])
-            case 9: buffer.append(contentsOf: [92, 116])
-            case 10: buffer.append(contentsOf: [92, 110])
-            case 13: buffer.append(contentsOf: [92, 114])
-            default: buffer.append(byte)
+            case 92: buffer.byte(92); buffer.byte(92)
+            case 9: buffer.byte(92); buffer.byte(116)
+            case 10: buffer.byte(92); buffer.byte(110)
+            case 13: buffer.byte(92); buffer.byte(114)
+            default: buffer.byte(byte)
             }
         }
     }
@@ -320,10 +331,8 @@ final class PostgresCopyWriter: BulkInsertWriter {
 
     private func send() throws {
         guard !buffer.isEmpty else { return }
-        let status = buffer.withUnsafeBytes {
-            PQputCopyData(connection.handle, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count))
-        }
-        buffer.removeAll(keepingCapacity: true)
+        let status = PQputCopyData(connection.handle, buffer.pointer, Int32(buffer.count))
+        buffer.removeAll()
         guard status == 1 else { throw PostgresError.connection(connection.handle, "cannot send COPY data") }
     }
 
@@ -347,7 +356,7 @@ final class PostgresCopyWriter: BulkInsertWriter {
         switch state {
         case .notStarted: state = .finished
         case .binary:
-            appendInteger(Int16(-1)) // the binary trailer
+            buffer.integer(Int16(-1)) // the binary trailer
             try end()
         case .text: try end()
         case .finished: break
