@@ -112,7 +112,7 @@ struct PostgresSuite {
 
             var bulk = [
                 Contestant(name: "raw libpq COPY, binary", isBaseline: true, setUp: reset) { try raw.insertCopy(items) },
-                Contestant(name: "raw libpq COPY, text (Depot's format)", setUp: reset) { try raw.insertTextCopy(items) },
+                Contestant(name: "raw libpq COPY, text", setUp: reset) { try raw.insertTextCopy(items) },
                 Contestant(name: "raw libpq pipeline mode", setUp: reset) { try raw.insertPipelined(items) },
                 Contestant(name: "Depot insert(contentsOf:), @Columns", setUp: reset) {
                     try await depot.write { db in try db.insert(contentsOf: items) }

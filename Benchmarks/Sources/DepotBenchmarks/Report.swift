@@ -21,14 +21,28 @@ struct Report {
         seconds >= 1 ? String(format: "%.3f s", seconds) : seconds >= 0.001 ? String(format: "%.2f ms", seconds * 1000) : String(format: "%.1f µs", seconds * 1e6)
     }
 
+    /// What a scenario does once per repetition, counted: the first number its
+    /// name gives ("2000 read accesses", "insert 20000 rows"), else every row.
+    static func units(_ scenario: String, rows: Int) -> Int {
+        let digits = scenario.drop { !$0.isNumber }.prefix { $0.isNumber }
+        return Int(digits) ?? rows
+    }
+
+    /// Rows (or accesses, or lookups) a second, to three significant figures.
+    static func perSecond(_ rate: Double) -> String {
+        rate >= 1e6 ? String(format: "%.2fM/s", rate / 1e6) : rate >= 1e3 ? String(format: "%.0fk/s", rate / 1e3) : String(format: "%.0f/s", rate)
+    }
+
     func rows() -> [(group: String, scenario: String, cells: [[String]])] {
         groups.flatMap { group in
             (scenarios[group] ?? []).map { scenario in
                 let all = measurements[group + "|" + scenario] ?? []
                 let baseline = all.first { $0.isBaseline }?.median
+                let units = Self.units(scenario, rows: options.rows)
                 let cells = all.map { m -> [String] in
                     [m.contender, Self.format(m.median), "\(Self.format(m.min)) – \(Self.format(m.max))",
-                     baseline.map { String(format: "%.2fx", m.median / $0) } ?? "–"]
+                     baseline.map { String(format: "%.2fx", m.median / $0) } ?? "–",
+                     m.median > 0 ? Self.perSecond(Double(units) / m.median) : "–"]
                 }
                 return (group, scenario, cells)
             }
@@ -41,7 +55,7 @@ struct Report {
         for row in rows() {
             if row.group != lastGroup { Swift.print("\n== \(row.group)"); lastGroup = row.group }
             Swift.print("-- \(row.scenario)")
-            let widths = (0..<4).map { i in row.cells.map { $0[i].count }.max() ?? 0 }
+            let widths = (0..<5).map { i in row.cells.map { $0[i].count }.max() ?? 0 }
             for cell in row.cells {
                 Swift.print("   " + cell.enumerated().map { i, text in text.padding(toLength: widths[i], withPad: " ", startingAt: 0) }.joined(separator: "   "))
             }
@@ -54,11 +68,11 @@ struct Report {
         var lastGroup = ""
         for row in rows() {
             if row.group != lastGroup {
-                text += "\n### \(row.group)\n\n| scenario | contender | median | min – max | × raw C |\n| --- | --- | ---: | ---: | ---: |\n"
+                text += "\n### \(row.group)\n\n| scenario | contender | median | min – max | × raw C | per second |\n| --- | --- | ---: | ---: | ---: | ---: |\n"
                 lastGroup = row.group
             }
             for (i, cell) in row.cells.enumerated() {
-                text += "| \(i == 0 ? row.scenario : "") | \(cell[0]) | \(cell[1]) | \(cell[2]) | \(cell[3]) |\n"
+                text += "| \(i == 0 ? row.scenario : "") | \(cell[0]) | \(cell[1]) | \(cell[2]) | \(cell[3]) | \(cell[4]) |\n"
             }
         }
         if !notes.isEmpty { text += "\n" + notes.joined(separator: "\n") + "\n" }
