@@ -41,15 +41,19 @@ import Testing
                 (.post, "/lists", #"{"title": "Work"}"#), (.post, "/lists/errands/reminders", #"{"title": "Milk"}"#),
                 (.get, "/search?q=milk", nil),
             ]
+            var answered: [String] = []
             for (method, uri, body) in requests {
                 let started = ContinuousClock.now
                 let answer = try await client.send(method, uri, body)
-                let elapsed = ContinuousClock.now - started
+                answered.append("\(method) \(uri) \(ContinuousClock.now - started)")
                 #expect(answer.status == .serviceUnavailable, "\(method) \(uri): \(answer.status) \(answer.text)")
                 #expect(answer.error == "the database is unavailable; try again", "\(method) \(uri): \(answer.text)")
                 #expect(answer.headers[.retryAfter] == "1")
-                #expect(elapsed < .seconds(2), "\(method) \(uri) took \(elapsed)")
             }
+            // Prompt because nothing was waited for: each failure is the refused
+            // connection itself (checked in the log below), never a checkout or
+            // connect timeout running out. A figure, not a wall-clock bound.
+            print("database down: answered \(answered.joined(separator: ", "))")
             try proxy.start()
             #expect(try await client.send(.get, "/lists").status == .ok, "serves again once the database is back")
             #expect(try await client.send(.post, "/lists", #"{"title": "Work"}"#).status == .created)
@@ -58,6 +62,8 @@ import Testing
         #expect(failures.count == 7)
         #expect(failures.allSatisfy { $0.level == .error && "\($0.metadata["error"] ?? "")".hasPrefix("database: connection error") },
                 "\(failures.map { $0.metadata["error"] ?? "" })")
+        #expect(!failures.contains { "\($0.metadata["error"] ?? "")".localizedCaseInsensitiveContains("timeout") },
+                "a request waited for a timeout: \(failures.map { $0.metadata["error"] ?? "" })")
         #expect(!captured.text.contains(configuration.password ?? "no password"), "no password in any log record")
     }
 }
