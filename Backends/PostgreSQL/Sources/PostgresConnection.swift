@@ -291,10 +291,19 @@ final class PostgresConnection: DriverConnection {
         _ = PQexitPipelineMode(handle)
     }
 
+    /// For a pipeline sent behind a COMMIT still in flight: reads that
+    /// COMMIT's answer first, staying in the pipeline. Does nothing when no
+    /// COMMIT is in flight; throws when the connection broke before the answer came.
+    func takeCommitAnswerAhead() throws {
+        guard awaitingCommit else { return }
+        guard takeCommitAnswer() else { throw PostgresError.connection(handle, "the server closed the connection") }
+        awaitingCommit = false
+    }
+
     /// Reads a pipelined COMMIT's result and its sync point, staying in the pipeline.
     /// Returns false when the connection broke before the answer came.
     @discardableResult
-    func takeCommitAnswer() -> Bool {
+    private func takeCommitAnswer() -> Bool {
         while let result = PQgetResult(handle) { PQclear(result) } // COMMIT's result, then NULL
         while PQstatus(handle) == CONNECTION_OK, let result = PQgetResult(handle) {
             let status = PQresultStatus(result)
@@ -303,13 +312,6 @@ final class PostgresConnection: DriverConnection {
         }
         return false
     }
-
-    /// Whether a COMMIT sent without waiting is in flight: the connection is
-    /// in pipeline mode until its answer is read.
-    var commitInFlight: Bool { awaitingCommit }
-
-    /// Marks the COMMIT in flight as read, by a pipeline that went out behind it.
-    func commitAnswerTaken() { awaitingCommit = false }
 
     // MARK: The retry rule
 

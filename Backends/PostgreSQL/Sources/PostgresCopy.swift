@@ -254,12 +254,15 @@ final class PostgresCopyWriter: BulkInsertWriter {
 
     // MARK: Text
 
+    /// Appends the row in text, into a local copy of the buffer as the binary rows are.
     private func appendText(_ values: [Value]) {
+        var row = buffer
+        defer { buffer = row } // growing may have moved the memory
         for (index, value) in values.enumerated() {
-            if index > 0 { buffer.byte(9) } // tab
-            appendTextField(value)
+            if index > 0 { row.byte(9) } // tab
+            Self.appendTextField(value, into: &row)
         }
-        buffer.byte(10) // newline
+        row.byte(10) // newline
     }
 
     /// What text COPY cannot send, refused before the row is appended.
@@ -273,13 +276,13 @@ final class PostgresCopyWriter: BulkInsertWriter {
         }
     }
 
-    private func appendTextField(_ value: Value) {
+    private static func appendTextField(_ value: Value, into buffer: inout PostgresCopyBuffer) {
         switch value {
         case .null: buffer.byte(92); buffer.byte(78) // \N
         case .bool(let b): buffer.byte(b ? 116 : 102) // t f
         case .integer(let i): buffer.utf8(String(i))
         case .double(let d): buffer.utf8(d.isInfinite ? (d < 0 ? "-Infinity" : "Infinity") : d.description)
-        case .text(let s), .json(let s): appendEscaped(s)
+        case .text(let s), .json(let s): appendEscaped(s, into: &buffer)
         case .blob(let data):
             buffer.byte(92); buffer.byte(92); buffer.byte(120) // \\x: an escaped backslash, then bytea's hex marker
             let hex: [UInt8] = Array("0123456789abcdef".utf8)
@@ -298,7 +301,7 @@ final class PostgresCopyWriter: BulkInsertWriter {
     }
 
     /// COPY text escapes: backslash, tab, newline and carriage return.
-    private func appendEscaped(_ text: String) {
+    private static func appendEscaped(_ text: String, into buffer: inout PostgresCopyBuffer) {
         for byte in text.utf8 {
             switch byte {
             case 92: buffer.byte(92); buffer.byte(92)

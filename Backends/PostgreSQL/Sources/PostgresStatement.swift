@@ -380,10 +380,7 @@ final class PostgresStatement: DriverStatement {
             throw error
         }
         // The last read's COMMIT, sent without waiting, answers first.
-        if connection.commitInFlight {
-            guard connection.takeCommitAnswer() else { throw PostgresError.connection(handle, "the server closed the connection") }
-            connection.commitAnswerTaken()
-        }
+        try connection.takeCommitAnswerAhead()
         // One result per query, each followed by NULL, then the sync point.
         var results: [OpaquePointer?] = []
         let queries = (isPrepared ? 2 : 3) + connection.settingsPerTransaction.count
