@@ -81,6 +81,109 @@ struct PostgresFaultTests {
         case unexpected(any Error)
     }
 
+    /// The killer: terminates one of the application's backends every few
+    /// milliseconds (a random moment, idle or busy) until `stop`; returns how many.
+    static func killBackends(of application: String, through admin: Store, seed: UInt64, until stop: Stopper) -> Task<Int, Never> {
+        Task.detached { () -> Int in
+            var kills = 0
+            var random = SeededGenerator(seed: seed ^ 0xDEAD)
+            while !stop.isStopped {
+                try? await Task.sleep(for: .microseconds(Int.random(in: 500...6_000, using: &random)))
+                let killed = try? await admin.write { db in
+                    try db.fetchOne(Int.self, """
+                        SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                        WHERE application_name = \(application) ORDER BY random() LIMIT 1) AS k
+                        """)
+                }
+                kills += killed ?? 0
+            }
+            return kills
+        }
+    }
+
+    /// Backends killed at random moments between and inside read accesses that
+    /// run back to back on the same connections as writes. A read's COMMIT goes
+    /// out without waiting and the next access's first statement follows it in
+    /// one pipeline, so a kill often lands between the two, or on a connection
+    /// whose COMMIT answer was never read. Each read takes two statements, so
+    /// each must see one snapshot (both rows of a write, or neither), never one
+    /// older than a write acknowledged before it began (a read whose
+    /// transaction never ended would), and fail, if at all, only by the lost connection.
+    @Test func aBackendKilledAroundReadsLeavesEachReadOneCurrentSnapshotOrAConnectionError() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let seed = environment["DEPOT_FAULT_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
+        let reads = environment["DEPOT_FAULT_READS"].flatMap { Int($0) } ?? 6_000
+        print("PostgresFaultTests: seed \(seed), \(reads) reads (DEPOT_FAULT_SEED=\(seed) replays the kill timings)")
+        let application = "depot_fault_reads_" + String(seed % 1_000_000)
+        let store = try await PostgresTestServer.freshStore {
+            $0.maxConnections = 4
+            $0.parameters["application_name"] = application
+        }
+        try await store.write { db in
+            try db.execute("CREATE TABLE fault_pair (id integer PRIMARY KEY, total bigint NOT NULL)")
+            try db.execute("INSERT INTO fault_pair VALUES (1, 0), (2, 0)")
+        }
+        let admin = try await Store.postgres(try PostgresTestServer.requireConfiguration())
+        let stop = Stopper()
+        let killer = Self.killBackends(of: application, through: admin, seed: seed, until: stop)
+
+        let acknowledged = AcknowledgedWrites()
+        let next = Counter()
+        let findings = Findings()
+        // One writer raises both rows together, until the readers are done.
+        let writesDone = Stopper()
+        let writer = Task.detached {
+            while !writesDone.isStopped {
+                do {
+                    try await store.write { db in
+                        try db.execute("UPDATE fault_pair SET total = total + 1 WHERE id = 1")
+                        try db.execute("UPDATE fault_pair SET total = total + 1 WHERE id = 2")
+                    }
+                    acknowledged.raise()
+                } catch let error as DatabaseError where error.kind == .connection {
+                    // Lost, or of unknown outcome: either way both rows or neither.
+                } catch {
+                    findings.add("a write failed other than by a lost connection: \(error)")
+                }
+            }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<6 {
+                group.addTask {
+                    while next.take(below: reads) != nil {
+                        let before = acknowledged.value
+                        do {
+                            let (first, second) = try await store.read { db in
+                                (try db.fetchOne(Int64.self, "SELECT total FROM fault_pair WHERE id = 1") ?? -1,
+                                 try db.fetchOne(Int64.self, "SELECT total FROM fault_pair WHERE id = 2") ?? -1)
+                            }
+                            findings.read(ok: true)
+                            if first != second { findings.add("one read saw the rows at \(first) and \(second)") }
+                            if first < Int64(before) { findings.add("a read begun after \(before) acknowledged writes saw \(first)") }
+                        } catch let error as DatabaseError where error.kind == .connection {
+                            findings.read(ok: false)
+                        } catch {
+                            findings.add("a read failed other than by a lost connection: \(error)")
+                        }
+                    }
+                }
+            }
+        }
+        writesDone.stop()
+        await writer.value
+        stop.stop()
+        let kills = await killer.value
+        await admin.close()
+        let totals = try await store.read { db in try db.fetchAll(Int64.self, "SELECT total FROM fault_pair ORDER BY id") }
+        await store.close()
+        let (succeeded, failed, problems) = findings.summary
+        print("PostgresFaultTests: \(kills) backends killed; \(succeeded) reads succeeded, \(failed) lost their connection; \(acknowledged.value) writes acknowledged, rows at \(totals)")
+        #expect(problems.isEmpty, "seed \(seed): \(problems.prefix(5))")
+        #expect(totals.count == 2 && totals[0] == totals[1] && totals[0] >= Int64(acknowledged.value), "rows \(totals) after \(acknowledged.value) acknowledged writes")
+        #expect(kills >= 20, "the killer must actually kill: \(kills) kills")
+        #expect(failed > 0, "some reads must have been hit, or the test proves nothing")
+    }
+
     @Test func aBackendKilledAtAnyPointInsideAWriteLeavesItWhollyCommittedOrWhollyAbsent() async throws {
         let environment = ProcessInfo.processInfo.environment
         let seed = environment["DEPOT_FAULT_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
@@ -100,24 +203,9 @@ struct PostgresFaultTests {
             try db.execute("INSERT INTO fault_counter VALUES (1, 0)")
         }
 
-        // The killer: terminates one of the store's backends every few milliseconds.
         let admin = try await Store.postgres(try PostgresTestServer.requireConfiguration())
         let stop = Stopper()
-        let killer = Task.detached { () -> Int in
-            var kills = 0
-            var random = SeededGenerator(seed: seed ^ 0xDEAD)
-            while !stop.isStopped {
-                try? await Task.sleep(for: .microseconds(Int.random(in: 500...6_000, using: &random)))
-                let killed = try? await admin.write { db in
-                    try db.fetchOne(Int.self, """
-                        SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-                        WHERE application_name = \(application) ORDER BY random() LIMIT 1) AS k
-                        """)
-                }
-                kills += killed ?? 0
-            }
-            return kills
-        }
+        let killer = Self.killBackends(of: application, through: admin, seed: seed, until: stop)
 
         // Eight writers take the accesses in turn.
         let next = Counter()
@@ -201,7 +289,25 @@ private final class Counter: @unchecked Sendable {
     }
 }
 
-private final class Stopper: @unchecked Sendable {
+/// How many writes were acknowledged so far.
+private final class AcknowledgedWrites: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func raise() { lock.withLock { count += 1 } }
+}
+
+/// What the readers saw: how many reads ended each way, and every broken rule.
+private final class Findings: @unchecked Sendable {
+    private let lock = NSLock()
+    private var succeeded = 0, failed = 0
+    private var problems: [String] = []
+    func read(ok: Bool) { lock.withLock { if ok { succeeded += 1 } else { failed += 1 } } }
+    func add(_ problem: String) { lock.withLock { problems.append(problem) } }
+    var summary: (Int, Int, [String]) { lock.withLock { (succeeded, failed, problems) } }
+}
+
+final class Stopper: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
     var isStopped: Bool { lock.withLock { stopped } }
