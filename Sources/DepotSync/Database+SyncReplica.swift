@@ -228,6 +228,39 @@ extension Database {
         }
     }
 
+    /// Queues again the deletes this replica pulled while a push was in
+    /// flight, of rows the push carried at an earlier life, when the server
+    /// had forgotten them as it applied the push (deleted before its
+    /// compaction `horizon`).
+    ///
+    /// The push was fixed before the pull, and a retry sends it as it was:
+    /// the server, no longer knowing the delete, took the pushed life as a
+    /// new row. The replica shows the delete, and no change of its own is
+    /// left to say so: without this, the two would differ for good (history
+    /// seed 6425823999124693192). Sent again, the delete wins on the server
+    /// as it would have had the server remembered it. Call it before the
+    /// push's rows are marked synced at its version.
+    func requeueForgottenDeletes(of table: String, pushed: [SyncChange], horizon: Int64) throws {
+        guard horizon > 0, !pushed.isEmpty else { return }
+        var lengths: [ExactText: Int64] = [:]
+        for change in pushed { lengths[ExactText(change.key)] = max(lengths[ExactText(change.key)] ?? 0, change.row.causalLength) }
+        struct Held: Decodable { var row_key: String; var cl: Int64 }
+        let (rows, outbox) = (SyncStateTables.replica.rows, SyncTables.outbox)
+        for chunk in SyncKey.chunks(pushed.map(\.key)) {
+            let held = try fetchAll(Held.self, """
+                SELECT "row_key", "cl" FROM \(ident: rows)
+                WHERE "tbl" = \(table) AND "row_key" IN (\(SQL.join(chunk.map { "\($0)" }, separator: ", ")))
+                  AND "cl" % 2 = 0 AND "synced" > 0 AND "synced" < \(horizon)
+                """)
+            for row in held where row.cl > lengths[ExactText(row.row_key), default: row.cl] {
+                try execute("""
+                    INSERT INTO \(ident: outbox) ("tbl", "row_key") SELECT \(table), \(row.row_key)
+                    WHERE NOT EXISTS (SELECT 1 FROM \(ident: outbox) WHERE "tbl" = \(table) AND "row_key" = \(row.row_key))
+                    """)
+            }
+        }
+    }
+
     /// Forgets the tombstones the server forgot (deleted rows synced before
     /// its compaction horizon, with no change waiting to be pushed), so that
     /// a later life of the key made by a device that never knew the deleted

@@ -155,6 +155,7 @@ public struct SyncClient: Sendable {
                 let dropped = Set(answer.droppedRows)
                 for table in tables {
                     let taken = push.changes.filter { $0.table == table.name && !dropped.contains(SyncRowID(table: $0.table, key: $0.key)) }
+                    try db.requeueForgottenDeletes(of: table.name, pushed: taken, horizon: answer.horizon)
                     try db.markSynced(table.name, taken.map { ($0.key, answer.version) })
                 }
                 try db.discardDroppedSyncRows(answer.droppedRows, pushedUpTo: state.push_upto, version: answer.version, among: tables)

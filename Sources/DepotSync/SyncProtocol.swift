@@ -49,17 +49,26 @@ public struct SyncPushAnswer: Codable, Hashable, Sendable {
     /// The values of this push that lost to a later edit the server held,
     /// made on another device without having seen them.
     public var overridden: [SyncOverride] = []
+    /// The server's compaction horizon when it applied the push
+    /// (``SyncServer/compact(olderThan:now:)``): it had forgotten the rows
+    /// deleted before this version, so a pushed change to such a row was
+    /// taken as a new row. A device that has pulled such a delete since it
+    /// made the push sends the delete again. Zero: the server had never
+    /// compacted (or predates this field).
+    public var horizon: Int64 = 0
 
     /// An answer from its parts.
-    public init(wasDuplicate: Bool, version: Int64, dropped: Int = 0, droppedRows: [SyncRowID] = [], overridden: [SyncOverride] = []) {
+    public init(wasDuplicate: Bool, version: Int64, dropped: Int = 0, droppedRows: [SyncRowID] = [], overridden: [SyncOverride] = [],
+                horizon: Int64 = 0) {
         self.wasDuplicate = wasDuplicate
         self.version = version
         self.dropped = dropped
         self.droppedRows = droppedRows
         self.overridden = overridden
+        self.horizon = horizon
     }
 
-    enum CodingKeys: String, CodingKey { case wasDuplicate, version, dropped, droppedRows, overridden }
+    enum CodingKeys: String, CodingKey { case wasDuplicate, version, dropped, droppedRows, overridden, horizon }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -68,6 +77,17 @@ public struct SyncPushAnswer: Codable, Hashable, Sendable {
         dropped = try container.decodeIfPresent(Int.self, forKey: .dropped) ?? 0
         droppedRows = try container.decodeIfPresent([SyncRowID].self, forKey: .droppedRows) ?? []
         overridden = try container.decodeIfPresent([SyncOverride].self, forKey: .overridden) ?? []
+        horizon = try container.decodeIfPresent(Int64.self, forKey: .horizon) ?? 0
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(wasDuplicate, forKey: .wasDuplicate)
+        try container.encode(version, forKey: .version)
+        try container.encode(dropped, forKey: .dropped)
+        try container.encode(droppedRows, forKey: .droppedRows)
+        try container.encode(overridden, forKey: .overridden)
+        if horizon > 0 { try container.encode(horizon, forKey: .horizon) }
     }
 }
 

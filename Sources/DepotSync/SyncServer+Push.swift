@@ -235,7 +235,8 @@ extension SyncServer {
                               onConflict: .doNothing(["client", "version", "tbl", "row_key", "col"]))
             }
             try db.execute("UPDATE \(ident: Self.state) SET \"hlc\" = \(clock.last.rawValue) WHERE \"id\" = 1")
-            let answer = SyncPushAnswer(wasDuplicate: false, version: version, dropped: access.dropped + forgotten, droppedRows: droppedRows, overridden: overridden)
+            let answer = SyncPushAnswer(wasDuplicate: false, version: version, dropped: access.dropped + forgotten, droppedRows: droppedRows, overridden: overridden,
+                                        horizon: horizon)
             // The server's own edits: no device to count pushes of.
             guard edits == nil else { return answer }
             try db.insert(into: Self.clients, columns: ["client", "last_push", "applied", "account"], "VALUES (\(client), \(push.number), 1, \(account))",

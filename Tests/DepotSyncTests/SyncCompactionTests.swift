@@ -342,4 +342,64 @@ import Testing
         #expect(try await Self.notes(store) == onServer, "the device keeps its row")
         for store in [first.store, store, serverStore] { await store.close() }
     }
+
+    /// Loses the first push request, before the server sees it.
+    final class LosingFirstPush: SyncTransport {
+        struct Lost: Error {}
+        let inner: InProcessSyncTransport
+        let pushes = Atomic<Int>(0)
+        init(_ inner: InProcessSyncTransport) { self.inner = inner }
+        func push(_ push: SyncPush) async throws -> SyncPushAnswer {
+            if pushes.add(1, ordering: .relaxed).newValue == 1 { throw Lost() }
+            return try await inner.push(push)
+        }
+        func pull(_ pull: SyncPull) async throws -> SyncPage { try await inner.pull(pull) }
+    }
+
+    /// History seed 6425823999124693192: a device made a key offline that
+    /// another device had made and deleted; its push was lost, and the push
+    /// (fixed, so a retry is the same push) waited while the device pulled
+    /// the delete. The server then compacted, forgetting the delete, and
+    /// took the retried push's row as new; the device, showing the delete
+    /// and with nothing left to push, never told it otherwise: the server
+    /// and every other device showed a row this device did not.
+    @Test func aDeletePulledWhileAPushWaitedWinsWhenThePushLandsAfterTheServerForgotIt() async throws {
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await Self.server(folder)
+        let serverStore = server.store
+        let (first, _) = try await Self.device(folder, "first", server, seed: 1)
+        let store = try await SyncReplicaTests.replica(folder, "waiting")
+        var waiting = SyncClient(store: store, tables: SyncReplicaTests.tables, transport: LosingFirstPush(InProcessSyncTransport(server: server, seed: 2)))
+        waiting.pageSize = 500
+        try await first.store.write { db in try db.insert(Note(id: UUID(), title: "Seen", body: nil, rank: 0)) }
+        try await first.sync()
+        try await waiting.pull()
+
+        let id = UUID()
+        try await first.store.write { db in try db.insert(Note(id: id, title: "Doomed", body: nil, rank: 1)) }
+        try await first.sync()
+        try await first.store.write { db in _ = try db.execute("DELETE FROM \"syncNotes\" WHERE \"id\" = \(id)") }
+        try await first.sync()
+        // A later version, so that the delete's is before the head the compaction sees.
+        try await first.store.write { db in try db.insert(Note(id: UUID(), title: "Other", body: nil, rank: 2)) }
+        try await first.sync()
+        // The device, never having heard of the key, makes it too; its push is lost, then it pulls the delete.
+        try await store.write { db in try db.insert(Note(id: id, title: "Mine", body: nil, rank: 4)) }
+        await #expect(throws: LosingFirstPush.Lost.self) { try await waiting.push() }
+        try await waiting.pull()
+        #expect(try await Self.notes(store).map(\.title).sorted() == ["Other", "Seen"], "the delete wins here, the push still waiting")
+        // The device has pulled through the horizon: it is not told to start over.
+        let compaction = try await server.compact(olderThan: .zero)
+        #expect(compaction.tombstones == 1)
+
+        try await waiting.sync()
+        try await first.sync()
+        let onServer = try await Self.notes(serverStore)
+        #expect(onServer.map(\.title).sorted() == ["Other", "Seen"], "the delete the device showed reached the server again")
+        #expect(try await Self.notes(store) == onServer)
+        #expect(try await Self.notes(first.store) == onServer)
+        #expect(try await waiting.pendingCount() == 0)
+        for store in [first.store, store, serverStore] { await store.close() }
+    }
 }
