@@ -9,7 +9,8 @@ import TestSupport
 
 /// Random histories of sync (``SyncHistory``), each with its printed seed:
 /// `DEPOT_SYNC_HISTORY_SEED=<seed>` replays one, `DEPOT_SYNC_HISTORIES=<n>`
-/// runs more (CI runs a few hundred steps' worth on each server engine).
+/// runs more, `DEPOT_SYNC_HISTORY_OPERATIONS=<n>` makes each longer (CI runs
+/// a few hundred steps' worth on each server engine).
 @Suite struct SyncHistoryTests {
     static let environment = ProcessInfo.processInfo.environment
 
@@ -21,6 +22,9 @@ import TestSupport
     }
 
     static func runHistories(_ seeds: [UInt64], operations: Int, engine: String) async throws {
+        let longer = environment["DEPOT_SYNC_HISTORY_OPERATIONS"].flatMap(Int.init)
+        let operations = longer ?? operations
+        let replay = longer.map { "DEPOT_SYNC_HISTORY_OPERATIONS=\($0) " } ?? ""
         var totals = SyncHistory.Findings()
         var failed: [String] = []
         for seed in seeds {
@@ -36,7 +40,7 @@ import TestSupport
             await serverStore.close()
             totals.add(findings)
             if !findings.problems.isEmpty {
-                failed.append("history \(seed) (replay with DEPOT_SYNC_HISTORY_SEED=\(seed)):\n\(findings)")
+                failed.append("history \(seed) (replay with \(replay)DEPOT_SYNC_HISTORY_SEED=\(seed)):\n\(findings)")
             }
         }
         print("SyncHistoryTests (\(engine) server): \(seeds.count) histories from seed \(seeds.first ?? 0), \(totals.summary); "
