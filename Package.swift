@@ -213,7 +213,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DepotSyncTests",
-            dependencies: ["Depot", "DepotSQLite", "DepotPostgres", "DepotSync", "DepotDifferential", "Reminders", "TestSupport"],
+            dependencies: ["Depot", "DepotSQLite", "DepotPostgres", "DepotSync", "DepotDifferential", "DepotTesting", "Reminders", "TestSupport"],
             path: "Tests/DepotSyncTests"
         ),
         .testTarget(
