@@ -55,11 +55,15 @@ import TestSupport
     /// fixed in the client), 9115802247171586900 (a pull alone that restamps,
     /// fixed in the checker; it failed on every server engine), 6425823999124693192
     /// (a push fixed before a pull brought a delete, landing after the server
-    /// forgot it; fixed in the client).
+    /// forgot it; fixed in the client), 2138671920306839971 in 300 operations (a
+    /// restored copy stamped a write again after a refusal its original had
+    /// already stamped it for, and another device's write took that stamp in
+    /// the checker's books; fixed in the checker).
     @Test func historiesThatOnceBrokeARuleKeepToIt() async throws {
         guard Self.environment["DEPOT_SYNC_HISTORY_SEED"] == nil else { return }
         try await Self.runHistories([6_130_267_861_268_296_540, 8_928_958_688_283_521_337, 9_115_802_247_171_586_900,
                                    6_425_823_999_124_693_192], operations: 80, engine: "SQLite")
+        try await Self.runHistories([2_138_671_920_306_839_971], operations: 300, engine: "SQLite")
     }
 
     @Test func historiesOnAnSQLiteServerConvergeLoseNothingAndResurrectNothing() async throws {

@@ -102,8 +102,11 @@ extension SyncHistory {
                 return after.filter { id, state in before[id].map { $0.cl != state.cl || $0.stamps != state.stamps } ?? true }.map { ($0.key, $0.value) }
             }
             for (row, state) in changed ?? [] {
-                log.append(Write(device: index, lineage: device.lineage, step: step, row: row, state: state))
-                if trace { print("  wrote \(row) life \(state.cl) \(state.stamps.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })") }
+                log.append(Write(device: index, lineage: device.lineage, step: step, row: row, state: state, original: state.stamps))
+                if trace {
+                    let stamps = state.stamps.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)\(state.values[$0.key].map { " " + $0.debugDescription } ?? "")" }
+                    print("  wrote \(row) life \(state.cl) \(stamps)")
+                }
             }
         }
 
@@ -318,12 +321,19 @@ extension SyncHistory {
             let farthest = HybridTimestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000) + 300_000, counter: UInt16.max).rawValue
             // A write lost with its file (a restore from before it) is not what the replica stamped again.
             for i in log.indices where log[i].device == index && log[i].lineage == device.lineage && !log[i].dropped {
-                for (column, stamp) in log[i].state.stamps where stamp.hlc > farthest {
+                for (column, stamp) in log[i].original where stamp.hlc > farthest {
                     // Stamped again at the server's bound (the last stamp of a millisecond), under the node id
-                    // the replica has now: after a restore it may be another than the one that wrote.
-                    if let held = restamped[log[i].row]?.stamps[column], held < stamp, held.node == stamp.node || held.hlc & 0xFFFF == 0xFFFF {
-                        log[i].state.stamps[column] = held
-                    }
+                    // the replica has now: after a restore it may be another than the one that wrote. The
+                    // register still holds the write's value in its life: one pulled from another device's
+                    // restamp is not this write's (history seed 2138671920306839971, 300 operations). A
+                    // copy restored from before the refusal stamps the write again, later.
+                    guard let now = restamped[log[i].row], let held = now.stamps[column], held < stamp,
+                          held.node == stamp.node || held.hlc & 0xFFFF == 0xFFFF,
+                          now.cl == log[i].state.cl, SyncHistory.sameIfBothShown(now.values[column], log[i].state.values[column]),
+                          log[i].restamps[column]?.contains(held) != true else { continue }
+                    log[i].restamps[column, default: []].insert(held)
+                    if log[i].state.stamps[column].map({ $0 < held || $0.hlc > farthest }) ?? true { log[i].state.stamps[column] = held }
+                    if trace { print("  device \(index)'s write to \(log[i].row).\(column) (step \(log[i].step)) stamped again: \(stamp) to \(held)") }
                 }
             }
         }
@@ -409,6 +419,12 @@ extension SyncHistory {
         return findings
     }
 
+    /// Whether two values are one, where both are shown (a row kept aside, its parent not in its table, shows none).
+    static func sameIfBothShown(_ a: String?, _ b: String?) -> Bool {
+        guard let a, let b else { return true }
+        return a == b
+    }
+
     /// Whether `now` holds `write` or something later: a later life, or per column a stamp at least as late.
     static func superseded(_ write: RowState, by now: RowState) -> String? {
         if now.cl > write.cl { return nil }
@@ -444,6 +460,9 @@ extension SyncHistory {
             lives[write.row, default: []].insert(write.state.cl)
             for (column, stamp) in write.state.stamps {
                 written[write.row, default: [:]][column, default: [:]][stamp, default: []].insert(write.state.values[column] ?? "")
+            }
+            for (column, stamps) in write.restamps {
+                for stamp in stamps { written[write.row, default: [:]][column, default: [:]][stamp, default: []].insert(write.state.values[column] ?? "") }
             }
         }
         for (row, state) in onServer where state.cl % 2 == 1 {

@@ -87,6 +87,11 @@ public struct SyncHistory {
         var state: RowState
         var acknowledged = false
         var dropped = false
+        /// The stamps as the write made them, before any was stamped again.
+        var original: [String: Stamp] = [:]
+        /// Every stamp a column of this write was given again (a refusal of a clock a day ahead),
+        /// by its replica and by a copy of it restored later, which stamps the write anew.
+        var restamps: [String: Set<Stamp>] = [:]
     }
 
     /// Every row's state in a store's sync tables, values from the synced tables.
