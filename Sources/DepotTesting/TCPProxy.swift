@@ -30,6 +30,12 @@ public final class TCPProxy: @unchecked Sendable {
     private var holding = false
     private var toDrop = 0
     private var delay: Duration = .zero
+    private var makeReplyRewriter: (@Sendable () -> ReplyRewriter)?
+
+    /// What a connection's replies become: given each chunk the server sent,
+    /// in order, the bytes to forward instead, and whether to close the
+    /// connection after them (a server that dies at that point of its answer).
+    public typealias ReplyRewriter = ([UInt8]) -> (forward: [UInt8], close: Bool)
 
     /// How long each chunk of the server's replies waits before it is
     /// forwarded: a slow network. Zero by default.
@@ -50,6 +56,18 @@ public final class TCPProxy: @unchecked Sendable {
     public var holdsReplies: Bool {
         get { lock.withLock { holding } }
         set { lock.withLock { holding = newValue } }
+    }
+
+    /// Rewrites the replies of each connection accepted from now on: `make`
+    /// gives each connection its own rewriter (so it may keep what it has seen
+    /// of its stream), nil forwards replies as they come. For a test of a
+    /// protocol's edge: what a client does when the server dies between two
+    /// given messages.
+    ///
+    /// The rewriter sees the bytes as sent: a connection it parses must not
+    /// be encrypted (for PostgreSQL, `sslmode=disable`).
+    public func rewriteReplies(_ make: (@Sendable () -> ReplyRewriter)?) {
+        lock.withLock { makeReplyRewriter = make }
     }
 
     /// A proxy to `host:port`, down until ``start()``.
@@ -101,10 +119,14 @@ public final class TCPProxy: @unchecked Sendable {
                 close(client)
                 continue
             }
-            lock.withLock { sockets.formUnion([client, server]) }
+            // Used by the reply pump alone, one chunk after another.
+            nonisolated(unsafe) let rewriter = lock.withLock { () -> ReplyRewriter? in
+                sockets.formUnion([client, server])
+                return makeReplyRewriter?()
+            }
             let pair = Pair()
             Thread.detachNewThread { [self] in pump(from: client, to: server, isReply: false, pair: pair) }
-            Thread.detachNewThread { [self] in pump(from: server, to: client, isReply: true, pair: pair) }
+            Thread.detachNewThread { [self] in pump(from: server, to: client, isReply: true, pair: pair, rewriter: rewriter) }
         }
     }
 
@@ -113,11 +135,18 @@ public final class TCPProxy: @unchecked Sendable {
         var running = 2
     }
 
-    private func pump(from source: Int32, to destination: Int32, isReply: Bool, pair: Pair) {
+    private func pump(from source: Int32, to destination: Int32, isReply: Bool, pair: Pair, rewriter: ReplyRewriter? = nil) {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
+            var count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             if count <= 0 { break }
+            var closing = false
+            if let rewriter {
+                let (forward, close) = rewriter(Array(buffer[0..<count]))
+                if forward.count > buffer.count { buffer += [UInt8](repeating: 0, count: forward.count - buffer.count) }
+                buffer.replaceSubrange(0..<forward.count, with: forward)
+                (count, closing) = (forward.count, close)
+            }
             while isReply && holdsReplies && lock.withLock({ sockets.contains(source) }) { usleep(1_000) }
             if isReply, case let pause = replyDelay, pause > .zero {
                 usleep(UInt32(clamping: pause.components.seconds * 1_000_000 + pause.components.attoseconds / 1_000_000_000_000))
@@ -132,7 +161,7 @@ public final class TCPProxy: @unchecked Sendable {
                 if written <= 0 { break }
                 sent += written
             }
-            if sent < count { break }
+            if sent < count || closing { break }
         }
         // Both sockets stay open until both pumps are done, and are shut down
         // and closed under the lock: a descriptor is never touched after its

@@ -109,6 +109,107 @@ struct PostgresFaultTests {
     /// each must see one snapshot (both rows of a write, or neither), never one
     /// older than a write acknowledged before it began (a read whose
     /// transaction never ended would), and fail, if at all, only by the lost connection.
+    /// A PostgreSQL server seen through a proxy that, once armed, kills the
+    /// connection at its `n`-th ReadyForQuery: it sends the error a terminated
+    /// backend sends (57P01) in its place, and closes. What a backend killed
+    /// between a pipeline's last answer and its sync point looks like to the
+    /// client, at an exact point.
+    final class DyingAtReadyForQuery: @unchecked Sendable {
+        let lock = NSLock()
+        var countdown = 0
+
+        /// Kills the connection at the `n`-th ReadyForQuery from now.
+        func arm(at n: Int) { lock.withLock { countdown = n } }
+
+        /// Whether this ReadyForQuery is the one to die at.
+        func isTheOne() -> Bool {
+            lock.withLock {
+                guard countdown > 0 else { return false }
+                countdown -= 1
+                return countdown == 0
+            }
+        }
+
+        static let terminated: [UInt8] = {
+            let fields = "SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0"
+            let length = UInt32(4 + fields.utf8.count)
+            return [UInt8(ascii: "E")] + withUnsafeBytes(of: length.bigEndian) { Array($0) } + Array(fields.utf8)
+        }()
+
+        /// A rewriter for one connection: whole messages forwarded, the chosen ReadyForQuery replaced.
+        func rewriter() -> TCPProxy.ReplyRewriter {
+            var pending: [UInt8] = []
+            return { [self] chunk in
+                pending += chunk
+                var forward: [UInt8] = []
+                while pending.count >= 5 {
+                    let length = pending[1...4].reduce(0) { $0 << 8 | Int($1) }
+                    guard pending.count >= 1 + length else { break }
+                    if pending[0] == UInt8(ascii: "Z"), isTheOne() { return (forward + Self.terminated, true) }
+                    forward += pending[0...length]
+                    pending.removeFirst(1 + length)
+                }
+                return (forward, false)
+            }
+        }
+    }
+
+    /// A store on one connection through a ``DyingAtReadyForQuery`` proxy, unencrypted so the proxy reads it.
+    func storeDyingAtReadyForQuery() async throws -> (Store, TCPProxy, DyingAtReadyForQuery) {
+        var configuration = try PostgresTestServer.requireConfiguration()
+        let proxy = try TCPProxy(to: configuration.host, port: configuration.port)
+        let dying = DyingAtReadyForQuery()
+        proxy.rewriteReplies { dying.rewriter() }
+        try proxy.start()
+        configuration.host = "127.0.0.1"
+        configuration.port = proxy.port
+        configuration.maxConnections = 1
+        configuration.parameters["sslmode"] = "disable"
+        let store = try await Store.postgres(configuration)
+        // A write first: its COMMIT is waited for, so nothing is in flight when the proxy is armed.
+        try await store.write { db in _ = try db.fetchOne(Int.self, "SELECT 0") }
+        return (store, proxy, dying)
+    }
+
+    /// A backend killed after the answer of an access's first statement (sent
+    /// in one pipeline with BEGIN) and before the pipeline's sync point: the
+    /// first statement's answer came whole, so before the fix it was taken,
+    /// and the pipeline left waiting for its sync; libpq then refused the
+    /// access's next statement as "not allowed in pipeline mode", an error
+    /// that did not say the connection was lost (the random read fault test
+    /// met it, seed 3761123241524716922). Now the connection counts as lost
+    /// at the first statement, which nothing had reached before: it runs
+    /// again on a new session, and the access answers.
+    @Test func aBackendKilledBeforeThePipelinesSyncPointLeavesNoPipelineOpen() async throws {
+        let (store, proxy, dying) = try await storeDyingAtReadyForQuery()
+        defer { proxy.stop() }
+        @Sendable func twoStatements(_ db: Database) throws -> [Int?] {
+            [try db.fetchOne(Int.self, "SELECT 1"), try db.fetchOne(Int.self, "SELECT 2")]
+        }
+        dying.arm(at: 1)
+        #expect(try await store.read(twoStatements) == [1, 2])
+        try await store.write { db in _ = try db.fetchOne(Int.self, "SELECT 0") }
+        dying.arm(at: 1)
+        #expect(try await store.write(twoStatements) == [1, 2])
+        await store.close()
+    }
+
+    /// A backend killed after answering a read's COMMIT (sent without
+    /// waiting) and before that pipeline's sync point: whatever uses the
+    /// connection next (here a script, which settles the COMMIT first) runs
+    /// on a new session, where before the fix libpq refused it as "not
+    /// allowed in pipeline mode".
+    @Test func aBackendKilledBeforeAReadCommitsSyncPointLeavesNoPipelineOpen() async throws {
+        let (store, proxy, dying) = try await storeDyingAtReadyForQuery()
+        defer { proxy.stop() }
+        // The read's own pipeline answers first (one ReadyForQuery), then its COMMIT's.
+        dying.arm(at: 2)
+        #expect(try await store.read { db in try db.fetchOne(Int.self, "SELECT 1") } == 1)
+        try await store.write { db in try db.execute(script: "CREATE TEMPORARY TABLE after_commit (id integer); DROP TABLE after_commit") }
+        #expect(try await store.read { db in try db.fetchOne(Int.self, "SELECT 3") } == 3)
+        await store.close()
+    }
+
     @Test func aBackendKilledAroundReadsLeavesEachReadOneCurrentSnapshotOrAConnectionError() async throws {
         let environment = ProcessInfo.processInfo.environment
         let seed = environment["DEPOT_FAULT_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)

@@ -287,8 +287,14 @@ final class PostgresConnection: DriverConnection {
     func settle() {
         guard awaitingCommit else { return }
         awaitingCommit = false
-        takeCommitAnswer()
-        _ = PQexitPipelineMode(handle)
+        let answered = takeCommitAnswer()
+        guard PQexitPipelineMode(handle) != 1 || !answered else { return }
+        // The answer never came whole (the backend was killed around it): the
+        // session is gone or out of step, and libpq refuses every statement while
+        // its pipeline waits. Nothing of the next access has been sent, and the
+        // read changed nothing: a new session, or a broken connection the next
+        // send reports as lost.
+        try? reconnect()
     }
 
     /// For a pipeline sent behind a COMMIT still in flight: reads that
@@ -302,10 +308,31 @@ final class PostgresConnection: DriverConnection {
 
     /// Reads a pipelined COMMIT's result and its sync point, staying in the pipeline.
     /// Returns false when the connection broke before the answer came.
-    @discardableResult
     private func takeCommitAnswer() -> Bool {
         while let result = PQgetResult(handle) { PQclear(result) } // COMMIT's result, then NULL
-        while PQstatus(handle) == CONNECTION_OK, let result = PQgetResult(handle) {
+        return readThroughSync()
+    }
+
+    /// Reads and clears a pipeline's results up to its sync point; false
+    /// when the sync point will not come (the connection broke first).
+    ///
+    /// A NULL ends one query's results, not the pipeline: a backend killed
+    /// after its last result sends an error and closes, and libpq answers
+    /// that error, then NULL, before it reads the end of the connection.
+    /// Stopping at that NULL would leave the pipeline waiting for a sync that
+    /// never comes, and the connection, to libpq, still open: every statement
+    /// after it refused as "not allowed in pipeline mode", an error that
+    /// does not say the connection is lost.
+    func readThroughSync() -> Bool {
+        var nulls = 0
+        while PQstatus(handle) == CONNECTION_OK {
+            guard let result = PQgetResult(handle) else {
+                // Two in a row: nothing more is coming.
+                nulls += 1
+                if nulls > 1 { return false }
+                continue
+            }
+            nulls = 0
             let status = PQresultStatus(result)
             PQclear(result)
             if status == PGRES_PIPELINE_SYNC { return true }

@@ -389,13 +389,12 @@ final class PostgresStatement: DriverStatement {
             results.append(result)
             if result != nil { while let extra = PQgetResult(handle) { PQclear(extra) } }
         }
-        while PQstatus(handle) == CONNECTION_OK, let result = PQgetResult(handle) {
-            let status = PQresultStatus(result)
-            PQclear(result)
-            if status == PGRES_PIPELINE_SYNC { break }
-        }
-        _ = PQexitPipelineMode(handle)
-        guard results.count == queries else {
+        let synced = connection.readThroughSync()
+        // A pipeline left open (its sync point never came) makes libpq refuse
+        // every later statement: the connection counts as lost, and the retry
+        // rule opens a new session for this first send.
+        let exited = PQexitPipelineMode(handle) == 1
+        guard results.count == queries, synced, exited else {
             let error = PostgresError.connection(handle, "the server closed the connection")
             results.forEach { PQclear($0) }
             throw error
