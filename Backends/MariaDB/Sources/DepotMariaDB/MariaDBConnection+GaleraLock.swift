@@ -59,6 +59,42 @@ extension MariaDBConnection {
         }
     }
 
+    /// How many times the delete of a held lock row is tried when it loses
+    /// certification or is aborted by a write applied from another node.
+    static let lockReleaseAttempts = 50
+
+    /// Deletes this session's lock row once its transaction has ended.
+    ///
+    /// The delete runs after the transaction's COMMIT (or ROLLBACK), in
+    /// autocommit, and on Galera it can fail with a `serialization` error
+    /// (1213) like any write. CI met that once: the row stayed, and the four
+    /// migrators waiting for it failed after
+    /// ``MariaDBDialect/migrationLockSeconds``. The transaction it followed
+    /// has committed, so the delete, which only this holder's row matches, is
+    /// tried again; and should it still fail, the error is a `migration` one,
+    /// never the `serialization` a ``WriteRetry`` answers by running the
+    /// committed body again.
+    ///
+    /// - Throws: `migration` when the row could not be deleted: other
+    ///   migrators wait until its lease ends.
+    func deleteLockRow(key: Int64, holder: String) throws {
+        let sql = "DELETE FROM `\(Self.lockTable)` WHERE `name` = \(key) AND `holder` = '\(holder)'"
+        var attempt = 1
+        while true {
+            do {
+                try run(sql)
+                return
+            } catch let error as DatabaseError where error.kind == .serialization && attempt < Self.lockReleaseAttempts {
+                attempt += 1
+                Thread.sleep(forTimeInterval: 0.02)
+            } catch let error as DatabaseError {
+                throw DatabaseError(.migration, "the transaction ended, but its migration lock row was not deleted "
+                                    + "(other migrators wait until its lease of \(Self.lockLeaseSeconds) seconds ends): \(error.message)",
+                                    engineCode: error.engineCode, sql: sql)
+            }
+        }
+    }
+
     /// Runs one statement on a bare session (autocommit), checking its result.
     static func run(_ mysql: UnsafeMutablePointer<MYSQL>, _ sql: String) throws {
         if sql.withCString({ mysql_real_query(mysql, $0, UInt(strlen($0))) }) != 0 {

@@ -226,11 +226,11 @@ final class MariaDBConnection: DriverConnection {
     }
 
     /// `GET_LOCK` locks outlive COMMIT: the migrator's is released here, and
-    /// on Galera its lock row.
+    /// on Galera its lock row (``deleteLockRow(key:holder:)``).
     private func releaseNamedLocks() throws {
         if let row = heldLockRow {
             heldLockRow = nil
-            try run("DELETE FROM \"\(Self.lockTable)\" WHERE \"name\" = '\(row.key)' AND \"holder\" = '\(row.holder)'")
+            try deleteLockRow(key: row.key, holder: row.holder)
         }
         guard holdsNamedLock else { return }
         holdsNamedLock = false
