@@ -12,19 +12,15 @@ import TestSupport
 /// runs more, `DEPOT_SYNC_HISTORY_OPERATIONS=<n>` makes each longer (CI runs
 /// a few hundred steps' worth on each server engine).
 @Suite struct SyncHistoryTests {
-    static let environment = ProcessInfo.processInfo.environment
-
-    static func seeds(_ count: Int) -> [UInt64] {
-        if let replay = environment["DEPOT_SYNC_HISTORY_SEED"].flatMap(UInt64.init) { return [replay] }
-        let first = environment["DEPOT_SYNC_HISTORY_FIRST"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max / 2)
-        let n = environment["DEPOT_SYNC_HISTORIES"].flatMap(Int.init) ?? count
-        return (0..<UInt64(n)).map { first &+ $0 }
+    /// The histories a test runs: its own seeds, or what the environment asks.
+    static func plan(_ histories: Int, operations: Int, seeds: [UInt64]? = nil) -> SyncHistory.Plan {
+        var plan = SyncHistory.Plan(histories: histories, operations: operations)
+        if let seeds, !SyncHistory.Plan.isReplaying { plan.seeds = seeds }
+        return plan
     }
 
-    static func runHistories(_ seeds: [UInt64], operations: Int, engine: String) async throws {
-        let longer = environment["DEPOT_SYNC_HISTORY_OPERATIONS"].flatMap(Int.init)
-        let operations = longer ?? operations
-        let replay = longer.map { "DEPOT_SYNC_HISTORY_OPERATIONS=\($0) " } ?? ""
+    static func runHistories(_ plan: SyncHistory.Plan, engine: String) async throws {
+        let seeds = plan.seeds
         var totals = SyncHistory.Findings()
         var failed: [String] = []
         for seed in seeds {
@@ -36,11 +32,11 @@ import TestSupport
                 try db.execute(script: SyncHistory.schema)
                 try SyncServer.installSyncServer(in: db)
             }
-            let findings = try await SyncHistory.run(seed: seed, operations: operations, serverStore: serverStore, folder: folder)
+            let findings = try await SyncHistory.run(seed: seed, operations: plan.operations, serverStore: serverStore, folder: folder)
             await serverStore.close()
             totals.add(findings)
             if !findings.problems.isEmpty {
-                failed.append("history \(seed) (replay with \(replay)DEPOT_SYNC_HISTORY_SEED=\(seed)):\n\(findings)")
+                failed.append("history \(seed) (replay with \(plan.replay(seed))):\n\(findings)")
             }
         }
         print("SyncHistoryTests (\(engine) server): \(seeds.count) histories from seed \(seeds.first ?? 0), \(totals.summary); "
@@ -60,18 +56,18 @@ import TestSupport
     /// already stamped it for, and another device's write took that stamp in
     /// the checker's books; fixed in the checker).
     @Test func historiesThatOnceBrokeARuleKeepToIt() async throws {
-        guard Self.environment["DEPOT_SYNC_HISTORY_SEED"] == nil else { return }
-        try await Self.runHistories([6_130_267_861_268_296_540, 8_928_958_688_283_521_337, 9_115_802_247_171_586_900,
-                                   6_425_823_999_124_693_192], operations: 80, engine: "SQLite")
-        try await Self.runHistories([2_138_671_920_306_839_971], operations: 300, engine: "SQLite")
+        guard !SyncHistory.Plan.isReplaying else { return }
+        try await Self.runHistories(Self.plan(0, operations: 80, seeds: [6_130_267_861_268_296_540, 8_928_958_688_283_521_337,
+                                                                        9_115_802_247_171_586_900, 6_425_823_999_124_693_192]), engine: "SQLite")
+        try await Self.runHistories(Self.plan(0, operations: 300, seeds: [2_138_671_920_306_839_971]), engine: "SQLite")
     }
 
     @Test func historiesOnAnSQLiteServerConvergeLoseNothingAndResurrectNothing() async throws {
-        try await Self.runHistories(Self.seeds(150), operations: 80, engine: "SQLite")
+        try await Self.runHistories(Self.plan(150, operations: 80), engine: "SQLite")
     }
 
     @Test(.enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
     func historiesOnAPostgreSQLServerConvergeLoseNothingAndResurrectNothing() async throws {
-        try await Self.runHistories(Self.seeds(50), operations: 80, engine: "PostgreSQL")
+        try await Self.runHistories(Self.plan(50, operations: 80), engine: "PostgreSQL")
     }
 }
