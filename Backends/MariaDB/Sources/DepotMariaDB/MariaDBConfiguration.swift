@@ -71,6 +71,17 @@ public struct MariaDBConfiguration: Sendable, CustomStringConvertible, CustomDeb
     /// with a `busy` error (`innodb_lock_wait_timeout`, `lock_wait_timeout`),
     /// in whole seconds. Default: 50, the server's own for rows.
     public var lockWaitTimeout: Int
+    /// On a Galera cluster, how long a migration lock row holds once its
+    /// holder stops renewing it. Default: 60 seconds.
+    ///
+    /// Galera has no lock a cluster shares, so a migrator's lock there is a
+    /// row, renewed every quarter of this while its migration runs, however
+    /// long that takes. A migrator whose process died renews nothing: the
+    /// next one takes its row once the lease has run out. Ignored off Galera,
+    /// where the lock is the session's own and ends with it.
+    ///
+    /// - Note: A store opened with less than 1 second fails to migrate with a `misuse` error.
+    public var migrationLockLease: Duration
     /// The settings every store has: coders, error verbosity, checkout timeout.
     public var store: Store.Configuration
 
@@ -95,6 +106,7 @@ public struct MariaDBConfiguration: Sendable, CustomStringConvertible, CustomDeb
         self.maxConnections = 10
         self.batchInsertRows = 500
         self.lockWaitTimeout = 50
+        self.migrationLockLease = .seconds(60)
         self.store = Store.Configuration()
     }
 

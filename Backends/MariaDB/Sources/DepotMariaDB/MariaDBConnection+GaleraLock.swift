@@ -5,9 +5,9 @@ import Foundation
 extension MariaDBConnection {
     /// The table of migration lock rows on a Galera cluster.
     static let lockTable = "depot_migration_locks"
-    /// How long a lock row holds when its holder never deletes it (its
-    /// process died): then the next migrator takes it.
-    static let lockLeaseSeconds = MariaDBDialect.migrationLockSeconds
+    /// How long a lock row holds when its holder stops renewing it (its
+    /// process died), in whole seconds: then the next migrator takes it.
+    var lockLeaseSeconds: Int64 { configuration.migrationLockLease.components.seconds }
 
     /// The migration lock on a Galera cluster, where `GET_LOCK` is node-local
     /// and refused ("not supported in cluster"): a row of
@@ -17,7 +17,9 @@ extension MariaDBConnection {
     /// meets the row (1062) or loses certification (1213, in its insert or
     /// in the delete of an expired row before it), and waits for the row
     /// to go. The row is deleted after this session's transaction
-    /// (``releaseNamedLocks()``), or ignored once its lease has run out.
+    /// (``releaseNamedLocks()``), or ignored once its lease has run out; its
+    /// holder renews the lease while it holds the row
+    /// (``MariaDBLockRenewal``), so a migration longer than the lease keeps it.
     ///
     /// Why a row: a Galera cluster replicates rows, and certification orders
     /// two writes of one row across nodes; it replicates no lock. The
@@ -27,6 +29,9 @@ extension MariaDBConnection {
     /// - Throws: `busy` when another migrator held the lock for
     ///   ``MariaDBDialect/migrationLockSeconds``.
     func lockRowForMigration(key: Int64) throws {
+        guard lockLeaseSeconds >= 1 else {
+            throw DatabaseError(.misuse, "MariaDBConfiguration.migrationLockLease is \(configuration.migrationLockLease): at least 1 second")
+        }
         let holder = UUID().uuidString
         let side = try Self.connect(configuration, node: node)
         defer { mysql_close(side) }
@@ -44,9 +49,10 @@ extension MariaDBConnection {
                 try Self.run(side, "DELETE FROM `\(Self.lockTable)` WHERE `name` = \(key) AND `expires` < UTC_TIMESTAMP(6)")
                 try Self.run(side, """
                     INSERT INTO `\(Self.lockTable)` VALUES (\(key), '\(holder)', \
-                    UTC_TIMESTAMP(6) + INTERVAL \(Self.lockLeaseSeconds) SECOND)
+                    UTC_TIMESTAMP(6) + INTERVAL \(lockLeaseSeconds) SECOND)
                     """)
-                heldLockRow = (key, holder)
+                heldLockRow = (key, holder, MariaDBLockRenewal(configuration: configuration, node: node, key: key, holder: holder,
+                                                               leaseSeconds: lockLeaseSeconds))
                 return
             } catch let error as DatabaseError where error.kind == .unique || error.kind == .serialization {
                 // Held, or another node's insert certified first.
@@ -89,7 +95,7 @@ extension MariaDBConnection {
                 Thread.sleep(forTimeInterval: 0.02)
             } catch let error as DatabaseError {
                 throw DatabaseError(.migration, "the transaction ended, but its migration lock row was not deleted "
-                                    + "(other migrators wait until its lease of \(Self.lockLeaseSeconds) seconds ends): \(error.message)",
+                                    + "(other migrators wait until its lease of \(lockLeaseSeconds) seconds ends): \(error.message)",
                                     engineCode: error.engineCode, sql: sql)
             }
         }
@@ -101,5 +107,57 @@ extension MariaDBConnection {
             throw MariaDBError.make(mysql, sql: sql, showsValues: false)
         }
         if let result = mysql_store_result(mysql) { mysql_free_result(result) }
+    }
+}
+
+/// Renews a held Galera migration lock row's lease from a connection and a
+/// thread of its own, every quarter of the lease, until ``stop()``: the
+/// holder's own session is busy with its migration meanwhile. A renewal that
+/// fails (a lost connection) is tried again at the next; a row no longer
+/// this holder's is left alone (the update names the holder).
+final class MariaDBLockRenewal: @unchecked Sendable {
+    // Unchecked: `stopped` is read and written under `condition` alone.
+    private let condition = NSCondition()
+    private var stopped = false
+
+    init(configuration: MariaDBConfiguration, node: MariaDBConfiguration.Node, key: Int64, holder: String, leaseSeconds: Int64) {
+        let sql = """
+            UPDATE `\(MariaDBConnection.lockTable)` SET `expires` = UTC_TIMESTAMP(6) + INTERVAL \(leaseSeconds) SECOND \
+            WHERE `name` = \(key) AND `holder` = '\(holder)'
+            """
+        let interval = TimeInterval(leaseSeconds) / 4
+        let thread = Thread { [self] in
+            var side: UnsafeMutablePointer<MYSQL>?
+            defer { if let side { mysql_close(side) } }
+            while waitUntilNextRenewal(interval) {
+                do {
+                    let session = try side ?? MariaDBConnection.connect(configuration, node: node)
+                    side = session
+                    try MariaDBConnection.run(session, sql)
+                } catch {
+                    if let broken = side { mysql_close(broken) }
+                    side = nil
+                }
+            }
+        }
+        thread.name = "depot.mariadb.lock-renewal"
+        thread.start()
+    }
+
+    /// Waits `interval`; false once stopped.
+    private func waitUntilNextRenewal(_ interval: TimeInterval) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date().addingTimeInterval(interval)
+        while !stopped, condition.wait(until: deadline) {}
+        return !stopped
+    }
+
+    /// Ends the renewals; the thread closes its connection and ends.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
     }
 }

@@ -24,7 +24,7 @@ final class MariaDBConnection: DriverConnection {
     /// Whether this session holds a `GET_LOCK` lock, released after the transaction.
     var holdsNamedLock = false
     /// The migration lock row this session holds on a Galera cluster, deleted after the transaction.
-    var heldLockRow: (key: Int64, holder: String)?
+    var heldLockRow: (key: Int64, holder: String, renewal: MariaDBLockRenewal)?
     /// The statement whose rows stream from the server, which holds the connection until drained.
     weak var streaming: MariaDBStatement?
 
@@ -230,6 +230,7 @@ final class MariaDBConnection: DriverConnection {
     private func releaseNamedLocks() throws {
         if let row = heldLockRow {
             heldLockRow = nil
+            row.renewal.stop()
             try deleteLockRow(key: row.key, holder: row.holder)
         }
         guard holdsNamedLock else { return }
@@ -327,6 +328,8 @@ final class MariaDBConnection: DriverConnection {
     func close() {
         guard !isClosed else { return }
         isClosed = true
+        // A lock row still held (a connection closed in its migration): its lease runs out.
+        heldLockRow?.renewal.stop()
         mysql_close(mysql)
     }
 

@@ -210,6 +210,52 @@ extension Galera {
         #expect(today == (try command.run(["view", "today", "--database", sqlite, "--time-zone", "UTC"])))
     }
 
+    /// A migration that runs more than twice as long as the lock row's lease
+    /// (5 seconds here, renewed every 1.25) keeps the lock: its holder renews the lease, so the
+    /// migrator waiting on the other node takes the row only once the first
+    /// has committed, and finds the migration applied. Without the renewal
+    /// the second took the expired row halfway and ran the migration again.
+    @Test func aMigrationLongerThanTheLockLeaseKeepsTheLock() async throws {
+        let databases = MariaDBScratchDatabases(base: try GaleraTestCluster.configuration())
+        let database = try await databases.makeDatabase()
+        func store(node: Int) async throws -> Store {
+            var configuration = try GaleraTestCluster.configuration(order: .failover, only: node).with(database: database)
+            configuration.migrationLockLease = .seconds(5)
+            return try await Store.mariadb(configuration)
+        }
+        let (first, second) = (try await store(node: 0), try await store(node: 1))
+        var migrator = Migrator()
+        migrator.register("create log") { db in
+            try db.execute("CREATE TABLE \(ident: "log") (\(ident: "entry") \(type: .text) NOT NULL)")
+        }
+        migrator.register("slow write") { db in
+            // The lease is the subject: this migration outlasts it twice over.
+            _ = try db.fetchOne(Int.self, "SELECT SLEEP(12)")
+            try db.execute("INSERT INTO \(ident: "log") (\(ident: "entry")) VALUES (\("applied"))")
+        }
+        let racing = migrator
+        let holding = Task { try await racing.migrate(first) }
+        // The second starts once the first holds the lock row (the row's insert has replicated).
+        // A state polled, with a limit far past what it takes: the wait ends when the row is there.
+        let limit = ContinuousClock.now + .seconds(120)
+        while try await second.read({ db in
+            try db.fetchOne(Int.self, """
+                SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'depot_migration_locks'
+                """) == 0 ? 0 : try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "depot_migration_locks")")
+        }) != 1 {
+            try #require(ContinuousClock.now < limit, "the first migrator took the lock row within 120 seconds")
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await racing.migrate(second)
+        try await holding.value
+        let log = try await second.read { db in try db.fetchAll(String.self, "SELECT \(ident: "entry") FROM \(ident: "log")") }
+        #expect(log == ["applied"], "the slow migration ran once")
+        #expect(try await migrator.appliedMigrations(second) == ["create log", "slow write"])
+        await first.close()
+        await second.close()
+        await databases.dropAll()
+    }
+
     /// Five migrators on two nodes, in five rounds (each on a new database):
     /// a migrator that loses the lock row's race, in its insert or in the
     /// delete of an expired row before it (CI once met that delete's 1213,
