@@ -80,7 +80,7 @@ public struct MariaDBConfiguration: Sendable, CustomStringConvertible, CustomDeb
     /// next one takes its row once the lease has run out. Ignored off Galera,
     /// where the lock is the session's own and ends with it.
     ///
-    /// - Note: A store opened with less than 1 second fails to migrate with a `misuse` error.
+    /// - Note: On Galera, migrating with a lease under 1 second fails with a `misuse` error.
     public var migrationLockLease: Duration
     /// The settings every store has: coders, error verbosity, checkout timeout.
     public var store: Store.Configuration
