@@ -256,6 +256,27 @@ extension Galera {
         await databases.dropAll()
     }
 
+    @Test func aLockLeaseUnderASecondIsAMisuseAndMigratesNothing() async throws {
+        let databases = MariaDBScratchDatabases(base: try GaleraTestCluster.configuration())
+        let database = try await databases.makeDatabase()
+        var configuration = try GaleraTestCluster.configuration(order: .failover, only: 0).with(database: database)
+        configuration.migrationLockLease = .milliseconds(999)
+        let store = try await Store.mariadb(configuration)
+        var migrator = Migrator()
+        migrator.register("create log") { db in
+            try db.execute("CREATE TABLE \(ident: "log") (\(ident: "entry") \(type: .text) NOT NULL)")
+        }
+        let error = await #expect(throws: DatabaseError.self) { try await migrator.migrate(store) }
+        #expect(error?.kind == .misuse)
+        #expect(error?.message == "MariaDBConfiguration.migrationLockLease is 0.999 seconds: at least 1 second")
+        let tables = try await store.read { db in
+            try db.fetchOne(Int.self, "SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'log'")
+        }
+        #expect(tables == 0, "no migration ran")
+        await store.close()
+        await databases.dropAll()
+    }
+
     /// Five migrators on two nodes, in five rounds (each on a new database):
     /// a migrator that loses the lock row's race, in its insert or in the
     /// delete of an expired row before it (CI once met that delete's 1213,
