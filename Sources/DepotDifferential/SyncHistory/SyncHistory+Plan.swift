@@ -23,15 +23,12 @@ extension SyncHistory {
         public var seeds: [UInt64]
         /// How many operations each history makes.
         public var operations: Int
-        /// Whether the environment named the operations (then a replay names them too).
-        private var operationsAsked: Bool
 
         /// The plan for a test that runs `histories` histories of `operations`
         /// operations unless the environment asks otherwise.
         public init(histories: Int, operations: Int, environment: [String: String] = ProcessInfo.processInfo.environment) {
             let asked = environment["DEPOT_SYNC_HISTORY_OPERATIONS"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil }
             self.operations = asked ?? operations
-            operationsAsked = asked != nil
             if let replay = environment["DEPOT_SYNC_HISTORY_SEED"].flatMap(UInt64.init) {
                 seeds = [replay]
                 return
@@ -47,11 +44,11 @@ extension SyncHistory {
             ProcessInfo.processInfo.environment["DEPOT_SYNC_HISTORY_SEED"].flatMap(UInt64.init) != nil
         }
 
-        /// The variables that replay the history of `seed` in this plan:
-        /// `DEPOT_SYNC_HISTORY_SEED=<seed>`, after the operations when the
-        /// environment named them.
+        /// The variables that replay the history of `seed` in this plan, its
+        /// operations always named: a history of 300 operations pinned by one
+        /// test replays as itself in a test whose own are 80.
         public func replay(_ seed: UInt64) -> String {
-            (operationsAsked ? "DEPOT_SYNC_HISTORY_OPERATIONS=\(operations) " : "") + "DEPOT_SYNC_HISTORY_SEED=\(seed)"
+            "DEPOT_SYNC_HISTORY_OPERATIONS=\(operations) DEPOT_SYNC_HISTORY_SEED=\(seed)"
         }
     }
 }
