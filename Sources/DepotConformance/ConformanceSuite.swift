@@ -115,7 +115,7 @@ public enum ConformanceSuite {
     public static let checks: [ConformanceCheck] =
         RoundTripChecks.all + DecodingErrorChecks.all + StrategyChecks.all + SQLChecks.all
         + ConstraintChecks.all + RecordChecks.all + VersionChecks.all + FindChecks.all + TransactionChecks.all + MigrationChecks.all + SchemaChecks.all
-        + ConcurrencyChecks.all + StreamingChecks.all + ExactValueChecks.all + MappingChecks.all + StreamingChecks.inserts + StreamingChecks.exports + QueryChecks.all + QueryChecks.pages + QueryChecks.expressions + QueryChecks.including + QueryChecks.statements + QueryChecks.json + QueryChecks.search + QueryChecks.declared + QueryChecks.joins + LoggingChecks.all + MetricsChecks.all + TracingChecks.all + WriteRetryChecks.all + ObservationChecks.all + LiveQueryChecks.all + ReplicaChecks.all + StatementPathChecks.all + KeyChecks.all + BoundValueChecks.all + UpsertStatementChecks.all
+        + ConcurrencyChecks.all + StreamingChecks.all + ExactValueChecks.all + MappingChecks.all + StreamingChecks.inserts + StreamingChecks.exports + QueryChecks.all + QueryChecks.pages + QueryChecks.expressions + QueryChecks.including + QueryChecks.statements + QueryChecks.json + QueryChecks.search + QueryChecks.declared + QueryChecks.joins + LoggingChecks.all + MetricsChecks.all + TracingChecks.all + WriteRetryChecks.all + ObservationChecks.all + LiveQueryChecks.all + ReplicaChecks.all + StatementPathChecks.all + KeyChecks.all + BoundValueChecks.all + UpsertStatementChecks.all + InsertRowsChecks.all
 
     /// The checks a store with these capabilities can run: those whose
     /// ``ConformanceCheck/requirement`` it meets. List the others (and the

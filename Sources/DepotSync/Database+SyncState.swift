@@ -59,7 +59,8 @@ extension Database {
     }
 
     /// Writes rows' existence and their registers' stamps: a few statements
-    /// for each hundred rows. Each key appears once.
+    /// for each hundred rows, and one bulk insert (PostgreSQL's COPY) of the
+    /// rows that had no state. Each key appears once.
     ///
     /// Given `stored` (the rows' states as read before the merge, in the
     /// same transaction): a register whose stamp it already holds is not
@@ -70,31 +71,37 @@ extension Database {
     /// third of their cost).
     func storeSyncStates(_ rows: [(key: String, row: SyncRow)], of table: SyncedTable, in state: SyncStateTables, version: Int64? = nil,
                          stored: [ExactText: SyncRow]? = nil) throws {
+        // A row that has no state yet (none in `stored`): its state and stamps are inserted in one go at the end.
+        var fresh: [[Value]] = [], freshRows: [[Value]] = []
+        let columns = ["tbl", "row_key", "col", "hlc", "node"] + (version != nil ? ["version"] : [])
+        let set = version != nil ? ["cl", "version"] : ["cl"]
         for start in stride(from: 0, to: rows.count, by: 100) {
             let chunk = rows[start..<min(start + 100, rows.count)]
-            let lengths: [SQL] = chunk.map { item in
-                version.map { "(\(table.name), \(item.key), \(item.row.causalLength), \($0))" } ?? "(\(table.name), \(item.key), \(item.row.causalLength))"
+            var lengths: [SQL] = []
+            for item in chunk {
+                if stored != nil, stored?[ExactText(item.key)] == nil {
+                    freshRows.append([.text(table.name), .text(item.key), .integer(item.row.causalLength)] + (version.map { [.integer($0)] } ?? []))
+                } else {
+                    lengths.append(version.map { "(\(table.name), \(item.key), \(item.row.causalLength), \($0))" } ?? "(\(table.name), \(item.key), \(item.row.causalLength))")
+                }
             }
-            let set = version != nil ? ["cl", "version"] : ["cl"]
-            try insert(into: state.rows, columns: ["tbl", "row_key"] + set, "VALUES \(SQL.join(lengths, separator: ", "))",
-                       onConflict: .update(["tbl", "row_key"], setting: set))
-            var fresh: [SQL] = [], clocks: [SQL] = []
+            if !lengths.isEmpty {
+                try insert(into: state.rows, columns: ["tbl", "row_key"] + set, "VALUES \(SQL.join(lengths, separator: ", "))",
+                           onConflict: .update(["tbl", "row_key"], setting: set))
+            }
+            var clocks: [SQL] = []
             for item in chunk {
                 let before = stored?[ExactText(item.key)]
                 let isNew = stored != nil && before == nil
                 for (column, register) in item.row.registers.sorted(by: { $0.key < $1.key }) where before?.registers[column]?.stamp != register.stamp {
                     let (time, node) = (register.stamp.time.rawValue, UUIDText.lowercased(register.stamp.node))
-                    let values: SQL = version.map { "(\(table.name), \(item.key), \(column), \(time), \(node), \($0))" }
-                        ?? "(\(table.name), \(item.key), \(column), \(time), \(node))"
-                    if isNew { fresh.append(values) } else { clocks.append(values) }
+                    if isNew {
+                        fresh.append([.text(table.name), .text(item.key), .text(column), .integer(time), .text(node)] + (version.map { [.integer($0)] } ?? []))
+                    } else {
+                        clocks.append(version.map { "(\(table.name), \(item.key), \(column), \(time), \(node), \($0))" }
+                            ?? "(\(table.name), \(item.key), \(column), \(time), \(node))")
+                    }
                 }
-            }
-            let columns = ["tbl", "row_key", "col", "hlc", "node"] + (version != nil ? ["version"] : [])
-            for part in stride(from: 0, to: fresh.count, by: 400) {
-                try execute("""
-                    INSERT INTO \(ident: state.clocks) (\(SQL.join(columns.map { "\(ident: $0)" }, separator: ", "))) \
-                    VALUES \(SQL.join(Array(fresh[part..<min(part + 400, fresh.count)]), separator: ", "))
-                    """)
             }
             for part in stride(from: 0, to: clocks.count, by: 400) {
                 let values = SQL.join(Array(clocks[part..<min(part + 400, clocks.count)]), separator: ", ")
@@ -114,6 +121,9 @@ extension Database {
                 }
             }
         }
+        // New rows' states and stamps through the engine's bulk path where it has one (PostgreSQL's COPY).
+        if !freshRows.isEmpty { try insert(into: state.rows, columns: ["tbl", "row_key"] + set, rows: freshRows) }
+        if !fresh.isEmpty { try insert(into: state.clocks, columns: columns, rows: fresh) }
     }
 
     /// Makes a synced table agree with its rows' merged states: each row with

@@ -7,8 +7,10 @@ import Foundation
 /// up on every row, since the batch runs in Depot's module, unspecialized.
 struct BatchInsert {
     let db: Database
-    /// The records' type, for the INSERT's table and its cached SQL.
-    let type: any Record.Type
+    /// The records' type, whose INSERT text is cached; nil for rows of values.
+    let type: (any Record.Type)?
+    /// The table the rows go into.
+    let table: String
     var names: [String] = []
     var pending: [Value] = []
     var pendingRows = 0
@@ -28,7 +30,22 @@ struct BatchInsert {
     init(db: Database, type: any Record.Type) {
         self.db = db
         self.type = type
+        table = type.tableName
         bulking = db.connection.driver as? any BulkInsertingConnection
+    }
+
+    /// A batch of rows of values into `table`.
+    init(db: Database, table: String) {
+        self.db = db
+        type = nil
+        self.table = table
+        bulking = db.connection.driver as? any BulkInsertingConnection
+    }
+
+    /// The INSERT of `rows` rows of the batch's columns.
+    private func insertSQL(rows: Int) -> String {
+        if let type { return db.insertSQL(type, names, rows: rows) }
+        return db.renderInsert(into: table, names, rows: rows)
     }
 
     /// Adds a row. `row` is the caller's to reuse afterwards: its values are
@@ -66,7 +83,7 @@ struct BatchInsert {
                 try finishBulk()
                 names = row.names
                 try db.checkUsable()
-                let writer = try connection.beginBulkInsert(table: type.tableName, columns: names)
+                let writer = try connection.beginBulkInsert(table: table, columns: names)
                 bulk = writer
                 bulkRecord = StatementRecord.start(db, text: writer.sql)
                 bulkRows = 0
@@ -108,7 +125,7 @@ struct BatchInsert {
         }
         guard pendingRows == rowsPerStatement else {
             // The last, smaller group: a statement of its own size.
-            let text = db.insertSQL(type, names, rows: pendingRows)
+            let text = insertSQL(rows: pendingRows)
             try db.withStatement(text: text, values: pending) { statement, _ in
                 while try statement.step() {}
             }
@@ -120,7 +137,7 @@ struct BatchInsert {
     /// Runs the full-size statement, prepared on first use, with one group's values.
     private mutating func runFull(values: [Value]) throws {
         if full == nil {
-            full = try StatementRun(db, preparing: db.insertSQL(type, names, rows: rowsPerStatement))
+            full = try StatementRun(db, preparing: insertSQL(rows: rowsPerStatement))
         }
         // Cancellation takes a lock to read: every 256 statements is prompt enough.
         statementsRun &+= 1

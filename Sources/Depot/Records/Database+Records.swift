@@ -272,7 +272,7 @@ extension Database {
         if let cached = recordCache.insertSQL[id]?.first(where: { $0.rows == rows && $0.returning == returning && $0.names == names }) {
             return cached.text
         }
-        let text = renderInsert(type, names, rows: rows) + (returning ? " RETURNING *" : "")
+        let text = renderInsert(into: type.tableName, names, rows: rows) + (returning ? " RETURNING *" : "")
         var entries = recordCache.insertSQL[id] ?? []
         if entries.count >= 8 { entries.removeFirst() }
         entries.append((names, rows, returning, text))
@@ -280,8 +280,9 @@ extension Database {
         return text
     }
 
-    private func renderInsert(_ type: any Record.Type, _ names: [String], rows: Int) -> String {
-        let table = dialect.quote(identifier: type.tableName)
+    /// `INSERT INTO "table" ("a", "b") VALUES ($1, $2), ($3, $4)`: `rows` rows of placeholders.
+    func renderInsert(into table: String, _ names: [String], rows: Int) -> String {
+        let table = dialect.quote(identifier: table)
         if names.isEmpty { return dialect.insertDefaultValues(into: table) }
         let columns = names.map { dialect.quote(identifier: $0) }.joined(separator: ", ")
         var text = "INSERT INTO \(table) (\(columns)) VALUES "

@@ -83,20 +83,25 @@ extension Database {
         for start in stride(from: 0, to: keys.count, by: perChunk) {
             let range = start..<min(keys.count, start + perChunk)
             let stored = try storedTokens(index, keys: keys[range])
-            var changed: [Value] = [], tokens: [[SearchToken]] = []
+            var changed: [Value] = [], tokens: [[SearchToken]] = [], doomed: [Value] = []
             for position in range {
                 let new = SearchToken.tokens(of: texts[position])
                 // Skipped only when the stored tokens are known to be these: a key read back in a form
                 // not recognized here is indexed again, never left stale.
-                if let key = StoredKey(keys[position]), let old = stored[key], old == Set(new) { continue }
-                if let key = StoredKey(keys[position]), stored[key] == nil, new.isEmpty { continue }
+                let key = StoredKey(keys[position])
+                if let key, let old = stored[key], old == Set(new) { continue }
+                if let key, stored[key] == nil, new.isEmpty { continue }
+                // A key known to have no tokens (a new record) has none to delete.
+                if key.map({ stored[$0] != nil }) ?? true { doomed.append(keys[position]) }
                 changed.append(keys[position])
                 tokens.append(new)
             }
             guard !changed.isEmpty else { continue }
-            try execute("""
-                DELETE FROM \(ident: index.tableName) WHERE \(ident: SearchIndexColumn.key) IN (\(SQL.join(changed.map { "\($0)" }, separator: ", ")))
-                """)
+            if !doomed.isEmpty {
+                try execute("""
+                    DELETE FROM \(ident: index.tableName) WHERE \(ident: SearchIndexColumn.key) IN (\(SQL.join(doomed.map { "\($0)" }, separator: ", ")))
+                    """)
+            }
             for (key, tokens) in zip(changed, tokens) { try rows.append(key: key, tokens: tokens) }
         }
         try rows.flush()
@@ -144,20 +149,21 @@ extension Database {
 
 }
 
-/// The token rows of records being indexed, written in multi-row INSERTs
-/// as they fill up: one row per record, field and distinct token, with how
-/// often it occurs.
+/// The token rows of records being indexed, written through the engine's
+/// bulk insert (PostgreSQL's COPY; prepared multi-row INSERTs elsewhere) as
+/// they fill up: one row per record, field and distinct token, with how often
+/// it occurs.
 private struct TokenRows<T: Record> {
     let index: SearchIndex<T>
     let database: Database
-    private var rows: [SQL] = []
-    private let perStatement: Int
+    private var rows: [[Value]] = []
+    /// Rows held before they are written: enough to make a bulk insert worth
+    /// starting, few enough to keep a rebuild's memory flat.
+    private static var perInsert: Int { 10_000 }
 
     init(index: SearchIndex<T>, database: Database) {
         self.index = index
         self.database = database
-        // Four values a row; at most 250 rows, to keep a statement's text small.
-        perStatement = max(1, min(250, database.dialect.maxBoundValues / 4))
     }
 
     mutating func append(key: Value, texts: [String]) throws {
@@ -166,18 +172,15 @@ private struct TokenRows<T: Record> {
 
     mutating func append(key: Value, tokens: [SearchToken]) throws {
         for token in tokens {
-            rows.append("(\(String(decoding: token.token, as: UTF8.self)), \(key), \(token.field), \(token.occurrences))")
-            if rows.count == perStatement { try flush() }
+            rows.append([.text(String(decoding: token.token, as: UTF8.self)), key, .integer(token.field), .integer(token.occurrences)])
+            if rows.count == Self.perInsert { try flush() }
         }
     }
 
     mutating func flush() throws {
         guard !rows.isEmpty else { return }
         let column = SearchIndexColumn.self
-        try database.execute("""
-            INSERT INTO \(ident: index.tableName) (\(ident: column.token), \(ident: column.key), \(ident: column.field), \(ident: column.occurrences)) \
-            VALUES \(SQL.join(rows, separator: ", "))
-            """)
+        try database.insert(into: index.tableName, columns: [column.token, column.key, column.field, column.occurrences], rows: rows)
         rows.removeAll(keepingCapacity: true)
     }
 }
