@@ -69,18 +69,31 @@ extension Database {
     /// none yet, are inserted without a conflict clause (a first push of
     /// 50,000 rows writes half a million: the engine's conflict check is a
     /// third of their cost).
+    ///
+    /// With `scopes` (the server's), a new row's scope is written with its
+    /// state, where it has one there: the keys returned are those rows, whose
+    /// scope needs no update after.
+    @discardableResult
     func storeSyncStates(_ rows: [(key: String, row: SyncRow)], of table: SyncedTable, in state: SyncStateTables, version: Int64? = nil,
-                         stored: [ExactText: SyncRow]? = nil) throws {
+                         stored: [ExactText: SyncRow]? = nil, scopes: [ExactText: SyncScope]? = nil) throws -> Set<ExactText> {
         // A row that has no state yet (none in `stored`): its state and stamps are inserted in one go at the end.
-        var fresh: [[Value]] = [], freshRows: [[Value]] = []
+        var fresh: [[Value]] = [], freshRows: [[Value]] = [], scoped: Set<ExactText> = []
         let columns = ["tbl", "row_key", "col", "hlc", "node"] + (version != nil ? ["version"] : [])
         let set = version != nil ? ["cl", "version"] : ["cl"]
+        let scopeColumns = scopes != nil ? ["account", "root_tbl", "root_key", "parent"] : []
         for start in stride(from: 0, to: rows.count, by: 100) {
             let chunk = rows[start..<min(start + 100, rows.count)]
             var lengths: [SQL] = []
             for item in chunk {
                 if stored != nil, stored?[ExactText(item.key)] == nil {
-                    freshRows.append([.text(table.name), .text(item.key), .integer(item.row.causalLength)] + (version.map { [.integer($0)] } ?? []))
+                    var values: [Value] = [.text(table.name), .text(item.key), .integer(item.row.causalLength)] + (version.map { [.integer($0)] } ?? [])
+                    if let scopes {
+                        // The columns' defaults where the row has no scope to write.
+                        let scope = scopes[ExactText(item.key)]
+                        if scope != nil { scoped.insert(ExactText(item.key)) }
+                        values += [scope?.account ?? "", scope?.rootTable ?? "", scope?.rootKey ?? "", scope?.parent ?? ""].map { .text($0) }
+                    }
+                    freshRows.append(values)
                 } else {
                     lengths.append(version.map { "(\(table.name), \(item.key), \(item.row.causalLength), \($0))" } ?? "(\(table.name), \(item.key), \(item.row.causalLength))")
                 }
@@ -122,8 +135,9 @@ extension Database {
             }
         }
         // New rows' states and stamps through the engine's bulk path where it has one (PostgreSQL's COPY).
-        if !freshRows.isEmpty { try insert(into: state.rows, columns: ["tbl", "row_key"] + set, rows: freshRows) }
+        if !freshRows.isEmpty { try insert(into: state.rows, columns: ["tbl", "row_key"] + set + scopeColumns, rows: freshRows) }
         if !fresh.isEmpty { try insert(into: state.clocks, columns: columns, rows: fresh) }
+        return scoped
     }
 
     /// Makes a synced table agree with its rows' merged states: each row with

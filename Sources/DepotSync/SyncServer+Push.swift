@@ -215,13 +215,15 @@ extension SyncServer {
                 }
                 let dead = Set(stored.filter { !$0.value.exists }.keys)
                 let scoped = try access.check(db, merged, of: table, deadOnServer: dead)
-                moves += scoped.moves.map { (table, $0.key, $0.from, $0.to) }
                 let dropped = merged.filter { scoped.dropped.contains(ExactText($0.key)) }.map(\.key)
                 droppedRows += dropped.map { SyncRowID(table: table.name, key: $0) }
                 // A dropped change's row goes back to the device as the server has it.
                 try Self.touch(db, table, keys: dropped.filter { stored[ExactText($0)] != nil }, version: version)
                 merged = merged.filter { !scoped.dropped.contains(ExactText($0.key)) }
-                try db.storeSyncStates(merged, of: table, in: .server, version: version, stored: stored)
+                // A new row's scope goes in with its state; the other moves are made after every table's rows.
+                let newScopes = Dictionary(scoped.moves.filter { $0.from == nil }.map { (ExactText($0.key), $0.to) }, uniquingKeysWith: { _, last in last })
+                let placed = try db.storeSyncStates(merged, of: table, in: .server, version: version, stored: stored, scopes: newScopes)
+                moves += scoped.moves.filter { $0.from != nil || !placed.contains(ExactText($0.key)) }.map { (table, $0.key, $0.from, $0.to) }
                 try db.materialize(merged, of: table, among: tables, in: .server)
             }
             let droppedIDs = Set(droppedRows)

@@ -164,6 +164,13 @@ import TestSupport
         try await alice.sync()
         #expect(try await Self.titles(alice.store) == [], "moved into a folder alice does not see")
         #expect(try await alice.store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \"syncLabels\"") } == 0)
+        // The label, made in a push of its own, went with the item: the server places it in bob's folder, and
+        // alice's device keeps nothing of it (not even hidden, waiting for a parent), so bob's edits of it never reach her.
+        let placed = try await server.store.read { db in
+            try db.fetchAll(String.self, "SELECT \"account\" || ' ' || \"root_key\" || ' ' || \"parent\" FROM \"depot_sync_server_rows\" WHERE \"tbl\" = 'syncLabels'")
+        }
+        #expect(placed == ["bob \(mine.id.uuidString.lowercased()) \(item.id.uuidString.lowercased())"])
+        #expect(try await alice.store.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \"depot_sync_rows\" WHERE \"tbl\" = 'syncLabels'") } == 0)
         #expect(try await Self.titles(bob.store) == ["Lamp"])
         #expect(try await alice.client.pendingCount() == 0)
     }

@@ -2,7 +2,7 @@ extension Database {
     /// Inserts rows of values into `table`'s `columns`, in one savepoint: all
     /// or none.
     ///
-    /// The rows take the path ``insert(contentsOf:)`` takes for records: the
+    /// The rows take the path `insert(contentsOf:)` takes for records: the
     /// engine's bulk path where it has one (PostgreSQL's COPY), else multi-row
     /// INSERTs of as many rows as the engine binds, each prepared once. Use it
     /// for many rows that a table has no record type for, or that are already
