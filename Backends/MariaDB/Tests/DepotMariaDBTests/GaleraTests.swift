@@ -256,6 +256,75 @@ extension Galera {
         await databases.dropAll()
     }
 
+    /// A lock holder whose session is killed inside its migration, its
+    /// process alive, leaves the row to its lease: the broken connection is
+    /// closed, which stops the renewal, and the migrator waiting on the other
+    /// node takes the row once the lease has run out. The killed migration's
+    /// write is rolled back with its session; the next migrator applies it
+    /// once. A renewal that outlived its session would keep the row for good,
+    /// and the waiter would wait its whole ten minutes.
+    @Test func aHolderKilledInsideItsMigrationLeavesTheLockToTheNextMigrator() async throws {
+        let databases = MariaDBScratchDatabases(base: try GaleraTestCluster.configuration())
+        let database = try await databases.makeDatabase()
+        func store(node: Int) async throws -> Store {
+            var configuration = try GaleraTestCluster.configuration(order: .failover, only: node).with(database: database)
+            configuration.migrationLockLease = .seconds(5)
+            return try await Store.mariadb(configuration)
+        }
+        let (first, second, killer) = (try await store(node: 0), try await store(node: 1), try await store(node: 0))
+        let calls = Mutex(0)
+        var migrator = Migrator()
+        migrator.register("create log") { db in
+            try db.execute("CREATE TABLE \(ident: "log") (\(ident: "entry") \(type: .text) NOT NULL)")
+        }
+        migrator.register("write, then wait") { db in
+            let call = calls.withLock { calls in
+                calls += 1
+                return calls
+            }
+            try db.execute("INSERT INTO \(ident: "log") (\(ident: "entry")) VALUES (\("applied by migrator \(call)"))")
+            // The first run waits here until its session is killed (the sleep's length is only a bound).
+            if call == 1 { _ = try db.fetchOne(Int.self, "SELECT SLEEP(600)") }
+        }
+        let racing = migrator
+        let holding = Task { try await racing.migrate(first) }
+        // The holder's session, once it sleeps in its migration: PROCESSLIST is the node's own.
+        let limit = ContinuousClock.now + .seconds(120)
+        var session: Int64?
+        while session == nil {
+            session = try await killer.read { db in
+                try db.fetchOne(Int64.self, """
+                    SELECT ID FROM information_schema.PROCESSLIST WHERE DB = \(database) AND STATE = 'User sleep' ORDER BY ID LIMIT 1
+                    """)
+            }
+            if session == nil {
+                try #require(ContinuousClock.now < limit, "the first migrator was sleeping in its migration within 120 seconds")
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        let id = try #require(session)
+        try await killer.write { db in try db.execute(SQL(unsafeRaw: "KILL CONNECTION \(id)")) }
+        let killed = await holding.result
+        #expect(throws: DatabaseError.self, "the killed migrator fails") { try killed.get() }
+        // Bounded by far more than the 5-second lease, far less than the waiter's ten minutes.
+        let waiting = Task { try await racing.migrate(second) }
+        let waitLimit = ContinuousClock.now + .seconds(120)
+        while calls.withLock({ $0 }) < 2 {
+            try #require(ContinuousClock.now < waitLimit, "the waiting migrator took the lock row within 120 seconds of the kill (a lease of 5)")
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await waiting.value
+        let log = try await second.read { db in try db.fetchAll(String.self, "SELECT \(ident: "entry") FROM \(ident: "log")") }
+        #expect(log == ["applied by migrator 2"], "the killed migration's write rolled back, the next one's stayed")
+        #expect(try await migrator.appliedMigrations(second) == ["create log", "write, then wait"])
+        let rows = try await second.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM \(ident: "depot_migration_locks")") }
+        #expect(rows == 0, "no lock row is left")
+        await first.close()
+        await second.close()
+        await killer.close()
+        await databases.dropAll()
+    }
+
     @Test func aLockLeaseUnderASecondIsAMisuseAndMigratesNothing() async throws {
         let databases = MariaDBScratchDatabases(base: try GaleraTestCluster.configuration())
         let database = try await databases.makeDatabase()
