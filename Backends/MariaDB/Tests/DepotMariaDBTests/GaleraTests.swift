@@ -210,6 +210,14 @@ extension Galera {
         #expect(today == (try command.run(["view", "today", "--database", sqlite, "--time-zone", "UTC"])))
     }
 
+    /// A store on one node of `database`, whose migration lock rows hold a
+    /// 5-second lease (renewed every 1.25 seconds).
+    static func leasedStore(node: Int, database: String) async throws -> Store {
+        var configuration = try GaleraTestCluster.configuration(order: .failover, only: node).with(database: database)
+        configuration.migrationLockLease = .seconds(5)
+        return try await Store.mariadb(configuration)
+    }
+
     /// A migration that runs more than twice as long as the lock row's lease
     /// (5 seconds here, renewed every 1.25) keeps the lock: its holder renews the lease, so the
     /// migrator waiting on the other node takes the row only once the first
@@ -218,11 +226,7 @@ extension Galera {
     @Test func aMigrationLongerThanTheLockLeaseKeepsTheLock() async throws {
         let databases = MariaDBScratchDatabases(base: try GaleraTestCluster.configuration())
         let database = try await databases.makeDatabase()
-        func store(node: Int) async throws -> Store {
-            var configuration = try GaleraTestCluster.configuration(order: .failover, only: node).with(database: database)
-            configuration.migrationLockLease = .seconds(5)
-            return try await Store.mariadb(configuration)
-        }
+        func store(node: Int) async throws -> Store { try await Self.leasedStore(node: node, database: database) }
         let (first, second) = (try await store(node: 0), try await store(node: 1))
         var migrator = Migrator()
         migrator.register("create log") { db in
@@ -266,11 +270,7 @@ extension Galera {
     @Test func aHolderKilledInsideItsMigrationLeavesTheLockToTheNextMigrator() async throws {
         let databases = MariaDBScratchDatabases(base: try GaleraTestCluster.configuration())
         let database = try await databases.makeDatabase()
-        func store(node: Int) async throws -> Store {
-            var configuration = try GaleraTestCluster.configuration(order: .failover, only: node).with(database: database)
-            configuration.migrationLockLease = .seconds(5)
-            return try await Store.mariadb(configuration)
-        }
+        func store(node: Int) async throws -> Store { try await Self.leasedStore(node: node, database: database) }
         let (first, second, killer) = (try await store(node: 0), try await store(node: 1), try await store(node: 0))
         let calls = Mutex(0)
         var migrator = Migrator()
