@@ -49,7 +49,7 @@ enum InsertRowsChecks {
         let labels = ["plain", "", "é and e\u{301}", "emoji 🧪", "quote ' and \" and \\"]
         // Microseconds: what every engine keeps of a date.
         let at = Date(timeIntervalSince1970: 1_790_000_000 + Double(index) + 0.123456)
-        let tag = UUID(uuidString: String(format: "6F9619FF-8B86-D011-B42D-%012X", index))!
+        let tag = UUID(uuid: (0x6F, 0x96, 0x19, 0xFF, 0x8B, 0x86, 0xD0, 0x11, 0xB4, 0x2D, 0, 0, 0, 0, UInt8(index >> 8 & 0xFF), UInt8(index & 0xFF)))
         let reading = Reading(id: Int64(index), label: "\(index) \(labels[index % labels.count])", count: counts[index % counts.count],
                               ratio: ratios[index % ratios.count], bytes: Data([0, UInt8(index & 0xFF), 0xFF, 0]), flag: index % 2 == 0,
                               at: at, tag: tag, note: index % 3 == 0 ? nil : "note \(index)", kind: "plain")

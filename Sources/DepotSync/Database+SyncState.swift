@@ -83,9 +83,11 @@ extension Database {
         let scopeColumns = scopes != nil ? ["account", "root_tbl", "root_key", "parent"] : []
         for start in stride(from: 0, to: rows.count, by: 100) {
             let chunk = rows[start..<min(start + 100, rows.count)]
-            var lengths: [SQL] = []
+            var lengths: [SQL] = [], clocks: [SQL] = []
             for item in chunk {
-                if stored != nil, stored?[ExactText(item.key)] == nil {
+                let before = stored?[ExactText(item.key)]
+                let isNew = stored != nil && before == nil
+                if isNew {
                     var values: [Value] = [.text(table.name), .text(item.key), .integer(item.row.causalLength)] + (version.map { [.integer($0)] } ?? [])
                     if let scopes {
                         // The columns' defaults where the row has no scope to write.
@@ -97,15 +99,6 @@ extension Database {
                 } else {
                     lengths.append(version.map { "(\(table.name), \(item.key), \(item.row.causalLength), \($0))" } ?? "(\(table.name), \(item.key), \(item.row.causalLength))")
                 }
-            }
-            if !lengths.isEmpty {
-                try insert(into: state.rows, columns: ["tbl", "row_key"] + set, "VALUES \(SQL.join(lengths, separator: ", "))",
-                           onConflict: .update(["tbl", "row_key"], setting: set))
-            }
-            var clocks: [SQL] = []
-            for item in chunk {
-                let before = stored?[ExactText(item.key)]
-                let isNew = stored != nil && before == nil
                 for (column, register) in item.row.registers.sorted(by: { $0.key < $1.key }) where before?.registers[column]?.stamp != register.stamp {
                     let (time, node) = (register.stamp.time.rawValue, UUIDText.lowercased(register.stamp.node))
                     if isNew {
@@ -115,6 +108,10 @@ extension Database {
                             ?? "(\(table.name), \(item.key), \(column), \(time), \(node))")
                     }
                 }
+            }
+            if !lengths.isEmpty {
+                try insert(into: state.rows, columns: ["tbl", "row_key"] + set, "VALUES \(SQL.join(lengths, separator: ", "))",
+                           onConflict: .update(["tbl", "row_key"], setting: set))
             }
             for part in stride(from: 0, to: clocks.count, by: 400) {
                 let values = SQL.join(Array(clocks[part..<min(part + 400, clocks.count)]), separator: ", ")

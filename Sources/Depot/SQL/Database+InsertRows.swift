@@ -10,7 +10,7 @@ extension Database {
     ///
     /// ```swift
     /// try db.insert(into: "readings", columns: ["sensor", "at", "celsius"],
-    ///               rows: samples.map { [.text($0.sensor), .date($0.at), .real($0.celsius)] })
+    ///               rows: samples.map { [.text($0.sensor), .date($0.at), .double($0.celsius)] })
     /// ```
     ///
     /// Caveat: no conflict clause. A row that clashes with a stored one on a
