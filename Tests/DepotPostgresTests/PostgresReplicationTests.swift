@@ -65,6 +65,47 @@ struct PostgresReplicaTests {
         await store.close()
     }
 
+    /// What a failover manager does to the server it promotes: pg_auto_failover's
+    /// keeper makes its sessions read-only by default for a few seconds, until
+    /// it knows the old primary is fenced. A write refused then is a
+    /// connection error (the primary moved), not the caller's misuse, and the
+    /// writer is replaced: the next write opens a connection to a server
+    /// that takes writes. (A session's own setting stands in for the keeper's
+    /// reload here: it reaches the connection the same way, as the server's
+    /// report of the parameter.)
+    @Test func aWriterWhoseServerTurnsReadOnlyFailsAsAConnectionErrorAndIsReplaced() async throws {
+        let url = try ScaleOutServers.require(ScaleOutServers.standbyURL, "DEPOT_POSTGRES_STANDBY_URL")
+        let store = try await ScaleOutServers.freshStore(url: url) { $0.maxConnections = 1 }
+        try await store.write { db in try db.execute("CREATE TABLE \(ident: "notes") (\(ident: "id") bigint PRIMARY KEY)") }
+        func backend() async throws -> Int? {
+            try await store.write { db in try db.fetchOne(Int.self, "SELECT pg_backend_pid()") }
+        }
+        let first = try await backend()
+
+        // Refused in the access that learns of it.
+        let refused = await #expect(throws: DatabaseError.self) {
+            try await store.write { db in
+                try db.execute("SET TRANSACTION READ ONLY")
+                try db.execute("SET default_transaction_read_only = on")
+                // In a savepoint: the error rolls back only what the savepoint
+                // set, and the server still reports the setting, as it would the keeper's.
+                _ = try db.savepoint { db in try db.execute("INSERT INTO \(ident: "notes") VALUES (\(1))") }
+            }
+        }
+        #expect(refused?.kind == .connection && refused?.engineCode == "25006", "\(String(describing: refused))")
+        #expect(refused?.message == "cannot execute INSERT in a read-only transaction (the server no longer takes writes: "
+            + "it is a standby, or a failover made it read-only; the connection is replaced)")
+
+        // Learnt at the end of an access that succeeded: the writer is not used again.
+        #expect(try await backend() == first, "the rollback undid the setting: the server takes writes again, and the writer is kept")
+        try await store.write { db in try db.execute("SET default_transaction_read_only = on") }
+        try await store.write { db in try db.execute("INSERT INTO \(ident: "notes") VALUES (\(2))") }
+        #expect(try await backend() != first, "a new connection took the read-only one's place")
+        let stored = try await store.read(from: .primary) { db in try db.fetchAll(Int64.self, "SELECT \(ident: "id") FROM \(ident: "notes")") }
+        #expect(stored == [2])
+        await store.close()
+    }
+
     @Test func aWriteIsReadFromALaggingStandbyOnceItHasCaughtUp() async throws {
         let url = try ScaleOutServers.require(ScaleOutServers.laggingStandbyURL, "DEPOT_POSTGRES_LAGGING_STANDBY_URL")
         let store = try await ScaleOutServers.freshStore(url: url)

@@ -49,6 +49,10 @@ final class PostgresConnection: DriverConnection {
     /// Whether observations cannot hear commits: through a pooler in
     /// transaction mode, with no ``PostgresConfiguration/listenerHosts``.
     let cannotListen: Bool
+    /// Whether libpq looked for the primary among several hosts
+    /// (`target_session_attrs=read-write`): such a connection is of no use
+    /// once its server stops taking writes.
+    let looksForPrimary: Bool
 
     /// A connection to these hosts (the configuration's by default), looking
     /// for this kind of server. A password the server refuses is asked of the
@@ -67,6 +71,7 @@ final class PostgresConnection: DriverConnection {
         showsValues = configuration.store.showsBoundValues
         preparesStatements = !configuration.transactionPooling
         cannotListen = configuration.transactionPooling && configuration.listenerHosts == nil
+        looksForPrimary = parameters.contains { $0.0 == "target_session_attrs" && $0.1 == "read-write" }
         var connection = Self.connect(parameters)
         if let failed = connection, PQstatus(failed) != CONNECTION_OK, Self.closedDuringLogin(failed) {
             // A pooler closes connections during their login when it restarts,
@@ -409,7 +414,15 @@ final class PostgresConnection: DriverConnection {
         return pendingBegin != nil || PQtransactionStatus(handle) != PQTRANS_IDLE
     }
 
-    var isUsable: Bool { !isClosed && PQstatus(handle) == CONNECTION_OK }
+    /// Whether the connection can still serve: libpq's connection is up and,
+    /// for a writer that looked for the primary, its server still takes
+    /// writes. A failover manager may turn the server it just promoted
+    /// read-only for a few seconds (pg_auto_failover's keeper does, until it
+    /// knows the old primary is fenced), and a primary may come back as a
+    /// standby: a new connection looks for the primary again.
+    var isUsable: Bool {
+        !isClosed && PQstatus(handle) == CONNECTION_OK && !(looksForPrimary && PostgresError.refusesWrites(handle))
+    }
 
     /// Whether the server is a hot standby, as it reported when the connection opened.
     var isOnStandby: Bool {

@@ -1,5 +1,6 @@
 import CLibPQ
 import Depot
+import Foundation
 
 /// Builds ``DatabaseError``s from libpq results and connection failures.
 enum PostgresError {
@@ -23,6 +24,13 @@ enum PostgresError {
         if sqlState == "57014", message.contains("statement timeout") { kind = .timeout }
         if PQstatus(connection) != CONNECTION_OK { kind = .connection }
         var text = message.trimmingCharacters(in: .whitespacesAndNewlines)
+        // A write refused by a server that stopped taking writes under a
+        // connection that looked for the primary: the primary moved (a
+        // failover), which a new connection finds. Not the caller's misuse.
+        if sqlState == "25006", refusesWrites(connection), looksForPrimary(connection) {
+            kind = .connection
+            text += " (the server no longer takes writes: it is a standby, or a failover made it read-only; the connection is replaced)"
+        }
         var detail = field(UInt8(ascii: "D"))
         if !showsValues {
             text = redactingValues(message: text, sqlState: sqlState)
@@ -88,6 +96,31 @@ enum PostgresError {
         if PQconnectionNeedsPassword(connection) == 1 { return true }
         let markers = ["authentication failed", "no password supplied", "pg_hba.conf rejects", "no pg_hba.conf entry", "does not exist"]
         return message.contains("FATAL") && markers.contains { message.contains($0) }
+    }
+
+    /// Whether the server said it takes no writes: its sessions' transactions
+    /// are read-only by default, or it is a hot standby (the parameters
+    /// PostgreSQL 14 and later report, and update as they change).
+    static func refusesWrites(_ connection: OpaquePointer) -> Bool {
+        func isOn(_ name: String) -> Bool {
+            PQparameterStatus(connection, name).map { strcmp($0, "on") == 0 } ?? false
+        }
+        return isOn("default_transaction_read_only") || isOn("in_hot_standby")
+    }
+
+    /// Whether libpq opened the connection looking for the primary
+    /// (`target_session_attrs=read-write`).
+    static func looksForPrimary(_ connection: OpaquePointer) -> Bool {
+        guard let options = PQconninfo(connection) else { return false }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if strcmp(keyword, "target_session_attrs") == 0 {
+                return option.pointee.val.map { strcmp($0, "read-write") == 0 } ?? false
+            }
+            option += 1
+        }
+        return false
     }
 
     /// The portable category of an SQLSTATE.
