@@ -13,12 +13,27 @@ struct SyncStateTables: Sendable {
     static let server = SyncStateTables(rows: "depot_sync_server_rows", clocks: "depot_sync_server_clocks", hidden: "depot_sync_server_hidden")
 }
 
+/// A register's stamp as the state tables keep it. Read by position, not
+/// through Codable: a first pull reads half a million of them.
+@Columns
+struct StoredStamp {
+    var row_key: String
+    var col: String
+    var hlc: Int64
+    var node: String
+}
+
+/// A row's causal length as the state tables keep it.
+@Columns
+struct StoredLength {
+    var row_key: String
+    var cl: Int64
+}
+
 extension Database {
     /// The state of these rows: existence, stamps, and their values (from
     /// the synced table, or from the hidden rows).
     func syncRows(_ table: SyncedTable, keys: [String], in state: SyncStateTables) throws -> [ExactText: SyncRow] {
-        struct Clock: Decodable { var row_key: String; var col: String; var hlc: Int64; var node: String }
-        struct Length: Decodable { var row_key: String; var cl: Int64 }
         var rows: [ExactText: SyncRow] = [:]
         var values = try table.read(self, keys)
         for (key, registers) in try hiddenRows(table, keys: keys.filter { values[ExactText($0)] == nil }, in: state) {
@@ -26,10 +41,10 @@ extension Database {
         }
         for chunk in SyncKey.chunks(keys) {
             let list = SQL.join(chunk.map { "\($0)" }, separator: ", ")
-            for length in try fetchAll(Length.self, "SELECT \"row_key\", \"cl\" FROM \(ident: state.rows) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))") {
+            for length in try fetchAll(StoredLength.self, "SELECT \"row_key\", \"cl\" FROM \(ident: state.rows) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))") {
                 rows[ExactText(length.row_key), default: SyncRow()].causalLength = length.cl
             }
-            for clock in try fetchAll(Clock.self, "SELECT \"row_key\", \"col\", \"hlc\", \"node\" FROM \(ident: state.clocks) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))") {
+            for clock in try fetchAll(StoredStamp.self, "SELECT \"row_key\", \"col\", \"hlc\", \"node\" FROM \(ident: state.clocks) WHERE \"tbl\" = \(table.name) AND \"row_key\" IN (\(list))") {
                 guard let node = UUIDText.parse(clock.node) else { continue }
                 // A deleted row's registers keep their stamps; their values went with the row.
                 let value = values[ExactText(clock.row_key)]?[clock.col] ?? .null
