@@ -1,5 +1,6 @@
 @_spi(Sync) import Depot
 import Foundation
+import Synchronization
 
 /// A device's side of sync: pushes what its replica captured and pulls what
 /// changed on the server, over a ``SyncTransport``.
@@ -267,9 +268,17 @@ public struct SyncClient: Sendable {
                     horizon = try StagedPage(wireJSON: page).horizon ?? 0
                     try db.forgetCompactedTombstones(before: horizon)
                 }
-                for number in pages {
-                    guard let page = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) WHERE \"seq\" = \(number)") else { continue }
-                    let staged = try StagedPage(wireJSON: page)
+                // Each page is decoded on another thread while the one before it is applied.
+                func decoding(_ index: Int) throws -> PageDecoding? {
+                    guard index < pages.count else { return nil }
+                    let page = try db.fetchOne(Data.self, "SELECT \"page\" FROM \(ident: SyncTables.inbox) WHERE \"seq\" = \(pages[index])")
+                    return page.map(PageDecoding.init)
+                }
+                var next = try decoding(0)
+                for index in pages.indices {
+                    let current = next
+                    next = try decoding(index + 1)
+                    guard let staged = try current?.page() else { continue }
                     let changes = staged.changes
                     let fromStart = now.resync == 1 || stored == .start
                     if fromStart { sent.formUnion(changes.lazy.filter { !$0.isEvicted }.map { SyncRowID(table: $0.table, key: $0.key) }) }
@@ -309,7 +318,31 @@ public struct SyncClient: Sendable {
     }
 
     /// A page a pull staged, and where the pull stood after it.
-    struct StagedPage: Codable {
+    /// A staged page being decoded off the connection's thread.
+    final class PageDecoding: Sendable {
+        private let result = Mutex<Result<StagedPage, any Error>?>(nil)
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ data: Data) {
+            DispatchQueue.global().async { [self] in
+                let decoded = Result { try StagedPage(wireJSON: data) }
+                result.withLock { $0 = decoded }
+                done.signal()
+            }
+        }
+
+        /// Waits for the decoding (CPU work, never I/O) and returns the page.
+        func page() throws -> StagedPage {
+            done.wait()
+            done.signal()
+            guard let decoded = result.withLock({ $0 }) else {
+                throw DatabaseError(.other, "a staged page of the pull was not decoded")
+            }
+            return try decoded.get()
+        }
+    }
+
+    struct StagedPage: Codable, Sendable {
         var changes: [SyncChange]
         var next: SyncCursor
         /// The device's values that pages replaced (none in a page staged by an earlier version).
