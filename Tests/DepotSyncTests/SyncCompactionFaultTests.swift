@@ -48,10 +48,7 @@ struct SyncCompactionFaultTests {
 
         // Another store on the same schema holds the old mark's row, so the compaction waits there:
         // after deleting the tombstones and their stamps, before moving the horizon.
-        let schema = try await server.store.read { db in try db.fetchOne(String.self, "SELECT current_schema()::text") } ?? ""
-        var configuration = try PostgresTestServer.requireConfiguration()
-        configuration.searchPath = schema
-        let blocker = try await Store.postgres(configuration)
+        let blocker = try await SyncPushFaultTests.storeBeside(server.store)
         let locked = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         let holding = Task.detached {
             try await blocker.write { db in

@@ -22,6 +22,15 @@ struct SyncPushFaultTests {
         var applied: Int
     }
 
+    /// Another store on `store`'s schema, with sessions of its own: one
+    /// that holds what a sync operation needs, so the operation waits there.
+    static func storeBeside(_ store: Store) async throws -> Store {
+        let schema = try await store.read { db in try db.fetchOne(String.self, "SELECT current_schema()::text") } ?? ""
+        var configuration = try PostgresTestServer.requireConfiguration()
+        configuration.searchPath = schema
+        return try await Store.postgres(configuration)
+    }
+
     static func kept(_ store: Store) async throws -> Kept? {
         try await store.read { db in
             try db.fetchOne(Kept.self, """
@@ -103,10 +112,7 @@ struct SyncPushFaultTests {
         #expect(before.notes == 0 && before.states == 0 && before.applied == 0)
 
         // Another session on the server's schema holds what the push needs at the point.
-        let schema = try await server.store.read { db in try db.fetchOne(String.self, "SELECT current_schema()::text") } ?? ""
-        var configuration = try PostgresTestServer.requireConfiguration()
-        configuration.searchPath = schema
-        let blocker = try await Store.postgres(configuration)
+        let blocker = try await Self.storeBeside(server.store)
         let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         let holding = Task.detached {
             try await blocker.write { db in
