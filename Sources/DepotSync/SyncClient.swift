@@ -317,14 +317,17 @@ public struct SyncClient: Sendable {
         if inFlight { try await push() }
     }
 
-    /// A page a pull staged, and where the pull stood after it.
     /// A staged page being decoded off the connection's thread.
     final class PageDecoding: Sendable {
+        /// A queue of its own: such a queue always gets a thread, even when
+        /// every thread of the global pool is busy or waiting, as the
+        /// connection's waits for this decoding.
+        private static let queue = DispatchQueue(label: "depot.sync.page-decoding")
         private let result = Mutex<Result<StagedPage, any Error>?>(nil)
         private let done = DispatchSemaphore(value: 0)
 
         init(_ data: Data) {
-            DispatchQueue.global().async { [self] in
+            Self.queue.async { [self] in
                 let decoded = Result { try StagedPage(wireJSON: data) }
                 result.withLock { $0 = decoded }
                 done.signal()
@@ -342,6 +345,7 @@ public struct SyncClient: Sendable {
         }
     }
 
+    /// A page a pull staged, and where the pull stood after it.
     struct StagedPage: Codable, Sendable {
         var changes: [SyncChange]
         var next: SyncCursor
