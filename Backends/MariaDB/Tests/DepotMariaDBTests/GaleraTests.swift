@@ -28,6 +28,39 @@ enum GaleraTestCluster {
         return configuration
     }
 
+    /// Runs `sql` as root on node `n` (1, 2 or 3), over its socket, through
+    /// the `mariadb` client; returns its output, tab-separated.
+    static func asRoot(node n: Int, _ sql: String) throws -> String {
+        let folder = try #require(folder, "DEPOT_GALERA_DIR names the cluster's folder")
+        let password = try String(contentsOfFile: "\(folder)/root-password", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        // The password in the environment, not in the arguments every process can read.
+        let (status, output) = try ChildProcess.run("/usr/bin/mariadb", ["-uroot", "-S", "\(folder)/node\(n)/mariadb.sock", "-N", "-e", sql],
+                                                    environment: ["MYSQL_PWD": password])
+        guard status == 0 else { throw DatabaseError(.other, "root on node \(n): \(output)") }
+        return output
+    }
+
+    /// Node `n`'s `wsrep_ready` and cluster size, as it reports them.
+    static func membership(node n: Int) throws -> (ready: Bool, size: Int) {
+        let output = try asRoot(node: n, "SHOW STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_cluster_size')")
+        var values: [String: String] = [:]
+        for line in output.split(separator: "\n") {
+            let fields = line.split(separator: "\t")
+            if fields.count == 2 { values[String(fields[0])] = String(fields[1]) }
+        }
+        return (values["wsrep_ready"] == "ON", Int(values["wsrep_cluster_size"] ?? "") ?? 0)
+    }
+
+    /// Polls node `n`'s membership until `condition` holds: an event, with a
+    /// bound on liveness (ten minutes), not a timing claim.
+    static func waitFor(node n: Int, _ what: String, _ condition: ((ready: Bool, size: Int)) -> Bool) async throws {
+        let started = ContinuousClock.now
+        while !condition(try membership(node: n)) {
+            if ContinuousClock.now - started > .seconds(600) { throw DatabaseError(.timeout, "node \(n) did not come \(what) in ten minutes") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
     /// SIGKILLs node `n` (1, 2 or 3), as a crash would.
     static func kill(node n: Int) throws {
         let folder = try #require(folder, "DEPOT_GALERA_DIR names the cluster's folder")
@@ -323,6 +356,54 @@ extension Galera {
         await second.close()
         await killer.close()
         await databases.dropAll()
+    }
+
+    /// A node cut off from its peers (a network partition: Galera's
+    /// `gmcast.isolate`) leaves the primary component and refuses every
+    /// statement (1047, "WSREP has not yet prepared node for application
+    /// use"). A write there is a connection error, not an unknown one; the
+    /// connection is dropped, and the next write reaches a node still in the
+    /// cluster. The node rejoins when the partition heals.
+    @Test func aWriteOnANodeCutOffFromTheClusterIsAConnectionErrorAndTheNextReachesANodeInIt() async throws {
+        let databases = MariaDBScratchDatabases(base: try GaleraTestCluster.configuration())
+        let database = try await databases.makeDatabase()
+        var configuration = try GaleraTestCluster.configuration(order: .failover).with(database: database)
+        // Node 3 first, node 1 after it.
+        configuration.nodes = [configuration.nodes[2], configuration.nodes[0]]
+        configuration.maxConnections = 1
+        let store = try await Store.mariadb(configuration)
+        try await store.write { db in try db.execute("CREATE TABLE \(ident: "notes") (\(ident: "id") bigint PRIMARY KEY)") }
+        func port() async throws -> Int? { try await store.write { db in try db.fetchOne(Int.self, "SELECT @@port") } }
+        #expect(try await port() == configuration.nodes[0].port, "the writer is on node 3")
+
+        do {
+            // The node is cut off inside a write, after its first statement: the write's next
+            // statement is refused. The access had begun, so nothing retries it: the caller sees the error.
+            let refused = await #expect(throws: DatabaseError.self) {
+                try await store.write { db in
+                    _ = try db.fetchOne(Int.self, "SELECT @@port")
+                    _ = try GaleraTestCluster.asRoot(node: 3, "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=1'")
+                    // It leaves once its peers' suspect timeout passes (3 s): waited for on the node itself.
+                    let started = ContinuousClock.now
+                    while try GaleraTestCluster.membership(node: 3).ready, ContinuousClock.now - started < .seconds(600) {
+                        Thread.sleep(forTimeInterval: 0.1)
+                    }
+                    try db.execute("INSERT INTO \(ident: "notes") VALUES (\(1))")
+                }
+            }
+            #expect(refused?.kind == .connection && refused?.engineCode == "1047 (08S01)", "\(String(describing: refused))")
+            // The connection is dropped: the next write reaches node 1.
+            try await store.write { db in try db.execute("INSERT INTO \(ident: "notes") VALUES (\(2))") }
+            #expect(try await port() == configuration.nodes[1].port, "the next writer is on node 1")
+        } catch {
+            Issue.record(error)
+        }
+        // The partition heals: the node rejoins, and the tests after this one find three.
+        _ = try GaleraTestCluster.asRoot(node: 3, "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'")
+        try await GaleraTestCluster.waitFor(node: 3, "to rejoin") { $0.ready && $0.size == 3 }
+        let stored = try await store.read { db in try db.fetchAll(Int64.self, "SELECT \(ident: "id") FROM \(ident: "notes")") }
+        #expect(stored == [2])
+        await store.close()
     }
 
     @Test func aLockLeaseUnderASecondIsAMisuseAndMigratesNothing() async throws {
