@@ -1,7 +1,19 @@
 import Depot
 import Foundation
+import Synchronization
 
 struct ExpectedFailure: Error, Equatable {}
+
+/// What the spinning tasks of a timeout check and the access they keep
+/// company share.
+final class SpinFlags: Sendable {
+    /// Set by the access's body when its statement is interrupted.
+    let interrupted = Atomic<Bool>(false)
+    /// Set by a spinning task that stopped by its own bound.
+    let gaveUp = Atomic<Bool>(false)
+    /// How many tasks spin.
+    let running = Atomic<Int>(0)
+}
 
 /// write commits or rolls back whole; savepoints nest; reads cannot write.
 enum TransactionChecks {
@@ -111,6 +123,49 @@ enum TransactionChecks {
             }
             for id in 2...4 { try await patiently { try await store.write { db in try add(db, id, "after") } } }
             try expectEqual(try await patiently { try await names(store, from: .primary) }, ["after", "after", "after"], "the store works after timeouts")
+        },
+        ConformanceCheck("transactions: an access's timeout fires while every thread of Swift's task pool is busy") { context in
+            var configuration = Store.Configuration()
+            configuration.accessTimeout = .seconds(1)
+            let store = try await context.makeStore(configuration)
+            // A server whose tasks keep every core busy must still stop an access at its deadline:
+            // the deadline may not wait for a thread of a pool those tasks hold. The access's body
+            // (on the connection's own thread) starts tasks that spin on every thread of the pool,
+            // waits until they all run, and runs a statement that would never end. The tasks spin
+            // until the body sees that statement interrupted; a deadline that needs a thread of the
+            // pool fires only when they stop by their own bound, ten minutes later, and the body
+            // then sees no interruption first.
+            let flags = SpinFlags()
+            let endless = endlessQuery
+            let count = max(ProcessInfo.processInfo.activeProcessorCount, 2) * 2
+            let error = try await expectError(.timeout, "a statement past its access's timeout, the task pool busy") {
+                try await store.write { db in
+                    for _ in 0..<count {
+                        Task.detached {
+                            flags.running.add(1, ordering: .relaxed)
+                            let started = ContinuousClock.now
+                            while !flags.interrupted.load(ordering: .relaxed) {
+                                if ContinuousClock.now - started > .seconds(600) { flags.gaveUp.store(true, ordering: .relaxed); break }
+                            }
+                            flags.running.subtract(1, ordering: .relaxed)
+                        }
+                    }
+                    // Every thread of the pool spins (the pool has one a core), bounded against a hang.
+                    let waiting = ContinuousClock.now
+                    while flags.running.load(ordering: .relaxed) < min(count, ProcessInfo.processInfo.activeProcessorCount),
+                          ContinuousClock.now - waiting < .seconds(600) {
+                        Thread.sleep(forTimeInterval: 0.001)
+                    }
+                    do {
+                        return try db.fetchOne(Int.self, endless)
+                    } catch {
+                        if !flags.gaveUp.load(ordering: .relaxed) { flags.interrupted.store(true, ordering: .relaxed) }
+                        throw error
+                    }
+                }
+            }
+            try expectMentions(error.message, ["timeout"], "the timeout error")
+            try expect(flags.interrupted.load(ordering: .relaxed), "the statement was interrupted while the task pool was busy, not after")
         },
         ConformanceCheck("transactions: shutdown lets accesses in flight finish, refuses new ones, then interrupts what still runs, at once when its task is cancelled") { context in
             let store = try await counter(context)

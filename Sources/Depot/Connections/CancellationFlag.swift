@@ -103,7 +103,7 @@ final class CancellationFlag: @unchecked Sendable {
     /// the caller must not wait for it. The check and the interrupt happen
     /// under the lock, so an interrupt never reaches the next access.
     private func interruptElsewhere(_ access: UInt64) {
-        DispatchQueue.global().async { [self] in
+        OffPool.run("depot.interrupt") { [self] in
             let interrupted = lock.withLock { () -> Bool in
                 guard access == generation, !finished else { return false }
                 interruptNow()
@@ -136,7 +136,7 @@ final class CancellationFlag: @unchecked Sendable {
 
     /// One step of ``keepInterrupting(_:)``.
     private func interruptAgain(_ access: UInt64, after delay: Duration) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(delay.saturatingNanoseconds)) { [self] in
+        OffPool.run("depot.interrupt", after: delay, DispatchWorkItem { [self] in
             let again = lock.withLock { () -> Bool in
                 guard access == generation, !finished, !isSettled else {
                     if repeatingFor == access { repeatingFor = nil }
@@ -146,7 +146,7 @@ final class CancellationFlag: @unchecked Sendable {
                 return true
             }
             if again { interruptAgain(access, after: min(delay * 2, .seconds(1))) }
-        }
+        })
     }
 
     /// Under `lock`: the driver's interrupt, counted for the test hook.

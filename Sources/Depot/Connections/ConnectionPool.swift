@@ -207,7 +207,7 @@ final class ConnectionPool: WaiterOwner, @unchecked Sendable {
         // what opening wrote (a SQLite connection's journal mode, for one).
         let fence = SanitizerFence()
         let driver = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Sendable1<any DriverConnection>, any Error>) in
-            DispatchQueue.global().async {
+            OffPool.run("depot.open") {
                 let opened = Result { Sendable1(try open(role)) }
                 fence.publish()
                 continuation.resume(with: opened)

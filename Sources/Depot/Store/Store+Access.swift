@@ -106,7 +106,7 @@ extension Store {
             gate.attach(cancellation)
             let deadline = settings.accessTimeout.map { timeout in
                 let work = DispatchWorkItem { cancellation.timeOut(timeout, generation) }
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(timeout.saturatingNanoseconds), execute: work)
+                OffPool.run("depot.deadline", after: timeout, work)
                 return work
             }
             let db = Database(connection: connection, dialect: dialect, settings: settings, cancellation: cancellation,

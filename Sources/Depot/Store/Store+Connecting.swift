@@ -27,7 +27,7 @@ extension Store {
             return Store(driver: driver, configuration: configuration)
         }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            DispatchQueue.global().async {
+            OffPool.run("depot.open") {
                 do {
                     try driver.openConnection(.writer).close()
                     continuation.resume()
