@@ -46,7 +46,7 @@ func createTable(_ db: Database, _ name: String, _ columns: [(String, ColumnType
 
 /// A bound against a hang that works when Swift's cooperative pool does not:
 /// after `seconds` it runs `action` (cancel the tasks under test, which ends
-/// what they block on) on a Dispatch thread, and says so in ``fired``. A
+/// what they block on) on a thread of its own, and says so in ``fired``. A
 /// check that finishes first disarms it. Not a timing bound: a check fails on
 /// it only when what it waits for never happens.
 final class Watchdog {
@@ -54,9 +54,9 @@ final class Watchdog {
 
     init(after seconds: Int, _ action: @escaping @Sendable () -> Void) {
         let state = self.state
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
+        OffPool.run("depot.conformance.watchdog", after: .seconds(seconds), DispatchWorkItem {
             if state.fire() { action() }
-        }
+        })
     }
 
     /// Whether the bound passed and `action` ran.

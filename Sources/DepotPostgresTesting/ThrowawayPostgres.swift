@@ -142,7 +142,7 @@ public final class ThrowawayPostgres: Sendable {
             }
             return
         }
-        let outcome = try ChildProcess.run(program, arguments, environment: environment)
+        let outcome = try ChildProcess.runOnThisThread(program, arguments, environment: environment)
         guard outcome.status == 0 else {
             let tail = outcome.output.split(separator: "\n").suffix(5).joined(separator: " | ")
             throw DatabaseError(.connection, "\(URL(fileURLWithPath: program).lastPathComponent) failed (status \(outcome.status)): \(tail)")

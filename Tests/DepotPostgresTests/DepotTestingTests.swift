@@ -14,6 +14,48 @@ import TestSupport
         return migrator
     }
 
+    /// More children at once than Swift's task pool has threads, each running
+    /// until a task on the pool marks a file: were a child's wait to hold a
+    /// thread of the pool, that task could never run. (Such waits starved the
+    /// tests beside them: an access waited 30 s for a connection whose holder
+    /// could not get a thread to give it back.) A watchdog on a thread of its
+    /// own ends a hang with a failure.
+    @Test func childProcessesWaitWithoutHoldingAThreadOfTheTaskPool() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("depot-children-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let go = folder.appendingPathComponent("go").path
+        let children = 2 * ProcessInfo.processInfo.activeProcessorCount + 2
+        let runs = (0..<children).map { index in
+            Task {
+                try await ChildProcess.run("/bin/sh", ["-c", "touch '\(folder.path)/started-\(index)'; while [ ! -e '\(go)' ]; do sleep 0.01; done; echo ran \(index)"])
+            }
+        }
+        let watchdog = Alarm()
+        let alarm = DispatchWorkItem { watchdog.ring(); FileManager.default.createFile(atPath: go, contents: nil) }
+        OffPool.run("depot.test.watchdog", after: .seconds(120), alarm)
+        defer { alarm.cancel() }
+        // Every child has started: an event, looked for from a task on the pool.
+        while try FileManager.default.contentsOfDirectory(atPath: folder.path).filter({ $0.hasPrefix("started-") }).count < children, !watchdog.rang {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        FileManager.default.createFile(atPath: go, contents: nil)
+        for (index, run) in runs.enumerated() {
+            let (status, output) = try await run.value
+            #expect(status == 0 && output == "ran \(index)\n", "child \(index): \(status) \(output)")
+        }
+        #expect(!watchdog.rang, "\(children) children were still waiting after 120 s: their waits held the threads of the task pool")
+    }
+
+    /// Whether a watchdog went off.
+    final class Alarm: @unchecked Sendable {
+        // Unchecked: `rung` is read and written under `lock`.
+        private let lock = NSLock()
+        private var rung = false
+        func ring() { lock.withLock { rung = true } }
+        var rang: Bool { lock.withLock { rung } }
+    }
+
     @Test func fixturesAreWrittenAfterTheMigrations() async throws {
         let store = try await TestStore.sqlite(migrator: Self.migrator) { db in
             try db.execute("INSERT INTO \(ident: "lists") VALUES (2, 'Work')")

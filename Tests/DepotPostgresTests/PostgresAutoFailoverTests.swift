@@ -19,11 +19,9 @@ struct PostgresAutoFailoverTests {
         return authority.split(separator: ",").compactMap { $0.split(separator: ":").last.flatMap { Int($0) } }
     }
 
-    /// Runs a node's script off the task pool.
+    /// Runs a node's script (on a thread of its own, off the task pool).
     func script(_ path: String) async throws -> (status: Int32, output: String) {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try ChildProcess.runScript(path) }) }
-        }
+        try await ChildProcess.runScript(path)
     }
 
     @Test func theMonitorPromotesTheSecondaryWhenThePrimarysNodeDiesAndNoAcknowledgedWriteIsLost() async throws {

@@ -113,7 +113,7 @@ struct PostgresFailoverTests {
             // (Killing the postmaster alone lets its backends commit until they notice.)
             #expect(getpgid(pid_t(primaryPID)) == pid_t(primaryPID), "the postmaster leads its process group")
             #expect(kill(-pid_t(primaryPID), SIGKILL) == 0)
-            let promoted = try ChildProcess.run("/usr/bin/psql", [standbyURL, "-Atc", "SELECT pg_promote()"])
+            let promoted = try await ChildProcess.run("/usr/bin/psql", [standbyURL, "-Atc", "SELECT pg_promote()"])
             #expect(promoted.output.trimmingCharacters(in: .whitespacesAndNewlines) == "t", "\(promoted.output)")
             ledger.markPromoted()
             try await group.waitForAll()

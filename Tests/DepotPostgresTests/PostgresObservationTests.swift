@@ -28,7 +28,7 @@ struct PostgresObservationTests {
         let values = observeCounter(store)
         #expect(try await ObservationWait.next(values) == 0)
         let url = try #require(PostgresTestServer.url)
-        let child = try ChildProcess.run("/usr/bin/psql", [url, "-v", "ON_ERROR_STOP=1", "-c",
+        let child = try await ChildProcess.run("/usr/bin/psql", [url, "-v", "ON_ERROR_STOP=1", "-c",
                                                            "UPDATE \"\(schema)\".counters SET value = 5 WHERE id = 1"])
         #expect(child.status == 0, "psql: \(child.output)")
         #expect(try await ObservationWait.next(values, "after psql's commit") == 5)

@@ -26,7 +26,7 @@ import TestSupport
         let (store, path) = try await counterStore()
         let values = observeCounter(store)
         #expect(try await ObservationWait.next(values) == 0)
-        let child = try ChildProcess.run("/usr/bin/sqlite3", [path, "UPDATE counters SET value = 5 WHERE id = 1"])
+        let child = try await ChildProcess.run("/usr/bin/sqlite3", [path, "UPDATE counters SET value = 5 WHERE id = 1"])
         #expect(child.status == 0, "sqlite3: \(child.output)")
         #expect(try await ObservationWait.next(values, "after the other process's commit") == 5)
         await store.close()

@@ -9,9 +9,9 @@ import TestSupport
 @Suite struct SQLiteReadOnlyTests {
     /// Makes the path unwritable: the immutable attribute for root (whom
     /// permissions do not stop), permissions otherwise. Undone by `writable`.
-    func protect(_ path: String) throws {
+    func protect(_ path: String) async throws {
         if getuid() == 0 {
-            let (status, output) = try ChildProcess.run("/usr/bin/chattr", ["+i", path])
+            let (status, output) = try await ChildProcess.run("/usr/bin/chattr", ["+i", path])
             try #require(status == 0, "chattr +i \(path): \(output)")
         } else {
             var isFolder: ObjCBool = false
@@ -22,7 +22,7 @@ import TestSupport
 
     func writable(_ path: String) {
         if getuid() == 0 {
-            _ = try? ChildProcess.run("/usr/bin/chattr", ["-i", path])
+            _ = try? ChildProcess.runOnThisThread("/usr/bin/chattr", ["-i", path])
         } else {
             try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
         }
@@ -53,7 +53,7 @@ import TestSupport
 
     @Test func aFileThatCannotBeWrittenIsReadAndItsWritesAreRefused() async throws {
         let path = try await database()
-        try protect(path)
+        try await protect(path)
         defer { writable(path) }
         try await expectReadsAndRefusedWrites(path)
     }
@@ -62,8 +62,8 @@ import TestSupport
         let path = try await database()
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         #expect(!FileManager.default.fileExists(atPath: path + "-shm"), "closing the store removed its -shm file")
-        try protect(path)
-        try protect(folder)
+        try await protect(path)
+        try await protect(folder)
         defer { writable(folder); writable(path) }
         try await expectReadsAndRefusedWrites(path)
         #expect(!FileManager.default.fileExists(atPath: path + "-shm"))

@@ -20,7 +20,7 @@ struct PostgresVanishedClientTests {
         let server = try #require(PostgresTestServer.url)
         let interval = Duration.seconds(2)
         let url = server + (server.contains("?") ? "&" : "?") + "search_path=\(schema)&client_connection_check_interval=2s"
-        let setUp = try commands.run(["add", "first", "--database", url])
+        let setUp = try await commands.run(["add", "first", "--database", url])
         #expect(setUp.status == 0, "\(setUp.stderr)")
 
         // This store holds the reminders table locked until the child is gone.

@@ -31,43 +31,49 @@ import TestSupport
     }
 
     /// Runs the command, through `launcher` (a program and its arguments, such as `setpriv ...`) when one is given.
-    func run(_ arguments: [String], environment: [String: String]? = nil, through launcher: [String] = []) throws -> Outcome {
-        let process = Process()
-        if let program = launcher.first {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = Array(launcher.dropFirst()) + [try binary().path] + arguments
-        } else {
-            process.executableURL = try binary()
-            process.arguments = arguments
+    /// It waits on a thread of its own, not one of the task pool's (see `ChildProcess`).
+    func run(_ arguments: [String], environment: [String: String]? = nil, through launcher: [String] = []) async throws -> Outcome {
+        let (binary, environment) = (try binary(), environment ?? self.environment)
+        return try await ChildProcess.onThreadOfItsOwn {
+            let process = Process()
+            if let program = launcher.first {
+                process.executableURL = URL(fileURLWithPath: program)
+                process.arguments = Array(launcher.dropFirst()) + [binary.path] + arguments
+            } else {
+                process.executableURL = binary
+                process.arguments = arguments
+            }
+            process.environment = environment
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            // Both pipes at once: a child that fills one while the test reads only the other would wait forever.
+            let errors = ChildProcess.PipeReader(err.fileHandleForReading)
+            let stdout = out.fileHandleForReading.readDataToEndOfFile()
+            let stderr = errors.wait()
+            process.waitUntilExit()
+            return Outcome(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
         }
-        process.environment = environment ?? self.environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }
 
-    @Test func theDemoRunsOnAFreshMachineAndCanRunAgain() throws {
-        let first = try run(["demo"])
+    @Test func theDemoRunsOnAFreshMachineAndCanRunAgain() async throws {
+        let first = try await run(["demo"])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("My Lists"))
         #expect(first.stdout.contains("Trip to Lisbon"))
         #expect(first.stdout.contains("#travel (4)"))
         #expect(!first.stdout.contains("\u{1B}["), "no colour when the output is not a terminal")
         #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent("depot-reminders/demo.sqlite").path))
-        let again = try run(["demo"])
+        let again = try await run(["demo"])
         #expect(again.status == 0)
         #expect(again.stdout == first.stdout)
     }
 
-    @Test func versionNamesTheCommitTheCommandWasBuiltFrom() throws {
+    @Test func versionNamesTheCommitTheCommandWasBuiltFrom() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let git = try ChildProcess.run("/usr/bin/git", ["-C", root.path, "rev-parse", "--short=12", "HEAD"])
-        let version = try run(["--version"])
+        let git = try await ChildProcess.run("/usr/bin/git", ["-C", root.path, "rev-parse", "--short=12", "HEAD"])
+        let version = try await run(["--version"])
         #expect(version.status == 0)
         #expect(version.stdout.hasPrefix("reminders 0.9 (Depot, commit "), "\(version.stdout)")
         if git.status == 0 {
@@ -78,17 +84,17 @@ import TestSupport
         }
     }
 
-    @Test func aNewcomerAddsAndListsReminders() throws {
-        #expect(try run(["lists", "add", "Groceries", "--color", "5FC94F"]).status == 0)
-        let added = try run(["add", "Oat milk", "--list", "groceries", "--due", "tomorrow", "--priority", "high", "--tag", "errand"])
+    @Test func aNewcomerAddsAndListsReminders() async throws {
+        #expect(try await run(["lists", "add", "Groceries", "--color", "5FC94F"]).status == 0)
+        let added = try await run(["add", "Oat milk", "--list", "groceries", "--due", "tomorrow", "--priority", "high", "--tag", "errand"])
         #expect(added.status == 0, "\(added.stderr)")
         #expect(added.stdout.contains("Oat milk"))
-        let shown = try run(["show", "Groceries", "--json"])
+        let shown = try await run(["show", "Groceries", "--json"])
         let decoded = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [[String: Any]]
         #expect(decoded?.count == 1)
         #expect((decoded?.first?["tags"] as? [String]) == ["errand"])
         #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent("depot-reminders/reminders.sqlite").path))
-        let stats = try run(["stats", "--json"])
+        let stats = try await run(["stats", "--json"])
         #expect(stats.stdout.contains("\"scheduled\" : 1"))
     }
 
@@ -101,18 +107,18 @@ import TestSupport
         (["lists", "add", "x", "--color", "blue"], "reminders: a colour is RRGGBB or RRGGBBAA hex, such as 4A99EF (got \"blue\")\n"),
         (["stats", "--time-zone", "Mars/Olympus"], "reminders: unknown time zone \"Mars/Olympus\" (try UTC or Europe/Paris)\n"),
     ])
-    func badInputIsOneLineOnStderrAndWritesNothing(arguments: [String], message: String) throws {
-        #expect(try run(["lists", "add", "Inbox"]).status == 0)
-        let outcome = try run(arguments)
+    func badInputIsOneLineOnStderrAndWritesNothing(arguments: [String], message: String) async throws {
+        #expect(try await run(["lists", "add", "Inbox"]).status == 0)
+        let outcome = try await run(arguments)
         #expect(outcome.status == 1)
         #expect(outcome.stderr == message)
         #expect(outcome.stdout.isEmpty)
-        let all = try run(["view", "all", "--json"])
+        let all = try await run(["view", "all", "--json"])
         #expect(all.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]" || all.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
     }
 
-    @Test func anUnreachableServerIsOneLineWithoutThePassword() throws {
-        let outcome = try run(["stats", "--database", "postgres://me:hunter2@127.0.0.1:1/reminders"])
+    @Test func anUnreachableServerIsOneLineWithoutThePassword() async throws {
+        let outcome = try await run(["stats", "--database", "postgres://me:hunter2@127.0.0.1:1/reminders"])
         #expect(outcome.status == 1)
         // It never connected: "cannot connect", not "connection lost".
         #expect(outcome.stderr.hasPrefix("reminders: connection error [cannot connect]: cannot connect to PostgreSQL at 127.0.0.1:1/reminders as me: "), "\(outcome.stderr)")
@@ -129,25 +135,25 @@ import TestSupport
         await store.close()
         let server = try #require(PostgresTestServer.url)
         let url = server + (server.contains("?") ? "&" : "?") + "search_path=\(schema)"
-        let demo = try run(["demo", "--database", url])
+        let demo = try await run(["demo", "--database", url])
         #expect(demo.status == 0, "\(demo.stderr)")
         #expect(demo.stdout.contains("Trip to Lisbon"))
         #expect(!demo.stdout.contains(try #require(URLComponents(string: url)?.password)), "the password is never printed")
-        let sqliteDemo = try run(["demo"])
+        let sqliteDemo = try await run(["demo"])
         // The home screen is the same on both engines (minus the line naming the database).
         let body = { (text: String) in text.split(separator: "\n").filter { !$0.hasPrefix("Demo data is in") } }
         #expect(body(demo.stdout) == body(sqliteDemo.stdout))
         // Sync is a device's: a PostgreSQL database is refused in one line that says what to run.
         for arguments in [["sync"], ["sync", "sign-in", "alice", "--server", "http://127.0.0.1:9"]] {
-            let sync = try run(arguments + ["--database", url])
+            let sync = try await run(arguments + ["--database", url])
             #expect(sync.status == 1)
             #expect(sync.stderr == "reminders: reminders sync syncs a device's database (SQLite); a PostgreSQL database is a server's: serve it with RemindersServer --sync\n",
                     "\(arguments): \(sync.stderr)")
         }
-        let refused = try run(["demo", "--database", url])
+        let refused = try await run(["demo", "--database", url])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("pass --replace"))
-        let search = try run(["search", "TRAVEL", "--database", url, "--json"])
+        let search = try await run(["search", "TRAVEL", "--database", url, "--json"])
         #expect(search.status == 0)
         #expect(search.stdout.contains("\"completedCount\" : 1"))
 
@@ -158,11 +164,11 @@ import TestSupport
         var environment = self.environment
         environment["REMINDERS_DATABASE"] = url
         let outcomes = [demo, refused, search,
-                        try run(["demo"], environment: environment),
-                        try run(["stats", "--database", try #require(wrongPassword.string)]),
-                        try run(["show", "Nowhere", "--database", url]),
-                        try run(["add", "x", "--due", "0000-01-01", "--database", url]),
-                        try run(["stats", "--database", url.replacingOccurrences(of: "search_path", with: "no_such_setting")])]
+                        try await run(["demo"], environment: environment),
+                        try await run(["stats", "--database", try #require(wrongPassword.string)]),
+                        try await run(["show", "Nowhere", "--database", url]),
+                        try await run(["add", "x", "--due", "0000-01-01", "--database", url]),
+                        try await run(["stats", "--database", url.replacingOccurrences(of: "search_path", with: "no_such_setting")])]
         for (index, outcome) in outcomes.enumerated() {
             #expect(!(outcome.stdout + outcome.stderr).contains(password), "run \(index) printed the password: \(outcome.stdout.suffix(300)) \(outcome.stderr)")
         }
@@ -171,48 +177,48 @@ import TestSupport
 }
 
 extension RemindersCommandTests {
-    @Test func versionUnknownSubcommandsAndGlobalOptionsBeforeTheSubcommand() throws {
-        let version = try run(["--version"])
+    @Test func versionUnknownSubcommandsAndGlobalOptionsBeforeTheSubcommand() async throws {
+        let version = try await run(["--version"])
         #expect(version.status == 0)
         #expect(version.stdout.hasPrefix("reminders "), "\(version.stdout)")
-        let bogus = try run(["bogus"])
+        let bogus = try await run(["bogus"])
         #expect(bogus.status == 64)
         #expect(bogus.stderr == "reminders: unknown subcommand \"bogus\" (reminders --help lists them)\n")
         // A database you name goes in a folder that exists (only the default folder is made).
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         let path = home.appendingPathComponent("elsewhere.sqlite").path
-        #expect(try run(["--database", path, "lists", "add", "Errands"]).status == 0)
-        let before = try run(["--database=\(path)", "--json", "lists"])
-        let after = try run(["lists", "--database", path, "--json"])
+        #expect(try await run(["--database", path, "lists", "add", "Errands"]).status == 0)
+        let before = try await run(["--database=\(path)", "--json", "lists"])
+        let after = try await run(["lists", "--database", path, "--json"])
         #expect(before.status == 0 && after.status == 0, "\(before.stderr)\(after.stderr)")
         #expect(before.stdout == after.stdout)
         #expect(before.stdout.contains("\"title\" : \"Errands\""))
     }
 
-    @Test func taggedHeadsItsTableWithOneHashAndEditFlags() throws {
-        #expect(try run(["lists", "add", "Home"]).status == 0)
-        #expect(try run(["add", "Water plants", "--list", "Home", "--tag", "errand"]).status == 0)
-        let tagged = try run(["tagged", "#errand"])
+    @Test func taggedHeadsItsTableWithOneHashAndEditFlags() async throws {
+        #expect(try await run(["lists", "add", "Home"]).status == 0)
+        #expect(try await run(["add", "Water plants", "--list", "Home", "--tag", "errand"]).status == 0)
+        let tagged = try await run(["tagged", "#errand"])
         #expect(tagged.stdout.hasPrefix("#errand\n"), "\(tagged.stdout)")
-        let flagged = try run(["edit", "1", "--flag", "--json"])
+        let flagged = try await run(["edit", "1", "--flag", "--json"])
         #expect(flagged.stdout.contains("\"isFlagged\" : true"), "\(flagged.stdout)\(flagged.stderr)")
-        let unflagged = try run(["edit", "1", "--unflag", "--json"])
+        let unflagged = try await run(["edit", "1", "--unflag", "--json"])
         #expect(unflagged.stdout.contains("\"isFlagged\" : false"))
-        let both = try run(["edit", "1", "--flag", "--unflag"])
+        let both = try await run(["edit", "1", "--flag", "--unflag"])
         #expect(both.status == 64)
         #expect(both.stderr.contains("--flag and --unflag contradict each other"))
     }
 }
 
 extension RemindersCommandTests {
-    @Test func columnsLineUpByDisplayWidthWithWideCharactersEmojiAndCombiningMarks() throws {
+    @Test func columnsLineUpByDisplayWidthWithWideCharactersEmojiAndCombiningMarks() async throws {
         // Terminal columns each title takes, counted by hand.
         let titles: [(String, Int)] = [("日本語のメモ", 12), ("💡 idea", 7), ("e\u{301}te\u{301}", 3), ("plain", 5)]
-        #expect(try run(["lists", "add", "Wide"]).status == 0)
+        #expect(try await run(["lists", "add", "Wide"]).status == 0)
         for (title, _) in titles {
-            #expect(try run(["add", title, "--list", "Wide", "--due", "2026-12-01"]).status == 0)
+            #expect(try await run(["add", title, "--list", "Wide", "--due", "2026-12-01"]).status == 0)
         }
-        let shown = try run(["show", "Wide"])
+        let shown = try await run(["show", "Wide"])
         var ends: [Int] = []
         for (title, width) in titles {
             let line = try #require(shown.stdout.split(separator: "\n").first { $0.contains(title) }, "\(shown.stdout)")
@@ -227,8 +233,8 @@ extension RemindersCommandTests {
 }
 
 extension RemindersCommandTests {
-    @Test func datesAsPeopleTypeThemAndAnErrorThatListsTheForms() throws {
-        #expect(try run(["lists", "add", "Dates"]).status == 0)
+    @Test func datesAsPeopleTypeThemAndAnErrorThatListsTheForms() async throws {
+        #expect(try await run(["lists", "add", "Dates"]).status == 0)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
         let today = calendar.startOfDay(for: Date())
@@ -256,115 +262,122 @@ extension RemindersCommandTests {
             ("2026-12-01T17:00:00+01:00", "2026-12-01T16:00:00Z"), ("2026-12-01T17:00Z", "2026-12-01T17:00:00Z"),
         ]
         for (typed, expected) in cases {
-            let added = try run(["add", "due \(typed)", "--list", "Dates", "--due", typed, "--json"])
+            let added = try await run(["add", "due \(typed)", "--list", "Dates", "--due", typed, "--json"])
             #expect(added.stdout.contains("\"dueDate\" : \"\(expected)\""), "\(typed): \(added.stdout)\(added.stderr)")
         }
-        let bad = try run(["add", "never", "--list", "Dates", "--due", "2026-02-30"])
+        let bad = try await run(["add", "never", "--list", "Dates", "--due", "2026-02-30"])
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("cannot read the date \"2026-02-30\"; accepted: today, tomorrow, yesterday, tonight, a weekday"), "\(bad.stderr)")
-        #expect(try run(["add", "late", "--list", "Dates", "--due", "2026-12-01 25:00"]).status == 1)
+        #expect(try await run(["add", "late", "--list", "Dates", "--due", "2026-12-01 25:00"]).status == 1)
     }
 }
 
 extension RemindersCommandTests {
     /// Runs the command on a pseudo-terminal (`script`), typing `answer` at its prompt
     /// (nothing when it is empty).
-    func runOnTerminal(_ arguments: [String], answer: String, environment: [String: String]? = nil) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+    func runOnTerminal(_ arguments: [String], answer: String, environment: [String: String]? = nil) async throws -> Outcome {
         let command = ([try binary().path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        process.arguments = ["-qec", command, "/dev/null"]
-        process.environment = environment ?? self.environment
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        if !answer.isEmpty {
-            // A program that exited before reading leaves no reader: the write fails with
-            // EPIPE, which must not kill the test process with SIGPIPE.
-            signal(SIGPIPE, SIG_IGN)
-            try? input.fileHandleForWriting.write(contentsOf: Data((answer + "\n").utf8))
+        let environment = environment ?? self.environment
+        return try await ChildProcess.onThreadOfItsOwn {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-qec", command, "/dev/null"]
+            process.environment = environment
+            let input = Pipe(), output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            if !answer.isEmpty {
+                // A program that exited before reading leaves no reader: the write fails with
+                // EPIPE, which must not kill the test process with SIGPIPE.
+                signal(SIGPIPE, SIG_IGN)
+                try? input.fileHandleForWriting.write(contentsOf: Data((answer + "\n").utf8))
+            }
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return Outcome(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: "")
         }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: "")
     }
 
-    @Test func destructiveCommandsSayWhatTheyRemoveAskOnATerminalAndRefuseWithoutOne() throws {
-        #expect(try run(["lists", "add", "Groceries"]).status == 0)
+    @Test func destructiveCommandsSayWhatTheyRemoveAskOnATerminalAndRefuseWithoutOne() async throws {
+        #expect(try await run(["lists", "add", "Groceries"]).status == 0)
         for title in ["Milk", "Bread", "Eggs"] {
-            #expect(try run(["add", title, "--list", "Groceries", "--tag", "errand"]).status == 0)
+            #expect(try await run(["add", title, "--list", "Groceries", "--tag", "errand"]).status == 0)
         }
-        #expect(try run(["complete", "3"]).status == 0)
+        #expect(try await run(["complete", "3"]).status == 0)
         // No terminal, no --yes: refused, nothing deleted.
-        let refused = try run(["lists", "delete", "Groceries"])
+        let refused = try await run(["lists", "delete", "Groceries"])
         #expect(refused.status == 1)
         #expect(refused.stderr == "reminders: Delete the list \"Groceries\" and its 3 reminders? Nothing was deleted: pass --yes to confirm (there is no terminal to ask on)\n")
-        let search = try run(["search", "eggs", "--delete-completed"])
+        let search = try await run(["search", "eggs", "--delete-completed"])
         #expect(search.status == 1 && search.stderr.contains("Delete 1 reminder, completed, matching \"eggs\"?"), "\(search.stderr)")
-        let tag = try run(["tags", "delete", "#errand"])
+        let tag = try await run(["tags", "delete", "#errand"])
         #expect(tag.status == 1 && tag.stderr.contains("Delete #errand? 3 reminders carry it (the reminders stay)."), "\(tag.stderr)")
-        #expect(try run(["delete", "1"]).status == 1)
-        #expect(try run(["lists", "--json"]).stdout.contains("\"incompleteCount\" : 2"))
+        #expect(try await run(["delete", "1"]).status == 1)
+        #expect(try await run(["lists", "--json"]).stdout.contains("\"incompleteCount\" : 2"))
 
         // On a terminal: asked, and "n" keeps everything.
-        let declined = try runOnTerminal(["delete", "1"], answer: "n")
+        let declined = try await runOnTerminal(["delete", "1"], answer: "n")
         #expect(declined.stdout.contains("Delete 1 reminder, \"Milk\"? [y/N]"), "\(declined.stdout)")
         #expect(declined.status == 1)
-        #expect(try run(["search", "milk", "--json"]).stdout.contains("\"title\" : \"Milk\""))
+        #expect(try await run(["search", "milk", "--json"]).stdout.contains("\"title\" : \"Milk\""))
         // "y" deletes.
-        let confirmed = try runOnTerminal(["delete", "1"], answer: "y")
+        let confirmed = try await runOnTerminal(["delete", "1"], answer: "y")
         #expect(confirmed.status == 0, "\(confirmed.stdout)")
         #expect(confirmed.stdout.contains("Deleted reminder 1, \""))
         // --yes does not ask.
-        let tagDeleted = try run(["tags", "delete", "ERRAND", "--yes"])
+        let tagDeleted = try await run(["tags", "delete", "ERRAND", "--yes"])
         #expect(tagDeleted.status == 0)
         #expect(tagDeleted.stdout == "Deleted #errand; 2 reminders lost it.\n")
-        let listDeleted = try run(["lists", "delete", "Groceries", "--yes"])
+        let listDeleted = try await run(["lists", "delete", "Groceries", "--yes"])
         #expect(listDeleted.status == 0, "\(listDeleted.stderr)")
         // A database always has a list, and says so when it makes one.
-        let lastDeleted = try run(["lists", "delete", "Reminders", "--yes"])
+        let lastDeleted = try await run(["lists", "delete", "Reminders", "--yes"])
         #expect(lastDeleted.stdout.hasSuffix("A database always keeps a list: an empty \"Reminders\" takes its place.\n"), "\(lastDeleted.stdout)")
-        #expect(try run(["lists"]).stdout.contains("Reminders"))
+        #expect(try await run(["lists"]).stdout.contains("Reminders"))
     }
 }
 
 extension RemindersCommandTests {
-    @Test func lookingIsNotChangingAndSaveStoresTheView() throws {
-        #expect(try run(["lists", "add", "Books"]).status == 0)
-        #expect(try run(["add", "Zola", "--list", "Books", "--due", "2026-12-01"]).status == 0)
-        #expect(try run(["add", "Austen", "--list", "Books", "--due", "2026-12-02"]).status == 0)
-        let once = try run(["show", "Books", "--sort", "title"])
+    @Test func lookingIsNotChangingAndSaveStoresTheView() async throws {
+        #expect(try await run(["lists", "add", "Books"]).status == 0)
+        #expect(try await run(["add", "Zola", "--list", "Books", "--due", "2026-12-01"]).status == 0)
+        #expect(try await run(["add", "Austen", "--list", "Books", "--due", "2026-12-02"]).status == 0)
+        let once = try await run(["show", "Books", "--sort", "title"])
         #expect(once.stdout.hasPrefix("Books — by title, ascending (this time; --save keeps it)\n"), "\(once.stdout)")
         #expect(once.stdout.range(of: "Austen")?.lowerBound ?? once.stdout.endIndex < once.stdout.range(of: "Zola")?.lowerBound ?? once.stdout.startIndex)
-        let stored = try run(["show", "Books"])
+        let stored = try await run(["show", "Books"])
         #expect(stored.stdout.hasPrefix("Books — by due, ascending\n"), "the call above stored nothing: \(stored.stdout)")
-        #expect(try run(["show", "Books", "--sort", "title", "--no-ascending", "--save"]).status == 0)
-        let saved = try run(["show", "Books"])
+        #expect(try await run(["show", "Books", "--sort", "title", "--no-ascending", "--save"]).status == 0)
+        let saved = try await run(["show", "Books"])
         #expect(saved.stdout.hasPrefix("Books — by title, descending\n"), "\(saved.stdout)")
     }
 }
 
 extension RemindersCommandTests {
-    @Test func theScriptStartsTheBuiltCommandAtOnceWhenNothingChanged() throws {
+    @Test func theScriptStartsTheBuiltCommandAtOnceWhenNothingChanged() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let script = root.appendingPathComponent("scripts/reminders").path
         // The binary was just built with the tests. (A rebuild from here would wait forever
         // for the build folder's lock, which `swift test` holds while it runs.)
         try FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: try binary().path)
-        _ = try ChildProcess.run(script, ["--version"])
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: script)
-        process.arguments = ["--version"]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        _ = try await ChildProcess.run(script, ["--version"])
+        let (status, stdout, stderr) = try await ChildProcess.onThreadOfItsOwn {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: script)
+            process.arguments = ["--version"]
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            let errors = ChildProcess.PipeReader(err.fileHandleForReading)
+            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let stderr = String(decoding: errors.wait(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, stdout, stderr)
+        }
+        #expect(status == 0)
         #expect(stdout.hasPrefix("reminders "))
         #expect(stderr.isEmpty, "nothing to rebuild, nothing said: \(stderr)")
     }
@@ -379,7 +392,7 @@ extension RemindersCommandTests {
         try await store.write { db in try db.execute("CREATE TABLE foo (x INTEGER)") }
         await store.close()
         for arguments in [["stats"], ["lists"], ["add", "x"]] {
-            let refused = try run(arguments + ["--database", other])
+            let refused = try await run(arguments + ["--database", other])
             #expect(refused.status == 1)
             #expect(refused.stderr == "reminders: \(other) is not a reminders database (it holds foo); name another with --database\n", "\(refused.stderr)")
         }
@@ -390,39 +403,39 @@ extension RemindersCommandTests {
 
         // A path that holds nothing yet: reading refuses and creates nothing; writing starts it.
         let fresh = folder.appendingPathComponent("fresh.sqlite").path
-        let looked = try run(["stats", "--database", fresh])
+        let looked = try await run(["stats", "--database", fresh])
         #expect(looked.status == 1 && looked.stderr.hasPrefix("reminders: there is no database at \(fresh)"), "\(looked.stderr)")
         #expect(!FileManager.default.fileExists(atPath: fresh))
-        #expect(try run(["lists", "add", "Inbox", "--database", fresh]).status == 0)
-        #expect(try run(["stats", "--database", fresh]).status == 0)
+        #expect(try await run(["lists", "add", "Inbox", "--database", fresh]).status == 0)
+        #expect(try await run(["stats", "--database", fresh]).status == 0)
 
         // A folder that does not exist is not made, and an empty name is one line.
         let nowhere = folder.appendingPathComponent("no/such/folder/x.sqlite").path
-        let missing = try run(["add", "x", "--database", nowhere])
+        let missing = try await run(["add", "x", "--database", nowhere])
         #expect(missing.status == 1 && missing.stderr == "reminders: there is no folder \(folder.appendingPathComponent("no/such/folder").path) for the database \(nowhere)\n", "\(missing.stderr)")
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("no").path))
-        let empty = try run(["stats", "--database", ""])
+        let empty = try await run(["stats", "--database", ""])
         #expect(empty.status == 1 && empty.stderr.split(separator: "\n").count == 1, "\(empty.stderr)")
     }
 
-    @Test func orderPlacesAReminderInItsListsManualOrder() throws {
-        #expect(try run(["lists", "add", "Chores"]).status == 0)
+    @Test func orderPlacesAReminderInItsListsManualOrder() async throws {
+        #expect(try await run(["lists", "add", "Chores"]).status == 0)
         for title in ["one", "two", "three"] {
-            #expect(try run(["add", title, "--list", "Chores"]).status == 0)
+            #expect(try await run(["add", title, "--list", "Chores"]).status == 0)
         }
-        func manual() throws -> [String] {
-            let shown = try run(["show", "Chores", "--sort", "manual", "--json"])
+        func manual() async throws -> [String] {
+            let shown = try await run(["show", "Chores", "--sort", "manual", "--json"])
             let rows = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [[String: Any]] ?? []
             return rows.compactMap { ($0["reminder"] as? [String: Any])?["title"] as? String }
         }
-        #expect(try manual() == ["one", "two", "three"])
-        #expect(try run(["order", "3", "--before", "1"]).status == 0)
-        #expect(try manual() == ["three", "one", "two"])
-        #expect(try run(["order", "3", "--after", "2"]).status == 0)
-        #expect(try manual() == ["one", "two", "three"])
-        #expect(try run(["order", "1", "--last"]).status == 0)
-        #expect(try manual() == ["two", "three", "one"])
-        let unsaid = try run(["order", "1"])
+        #expect(try await manual() == ["one", "two", "three"])
+        #expect(try await run(["order", "3", "--before", "1"]).status == 0)
+        #expect(try await manual() == ["three", "one", "two"])
+        #expect(try await run(["order", "3", "--after", "2"]).status == 0)
+        #expect(try await manual() == ["one", "two", "three"])
+        #expect(try await run(["order", "1", "--last"]).status == 0)
+        #expect(try await manual() == ["two", "three", "one"])
+        let unsaid = try await run(["order", "1"])
         #expect(unsaid.status == 64, "\(unsaid.stderr)")
     }
 }

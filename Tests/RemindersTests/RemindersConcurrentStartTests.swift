@@ -17,7 +17,7 @@ import TestSupport
             let outcomes = try await withThrowingTaskGroup(of: (Int32, String).self) { group in
                 for process in 0..<10 {
                     group.addTask {
-                        try ChildProcess.run(binary.path, ["add", "from process \(process)", "--database", path])
+                        try await ChildProcess.run(binary.path, ["add", "from process \(process)", "--database", path])
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -25,7 +25,7 @@ import TestSupport
             for (status, output) in outcomes where status != 0 {
                 failures.append("round \(round): exit \(status): \(output)")
             }
-            let listed = try ChildProcess.run(binary.path, ["view", "all", "--json", "--database", path])
+            let listed = try await ChildProcess.run(binary.path, ["view", "all", "--json", "--database", path])
             let reminders = try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [[String: Any]]
             #expect(reminders?.count == 10 - outcomes.filter { $0.0 != 0 }.count, "round \(round): \(listed.output.prefix(300))")
         }

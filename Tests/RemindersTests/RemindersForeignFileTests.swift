@@ -44,14 +44,14 @@ import Testing
         ["tagged", "x"], ["tags"], ["watch", "all", "--count", "1"], ["sync", "--status"],
     ]
 
-    @Test func everyReadingCommandRefusesAnotherProgramsFileOrAnEmptyOneAndLeavesItByteForByte() throws {
+    @Test func everyReadingCommandRefusesAnotherProgramsFileOrAnEmptyOneAndLeavesItByteForByte() async throws {
         let (folder, files) = try Self.foreignFiles()
         defer { try? FileManager.default.removeItem(at: folder) }
         let before = try Self.snapshot(folder)
         #expect(before.count == 3, "no file beside the three: \(before.keys.sorted())")
         for (kind, path) in files.sorted(by: { $0.key < $1.key }) {
             for arguments in Self.readingCommands {
-                let outcome = try commands.run(arguments + ["--database", path])
+                let outcome = try await commands.run(arguments + ["--database", path])
                 #expect(outcome.status == 1, "\(kind): \(arguments) exited \(outcome.status): \(outcome.stdout.prefix(200))")
                 let expected = kind == "empty"
                     ? "reminders: \(path) holds no reminders yet; add a list or a reminder to start it (reminders lists add TITLE --database …)\n"
@@ -63,21 +63,21 @@ import Testing
         }
     }
 
-    @Test func aWritingCommandRefusesAnotherProgramsFileUntouchedAndStartsAnEmptyOne() throws {
+    @Test func aWritingCommandRefusesAnotherProgramsFileUntouchedAndStartsAnEmptyOne() async throws {
         let (folder, files) = try Self.foreignFiles()
         defer { try? FileManager.default.removeItem(at: folder) }
         let before = try Self.snapshot(folder)
         for kind in ["journal", "wal"] {
             let path = try #require(files[kind])
-            let outcome = try commands.run(["add", "Buy milk", "--database", path])
+            let outcome = try await commands.run(["add", "Buy milk", "--database", path])
             #expect(outcome.status == 1, "\(kind): \(outcome.stderr)")
             #expect(try Self.snapshot(folder) == before, "\(kind): refused, and left as it was")
         }
         // The empty file is the one a writing command may start.
         let empty = try #require(files["empty"])
-        let added = try commands.run(["add", "Buy milk", "--database", empty])
+        let added = try await commands.run(["add", "Buy milk", "--database", empty])
         #expect(added.status == 0, "\(added.stderr)")
-        let listed = try commands.run(["view", "all", "--database", empty])
+        let listed = try await commands.run(["view", "all", "--database", empty])
         #expect(listed.status == 0 && listed.stdout.contains("Buy milk"), "\(listed.stderr)")
     }
 }

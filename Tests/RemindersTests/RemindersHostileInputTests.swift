@@ -75,8 +75,8 @@ import TestSupport
 
     /// Runs the command on `path` through bash, whose `times` says how much
     /// processor time it took: a measure that other work on the machine does not inflate.
-    func runTimed(_ arguments: [String], on path: String) throws -> (outcome: RemindersCommandTests.Outcome, cpu: Duration) {
-        var outcome = try commands.run(arguments + ["--database", path],
+    func runTimed(_ arguments: [String], on path: String) async throws -> (outcome: RemindersCommandTests.Outcome, cpu: Duration) {
+        var outcome = try await commands.run(arguments + ["--database", path],
                                        through: ["/bin/bash", "-c", #"status=0; "$0" "$@" || status=$?; times >&2; exit $status"#])
         let cpu = try Self.childProcessorTime(&outcome.stderr)
         return (outcome, cpu)
@@ -85,12 +85,12 @@ import TestSupport
     @Test(arguments: [["view", "all"], ["show", "1"], ["lists"], ["stats"], ["tagged", "tag\u{1B}[2J"], ["search", "bill"], ["detail", "1"]])
     func everyListingOfAMegabyteTitleDrawsInLinearTimeAndSafely(arguments: [String]) async throws {
         let (one, four) = try await (hostileDatabase(times: 1), hostileDatabase(times: 4))
-        let (outcome, cpuOne) = try runTimed(arguments, on: one)
+        let (outcome, cpuOne) = try await runTimed(arguments, on: one)
         #expect(outcome.status == 0, "\(outcome.stderr.prefix(300))")
         // No bound in seconds (the machine's speed and the sanitizer's would set it): four times the
         // text takes at most eight times the processor time, where drawing that is linear takes
         // four times at most and drawing that was quadratic (it took minutes) sixteen.
-        let (outcomeFour, cpuFour) = try runTimed(arguments, on: four)
+        let (outcomeFour, cpuFour) = try await runTimed(arguments, on: four)
         #expect(outcomeFour.status == 0, "\(outcomeFour.stderr.prefix(300))")
         print("reminders \(arguments): \(cpuOne) of processor time on 1 MB, \(cpuFour) on 4 MB")
         #expect(cpuFour < cpuOne * 8, "\(arguments) took \(cpuOne) of processor time on 1 MB, \(cpuFour) on 4 MB")
@@ -114,14 +114,14 @@ import TestSupport
         let title = "a\u{1B}b\u{9B}c\u{61C}d\u{200E}e\u{202E}f\u{2069}g\nh\ti\u{7F}j é 漢\u{200D}k"
         _ = try await model.addReminder(ReminderDraft(title: title), to: "Inbox")
         await store.close()
-        let outcome = try commands.run(["detail", "1", "--database", path])
+        let outcome = try await commands.run(["detail", "1", "--database", path])
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stdout.contains(#"a\u{1B}b\u{9B}c\u{61C}d\u{200E}e\u{202E}f\u{2069}g h i\u{7F}j é 漢\#u{200D}k"#), "\(outcome.stdout)")
     }
 
     @Test func jsonKeepsTheWholeTitleEscapedAsJSON() async throws {
         let path = try await hostileDatabase()
-        let outcome = try commands.run(["view", "all", "--json", "--database", path])
+        let outcome = try await commands.run(["view", "all", "--json", "--database", path])
         #expect(outcome.status == 0)
         let decoded = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [[String: Any]]
         let title = (decoded?.first?["reminder"] as? [String: Any])?["title"] as? String ?? ""

@@ -27,7 +27,7 @@ import TestSupport
 
     @Test func aLimitShowsThatManyAndSaysHowManyMoreTheListHolds() async throws {
         let path = try await database(12)
-        let page = try commands.run(["view", "all", "--limit", "5", "--database", path])
+        let page = try await commands.run(["view", "all", "--limit", "5", "--database", path])
         #expect(page.status == 0, "\(page.stderr)")
         let lines = page.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 7, "a heading, five rows, the line under them: \(page.stdout)")
@@ -36,15 +36,15 @@ import TestSupport
 
         // Not a terminal, no option: every row, nothing left out. --all says the same.
         for arguments in [[], ["--all"], ["--limit", "12"]] {
-            let every = try commands.run(["view", "all"] + arguments + ["--database", path])
+            let every = try await commands.run(["view", "all"] + arguments + ["--database", path])
             #expect(every.stdout.split(separator: "\n").count == 13, "\(arguments): \(every.stdout)")
             #expect(!every.stdout.contains("more ("), "\(arguments)")
         }
-        let completed = try commands.run(["view", "completed", "--limit", "2", "--database", path])
+        let completed = try await commands.run(["view", "completed", "--limit", "2", "--database", path])
         #expect(completed.stdout.hasSuffix("  … and 1 more (--limit N shows N, --all every one)\n"), "\(completed.stdout)")
 
         // --json takes the limit, and prints only rows.
-        let json = try commands.run(["view", "all", "--limit", "3", "--json", "--database", path])
+        let json = try await commands.run(["view", "all", "--limit", "3", "--json", "--database", path])
         let rows = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
         #expect(rows?.count == 3)
     }
@@ -52,14 +52,14 @@ import TestSupport
     @Test(arguments: [["show", "Inbox"], ["tagged", "chore"], ["search", "task"]])
     func everyListingOfRemindersTakesALimit(arguments: [String]) async throws {
         let path = try await database(12)
-        let page = try commands.run(arguments + ["--limit", "4", "--database", path])
+        let page = try await commands.run(arguments + ["--limit", "4", "--database", path])
         #expect(page.status == 0, "\(page.stderr)")
         let lines = page.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 6, "a heading, four rows, the line under them: \(page.stdout)")
         #expect(lines.last?.hasPrefix("  … and ") == true && lines.last?.hasSuffix("--limit N shows N, --all every one)") == true, "\(page.stdout)")
-        let every = try commands.run(arguments + ["--database", path])
+        let every = try await commands.run(arguments + ["--database", path])
         #expect(!every.stdout.contains("more ("), "\(every.stdout)")
-        let json = try commands.run(arguments + ["--limit", "4", "--json", "--database", path])
+        let json = try await commands.run(arguments + ["--limit", "4", "--json", "--database", path])
         let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8))
         let rows = (object as? [[String: Any]]) ?? ((object as? [String: Any])?["reminders"] as? [[String: Any]])
         #expect(rows?.count == 4, "\(json.stdout.prefix(300))")
@@ -67,9 +67,9 @@ import TestSupport
 
     @Test func aLimitBelowOneOrBesideAllIsAUsageError() async throws {
         let path = try await database(2)
-        let zero = try commands.run(["view", "all", "--limit", "0", "--database", path])
+        let zero = try await commands.run(["view", "all", "--limit", "0", "--database", path])
         #expect(zero.status == 64 && zero.stderr.hasPrefix("Error: --limit takes a count of 1 or more, not 0\n"), "\(zero.stderr)")
-        let both = try commands.run(["view", "all", "--limit", "3", "--all", "--database", path])
+        let both = try await commands.run(["view", "all", "--limit", "3", "--all", "--database", path])
         #expect(both.status == 64 && both.stderr.hasPrefix("Error: --limit and --all contradict each other: give one\n"), "\(both.stderr)")
     }
 
@@ -173,12 +173,12 @@ import TestSupport
         func titles(_ output: String) -> [String] {
             output.split(separator: "\n").compactMap { line in line.range(of: #"Task \d+"#, options: .regularExpression).map { String(line[$0]) } }
         }
-        let whole = titles(try commands.run(["show", "Inbox", "--all", "--database", path]).stdout)
+        let whole = titles(try await commands.run(["show", "Inbox", "--all", "--database", path]).stdout)
         #expect(whole.count == 12, "\(whole)")
         var seen: [String] = []
         var arguments = ["show", "Inbox", "--limit", "5", "--database", path]
         for round in 0..<10 {
-            let page = try commands.run(arguments)
+            let page = try await commands.run(arguments)
             #expect(page.status == 0, "\(page.stderr)")
             let lines = page.stdout.split(separator: "\n").map(String.init)
             seen += titles(page.stdout)
@@ -191,22 +191,22 @@ import TestSupport
             let cursor = String(last[range].dropFirst("--after ".count))
             arguments = ["show", "Inbox", "--limit", "5", "--after", cursor, "--database", path]
             // Between pages: a new reminder (it sorts last) and one of the first page completed (hidden).
-            #expect(try commands.run(["add", "Later \(round)", "--list", "Inbox", "--database", path]).status == 0)
+            #expect(try await commands.run(["add", "Later \(round)", "--list", "Inbox", "--database", path]).status == 0)
         }
         #expect(Array(seen.prefix(12)) == whole, "every reminder once, in order: \(seen)")
-        let bad = try commands.run(["show", "Inbox", "--after", "not-a-cursor", "--database", path])
+        let bad = try await commands.run(["show", "Inbox", "--after", "not-a-cursor", "--database", path])
         #expect(bad.status != 0 && bad.stderr.contains("--after takes the cursor a listing printed"), "\(bad.stderr)")
-        let both = try commands.run(["show", "Inbox", "--after", "x", "--all", "--database", path])
+        let both = try await commands.run(["show", "Inbox", "--after", "x", "--all", "--database", path])
         #expect(both.status == 64, "\(both.stderr)")
     }
 
     @Test func watchDrawsAPageAndSaysHowManyMore() async throws {
         let path = try await database(12)
-        let page = try commands.run(["watch", "Inbox", "--count", "1", "--limit", "4", "--database", path])
+        let page = try await commands.run(["watch", "Inbox", "--count", "1", "--limit", "4", "--database", path])
         #expect(page.status == 0, "\(page.stderr)")
         #expect(page.stdout.split(separator: "\n").map(String.init).suffix(2) == ["  … and 8 more (--limit N shows N, --all every one)", "---"], "\(page.stdout)")
         #expect(page.stdout.split(separator: "\n").count == 7, "a heading, four rows, the line under them, the dashes: \(page.stdout)")
-        let every = try commands.run(["watch", "all", "--count", "1", "--all", "--database", path])
+        let every = try await commands.run(["watch", "all", "--count", "1", "--all", "--database", path])
         #expect(every.stdout.split(separator: "\n").count == 14 && !every.stdout.contains("more ("), "\(every.stdout)")
     }
 }

@@ -33,19 +33,19 @@ import TestSupport
 
     /// `reminders schema-check` passes on the committed snapshot, and names a
     /// snapshot's drift (a column made nullable) with both sides, exiting 1.
-    @Test func theCommandChecksASnapshotAndNamesItsDrift() throws {
+    @Test func theCommandChecksASnapshotAndNamesItsDrift() async throws {
         let commands = RemindersCommandTests()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("depot-schema-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("scratch.sqlite").path
         let committed = Self.folder.appendingPathComponent("reminders-sqlite.schema").path
-        let passed = try commands.run(["schema-check", "--database", database, "--snapshot", committed])
+        let passed = try await commands.run(["schema-check", "--database", database, "--snapshot", committed])
         #expect(passed.status == 0 && passed.stdout.hasPrefix("schema check: "), "\(passed.stdout)\(passed.stderr)")
         let drifted = folder.appendingPathComponent("drifted.schema")
         try String(contentsOfFile: committed, encoding: .utf8).replacingOccurrences(of: "column notes TEXT NOT NULL", with: "column notes TEXT")
             .write(to: drifted, atomically: true, encoding: .utf8)
-        let failed = try commands.run(["schema-check", "--database", database, "--snapshot", drifted.path])
+        let failed = try await commands.run(["schema-check", "--database", database, "--snapshot", drifted.path])
         #expect(failed.status == 1, "\(failed.stdout)\(failed.stderr)")
         #expect(failed.stdout.contains(#"table reminders, column notes: the snapshot has "column notes TEXT"; the database has "column notes TEXT NOT NULL""#), "\(failed.stdout)")
     }

@@ -1,3 +1,4 @@
+import DepotTesting
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -25,37 +26,42 @@ extension RemindersCommandTests {
     }()
 
     /// The command's output on a terminal of `columns` columns, its colour escapes removed.
-    func drawnOnTerminal(_ arguments: [String], columns: Int) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+    func drawnOnTerminal(_ arguments: [String], columns: Int) async throws -> String {
         let command = ([try binary().path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        process.arguments = ["-qec", "stty cols \(columns) rows 50; " + command, "/dev/null"]
-        process.environment = environment
-        let output = Pipe()
-        process.standardInput = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let environment = self.environment
+        let data = try await ChildProcess.onThreadOfItsOwn {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-qec", "stty cols \(columns) rows 50; " + command, "/dev/null"]
+            process.environment = environment
+            let output = Pipe(), input = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            withExtendedLifetime(input) {}
+            return data
+        }
         return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\r", with: "")
             .replacing(/\u{1B}\[[0-9;]*m/, with: "")
     }
 
-    @Test func everyListingOfTheDemoFitsAnEightyColumnTerminal() throws {
-        #expect(try run(["demo"]).status == 0)
+    @Test func everyListingOfTheDemoFitsAnEightyColumnTerminal() async throws {
+        #expect(try await run(["demo"]).status == 0)
         let demo = ["--database", home.appendingPathComponent("depot-reminders/demo.sqlite").path]
         let long = "A very long title that keeps going and going, well past any width a terminal has"
-        #expect(try run(["add", long, "--list", "Groceries", "--tag", "travel", "--tag", "family", "--due", "tomorrow 9am"] + demo).status == 0)
-        #expect(try run(["add", "漢字のタイトルはとても長いですね、もっと長くしましょう", "--list", "Work", "--tag", "長いタグ"] + demo).status == 0)
-        #expect(try run(["add", "Family picnic 👩‍👩‍👧 with 🍉 and 🧺 and a long, long list of things", "--list", "Trip to Lisbon", "--flag"] + demo).status == 0)
-        #expect(try run(["lists", "add", "A list whose title is much longer than a column should be, with 漢字"] + demo).status == 0)
+        #expect(try await run(["add", long, "--list", "Groceries", "--tag", "travel", "--tag", "family", "--due", "tomorrow 9am"] + demo).status == 0)
+        #expect(try await run(["add", "漢字のタイトルはとても長いですね、もっと長くしましょう", "--list", "Work", "--tag", "長いタグ"] + demo).status == 0)
+        #expect(try await run(["add", "Family picnic 👩‍👩‍👧 with 🍉 and 🧺 and a long, long list of things", "--list", "Trip to Lisbon", "--flag"] + demo).status == 0)
+        #expect(try await run(["lists", "add", "A list whose title is much longer than a column should be, with 漢字"] + demo).status == 0)
         let listings: [[String]] = [
             ["stats"], ["lists"], ["view", "all"], ["view", "today"], ["view", "scheduled"], ["view", "flagged"], ["view", "completed"],
             ["show", "Groceries"], ["show", "Work"], ["tagged", "travel"], ["search", "a"], ["tags"], ["tags", "picker"],
         ]
         for arguments in listings {
-            let drawn = try drawnOnTerminal(arguments + demo, columns: 80)
+            let drawn = try await drawnOnTerminal(arguments + demo, columns: 80)
             let lines = drawn.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             #expect(lines.count > 1, "\(arguments) drew: \(drawn)")
             for line in lines where Self.terminalWidth(line) > 80 {
@@ -63,6 +69,6 @@ extension RemindersCommandTests {
             }
         }
         // The long title is cut, not dropped: its beginning is there, with the ellipsis.
-        #expect(try drawnOnTerminal(["view", "all"] + demo, columns: 80).contains("A very long"))
+        #expect(try await drawnOnTerminal(["view", "all"] + demo, columns: 80).contains("A very long"))
     }
 }

@@ -75,12 +75,12 @@ extension RemindersCommandTests {
     /// Starts `reminders watch Groceries`, changes the list from another
     /// `reminders` process, and returns how long after that process started the new drawing showed.
     func watchFollowsAnotherProcess(_ database: [String]) async throws -> Duration {
-        let created = try run(["lists", "add", "Groceries"] + database)
+        let created = try await run(["lists", "add", "Groceries"] + database)
         #expect(created.status == 0, "\(created.stderr)")
         let watcher = try WatchingProcess(binary: try binary(), arguments: ["watch", "Groceries"] + database, environment: environment)
         try await watcher.waitFor("---")
         #expect(watcher.text.contains("(none)"))
-        let added = try run(["add", "Milk 🥛", "--list", "Groceries"] + database)
+        let added = try await run(["add", "Milk 🥛", "--list", "Groceries"] + database)
         #expect(added.status == 0, "\(added.stderr)")
         // Timed from the other process's end, when its commit is done (however slowly a busy machine
         // started it): an upper bound on commit-to-drawing.
@@ -88,7 +88,7 @@ extension RemindersCommandTests {
         try await watcher.waitFor("Milk 🥛")
         let latency = ContinuousClock.now - committedAt
         // Another change, another drawing: completing it (shown lists hide completed reminders).
-        let completed = try run(["complete", "1"] + database)
+        let completed = try await run(["complete", "1"] + database)
         #expect(completed.status == 0, "\(completed.stderr)")
         try await watcher.waitFor("---", times: 3)
         let drawings = watcher.text.components(separatedBy: "---\n").filter { !$0.isEmpty }
@@ -133,14 +133,14 @@ extension RemindersCommandTests {
         let user = direct.user.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed) ?? direct.user
         let password = (direct.password ?? "").addingPercentEncoding(withAllowedCharacters: .urlPasswordAllowed) ?? ""
         let proxied = "postgres://\(user):\(password)@127.0.0.1:\(proxy.port)/\(direct.database)?search_path=\(schema)"
-        #expect(try run(["lists", "add", "Groceries", "--database", url]).status == 0)
+        #expect(try await run(["lists", "add", "Groceries", "--database", url]).status == 0)
         let watcher = try WatchingProcess(binary: try binary(), arguments: ["watch", "Groceries", "--database", proxied], environment: environment)
         try await watcher.waitFor("---")
         proxy.stop()
         try await watcher.waitFor("the database is unreachable", limit: .seconds(10))
         try proxy.start()
         try await watcher.waitFor("the database is back", limit: .seconds(10))
-        #expect(try run(["add", "Milk", "--list", "Groceries", "--database", url]).status == 0)
+        #expect(try await run(["add", "Milk", "--list", "Groceries", "--database", url]).status == 0)
         try await watcher.waitFor("Milk", limit: .seconds(10))
         #expect(!watcher.text.contains(direct.password ?? "no password"), "no password in what watch prints")
         #expect(watcher.stop() == 0, "watch stops cleanly on SIGTERM: \(watcher.text)")

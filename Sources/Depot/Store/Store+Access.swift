@@ -235,15 +235,3 @@ final class AccessResult<T>: ManagedBuffer<AccessResult<T>.Header, T>, AccessBod
         }
     }
 }
-
-extension Duration {
-    /// The duration in whole nanoseconds, saturating at the bounds of `Int`.
-    var saturatingNanoseconds: Int {
-        let (seconds, attoseconds) = components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !overflow else { return seconds < 0 ? .min : .max }
-        let (total, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
-        guard !overflowAgain else { return seconds < 0 ? .min : .max }
-        return Int(total)
-    }
-}

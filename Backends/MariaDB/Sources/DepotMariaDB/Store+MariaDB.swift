@@ -26,14 +26,10 @@ extension Store {
         // The server checked now, on a thread of its own (connecting blocks),
         // and asked how it hands out generated keys.
         let probe = driver
-        driver.consecutiveGeneratedKeys = try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result {
-                    let connection = try MariaDBConnection(configuration: probe.configuration, cursor: probe.cursor)
-                    defer { connection.close() }
-                    return try MariaDBConnection.showValue(connection.mysql, "SHOW SESSION VARIABLES LIKE 'auto_increment_increment'") == "1"
-                })
-            }
+        driver.consecutiveGeneratedKeys = try await OffPool.value("depot.mariadb.probe") {
+            let connection = try MariaDBConnection(configuration: probe.configuration, cursor: probe.cursor)
+            defer { connection.close() }
+            return try MariaDBConnection.showValue(connection.mysql, "SHOW SESSION VARIABLES LIKE 'auto_increment_increment'") == "1"
         }
         return Store(driver: driver, configuration: configuration.store)
     }

@@ -44,13 +44,6 @@ extension Galera {
         FileHandle.standardError.write(Data("Galera fault test: \(text)\n".utf8))
     }
 
-    /// Runs a blocking call off the task pool.
-    func offThePool(_ body: @escaping @Sendable () throws -> Void) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-        }
-    }
-
     @Test func twentyTasksThroughThreeNodesWhileOneIsKilledAndRestartedTwiceLoseNoAcknowledgedWriteAndLeaveNoneHalfDone() async throws {
         let databases = MariaDBScratchDatabases(base: try GaleraTestCluster.configuration())
         let database = try await databases.makeDatabase()
@@ -104,7 +97,7 @@ extension Galera {
             target = ledger.withLock { $0.acknowledged.count } + 100
             try await waitFor(target, ledger, "with node \(node) killed")
             progress("\(ledger.withLock { $0.acknowledged.count }) acknowledged; starting node \(node) again")
-            try await offThePool { try GaleraTestCluster.restart(node: node) }
+            try await GaleraTestCluster.restart(node: node)
             progress("node \(node) is back")
             target = ledger.withLock { $0.acknowledged.count } + 100
             try await waitFor(target, ledger, "after node \(node) came back")

@@ -30,12 +30,13 @@ enum GaleraTestCluster {
 
     /// Runs `sql` as root on node `n` (1, 2 or 3), over its socket, through
     /// the `mariadb` client; returns its output, tab-separated.
+    /// It blocks its thread: on a task, call it through `ChildProcess.onThreadOfItsOwn`.
     static func asRoot(node n: Int, _ sql: String) throws -> String {
         let folder = try #require(folder, "DEPOT_GALERA_DIR names the cluster's folder")
         let password = try String(contentsOfFile: "\(folder)/root-password", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         // The password in the environment, not in the arguments every process can read.
-        let (status, output) = try ChildProcess.run("/usr/bin/mariadb", ["-uroot", "-S", "\(folder)/node\(n)/mariadb.sock", "-N", "-e", sql],
-                                                    environment: ["MYSQL_PWD": password])
+        let (status, output) = try ChildProcess.runOnThisThread("/usr/bin/mariadb", ["-uroot", "-S", "\(folder)/node\(n)/mariadb.sock", "-N", "-e", sql],
+                                                            environment: ["MYSQL_PWD": password])
         guard status == 0 else { throw DatabaseError(.other, "root on node \(n): \(output)") }
         return output
     }
@@ -55,7 +56,7 @@ enum GaleraTestCluster {
     /// bound on liveness (ten minutes), not a timing claim.
     static func waitFor(node n: Int, _ what: String, _ condition: ((ready: Bool, size: Int)) -> Bool) async throws {
         let started = ContinuousClock.now
-        while !condition(try membership(node: n)) {
+        while !condition(try await ChildProcess.onThreadOfItsOwn { try membership(node: n) }) {
             if ContinuousClock.now - started > .seconds(600) { throw DatabaseError(.timeout, "node \(n) did not come \(what) in ten minutes") }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -71,9 +72,9 @@ enum GaleraTestCluster {
 
     /// Starts node `n` again; returns once it is back in the cluster, synced.
     /// Blocks its thread: call it off the task pool.
-    static func restart(node n: Int) throws {
+    static func restart(node n: Int) async throws {
         let folder = try #require(folder, "DEPOT_GALERA_DIR names the cluster's folder")
-        let (status, output) = try ChildProcess.runScript("\(folder)/node\(n)/start")
+        let (status, output) = try await ChildProcess.runScript("\(folder)/node\(n)/start")
         #expect(status == 0, "node \(n) did not come back: \(output)")
     }
 }
@@ -228,8 +229,8 @@ extension Galera {
         defer { try? FileManager.default.removeItem(at: folder) }
         let sqlite = folder.appendingPathComponent("demo.sqlite").path
 
-        let onSQLite = try command.run(["demo", "--database", sqlite, "--time-zone", "UTC"])
-        let onGalera = try command.run(["demo", "--database", galera, "--time-zone", "UTC"])
+        let onSQLite = try await command.run(["demo", "--database", sqlite, "--time-zone", "UTC"])
+        let onGalera = try await command.run(["demo", "--database", galera, "--time-zone", "UTC"])
         #expect(onSQLite.status == 0, "\(onSQLite.output)")
         #expect(onGalera.status == 0, "\(onGalera.output)")
         #expect(command.homeScreen(onGalera.output) == command.homeScreen(onSQLite.output))
@@ -238,9 +239,9 @@ extension Galera {
         #expect(nodes.allSatisfy { named.contains($0) }, "the demo names every node: \(named)")
         let password = try #require(try GaleraTestCluster.configuration().password)
         #expect(!onGalera.output.contains(password), "the password is never printed")
-        let today = try command.run(["view", "today", "--database", galera, "--time-zone", "UTC"])
+        let today = try await command.run(["view", "today", "--database", galera, "--time-zone", "UTC"])
         #expect(today.status == 0, "\(today.output)")
-        #expect(today == (try command.run(["view", "today", "--database", sqlite, "--time-zone", "UTC"])))
+        #expect(today == (try await command.run(["view", "today", "--database", sqlite, "--time-zone", "UTC"])))
     }
 
     /// A store on one node of `database`, whose migration lock rows hold a
@@ -399,7 +400,7 @@ extension Galera {
             Issue.record(error)
         }
         // The partition heals: the node rejoins, and the tests after this one find three.
-        _ = try GaleraTestCluster.asRoot(node: 3, "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'")
+        _ = try await ChildProcess.onThreadOfItsOwn { try GaleraTestCluster.asRoot(node: 3, "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'") }
         try await GaleraTestCluster.waitFor(node: 3, "to rejoin") { $0.ready && $0.size == 3 }
         let stored = try await store.read { db in try db.fetchAll(Int64.self, "SELECT \(ident: "id") FROM \(ident: "notes")") }
         #expect(stored == [2])

@@ -1,3 +1,4 @@
+import DepotTesting
 import Foundation
 import Hummingbird
 import Testing
@@ -7,13 +8,9 @@ import Testing
 /// `reminders` command refuses it.
 extension ServerStartupTests {
     /// Runs SQL on a file through SQLite's own shell (not Depot, which would switch it to WAL).
-    static func sqlite(_ path: String, _ sql: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [path, sql]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "sqlite3 \(sql)")
+    static func sqlite(_ path: String, _ sql: String) async throws {
+        let (status, output) = try await ChildProcess.run("/usr/bin/sqlite3", [path, sql])
+        #expect(status == 0, "sqlite3 \(sql): \(output)")
     }
 
     /// Every file in a folder, and its bytes.
@@ -25,14 +22,14 @@ extension ServerStartupTests {
         return files
     }
 
-    @Test func anotherProgramsFileOrAnEmptyOneIsRefusedAndLeftByteForByte() throws {
+    @Test func anotherProgramsFileOrAnEmptyOneIsRefusedAndLeftByteForByte() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("reminders-server-foreign-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let journal = folder.appendingPathComponent("swiftpm.db").path
-        try Self.sqlite(journal, "CREATE TABLE manifests (key TEXT PRIMARY KEY, value BLOB); INSERT INTO manifests VALUES ('k', x'00ff')")
+        try await Self.sqlite(journal, "CREATE TABLE manifests (key TEXT PRIMARY KEY, value BLOB); INSERT INTO manifests VALUES ('k', x'00ff')")
         let wal = folder.appendingPathComponent("cache.db").path
-        try Self.sqlite(wal, "PRAGMA journal_mode = WAL; CREATE TABLE cache (key TEXT PRIMARY KEY)")
+        try await Self.sqlite(wal, "PRAGMA journal_mode = WAL; CREATE TABLE cache (key TEXT PRIMARY KEY)")
         let empty = folder.appendingPathComponent("empty.sqlite").path
         try #require(FileManager.default.createFile(atPath: empty, contents: Data()))
         let before = try Self.snapshot(folder)
@@ -40,7 +37,7 @@ extension ServerStartupTests {
         for (path, expected) in [(journal, "is not a reminders database (it holds manifests)"), (wal, "is not a reminders database (it holds cache)"),
                                  (empty, "holds no tables: the server starts a database only where there is no file")] {
             for mode in [[], ["--sync"]] {
-                _ = try expectOneLineFailure(["--database", path, "--port", "0"] + mode, expected)
+                _ = try await expectOneLineFailure(["--database", path, "--port", "0"] + mode, expected)
                 #expect(try Self.snapshot(folder) == before, "\(path) \(mode): left as it was")
             }
         }

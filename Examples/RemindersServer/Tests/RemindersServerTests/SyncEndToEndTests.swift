@@ -1,3 +1,4 @@
+import DepotTesting
 import Foundation
 import Testing
 
@@ -24,9 +25,7 @@ import Testing
         @discardableResult
         func run(_ arguments: [String], expecting status: Int32 = 0,
                  sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
-            let (exit, stdout, stderr) = try await withCheckedThrowingContinuation { continuation in
-                DispatchQueue.global().async { continuation.resume(with: Result { try runWaiting(arguments) }) }
-            }
+            let (exit, stdout, stderr) = try await ChildProcess.onThreadOfItsOwn { try runWaiting(arguments) }
             #expect(exit == status, "reminders \(arguments.joined(separator: " ")): \(stdout) \(stderr)", sourceLocation: sourceLocation)
             return stdout + stderr
         }
