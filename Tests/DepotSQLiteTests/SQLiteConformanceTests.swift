@@ -122,3 +122,27 @@ struct SQLiteConformance {
         try await plain.run(using: factory)
     }
 }
+
+/// The suite's checks run on several stores at once (this file's suites, a
+/// backend's, the guide's): a check that keeps Swift's task pool busy must
+/// not hold it from another copy of itself. Two copies of the pool-busy
+/// timeout check each held part of the pool and waited for the rest, for ten
+/// minutes, with every other task of the process behind them.
+@Suite struct ConformanceChecksSideBySide {
+    @Test func thePoolBusyTimeoutCheckRunsBesideCopiesOfItself() async throws {
+        let name = "transactions: an access's timeout fires while every thread of Swift's task pool is busy"
+        let check = try #require(ConformanceSuite.check(named: name))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    try await check.run { configuration in
+                        var sqlite = SQLiteConfiguration()
+                        sqlite.store = configuration
+                        return Store.sqliteInMemory(sqlite)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+}
