@@ -14,7 +14,7 @@ struct NoteLabel: Codable, Equatable {
 extension QueryChecks {
     static let expressions: [ConformanceCheck] = [
         ConformanceCheck("query: integer arithmetic is exact, and its overflow is an error, never a float or a wrap", integerArithmetic),
-        ConformanceCheck("query: arithmetic beside a NULL the query alone decides is NULL, without computing (or overflowing) its other side", knownNull),
+        ConformanceCheck("query: arithmetic or a comparison beside a NULL the query alone decides is NULL, without computing (or overflowing) its other side", knownNull),
         ConformanceCheck("query: division truncates toward zero, a remainder takes the dividend's sign, and a zero divisor is an error", division),
         ConformanceCheck("query: coalesce, NULLIF and CASE with NULLs", conditionals),
         ConformanceCheck("query: a computed text compares by code point, whatever the column's collation", computedTextCollation),
@@ -67,6 +67,18 @@ extension QueryChecks {
         for (what, expression) in cases {
             let values = try await store.read { db in try db.fetchAll(Note.all.select(expression)) }
             try expectEqual(values, Note.samples.map { _ in nil }, what)
+        }
+        // A comparison is such an operator too: beside a NULL the query decides it is NULL (no row
+        // passes), whatever the other side would have done.
+        let comparisons: [(String, @Sendable (Note.Columns) -> QueryExpression<Bool>)] = [
+            ("rank * Int.max > nil", { ($0.rank * Int.max) > QueryExpression<Int?>(nil) }),
+            ("CASE WHEN id IN [] THEN rank END <= rank + Int.max", { Case.when($0.id.in([]), then: $0.rank).end() <= ($0.rank + Int.max) }),
+            ("rank - Int.min eq nil", { ($0.rank - Int.min).eq(QueryExpression<Int?>(nil)) }),
+            ("NOT (rank * Int.max < nil)", { !(($0.rank * Int.max) < QueryExpression<Int?>(nil)) }),
+        ]
+        for (what, predicate) in comparisons {
+            let ids = try await store.read { db in try db.fetchAll(Note.where(predicate).select { $0.id }) }
+            try expectEqual(ids, [], what)
         }
         // A NULL that comes from a row is no constant: the other side is computed, and its overflow fails.
         try await expectError(.encoding, "NULL rank + (CASE WHEN rank IS NULL THEN Int.max ELSE 0 END + 1)") {

@@ -4,7 +4,11 @@
 /// PostgreSQL replaces a strict operator beside a NULL it knows at planning
 /// time by NULL without computing the other operand, so an overflow there is
 /// never raised; SQLite computes both. The renderer folds those operators
-/// itself, so every engine gives NULL.
+/// (arithmetic and comparisons) itself, so every engine gives NULL.
+///
+/// Caveat: a declared query's parameter is not known when the query is
+/// rendered. PostgreSQL may still fold a NULL one (a custom plan binds it as
+/// a constant), where SQLite computes the other side.
 enum KnownValue: Equatable {
     case null
     case truth(Bool)
@@ -43,7 +47,7 @@ extension QueryNode {
             case .null: return .null
             case nil: return nil
             }
-        case .arithmetic(let lhs, _, let rhs):
+        case .arithmetic(let lhs, _, let rhs), .compare(let lhs, _, let rhs):
             return lhs.known == .null || rhs.known == .null ? .null : nil
         case .coalesce(let operands):
             return operands.allSatisfy { $0.known == .null } ? .null : nil

@@ -208,6 +208,12 @@ final class QueryRenderer {
             bind(.null)
             parameterSlots?.append((values.count - 1, position))
         case .compare(let lhs, let op, let rhs):
+            // Beside a NULL the query alone decides, NULL without the other operand (and its
+            // overflow) on every engine, as PostgreSQL folds it (as arithmetic does, below).
+            if lhs.known == .null || rhs.known == .null {
+                text += "CAST(NULL AS \(dialect.castTypeName(.bool)))"
+                return
+            }
             text += "("
             try renderBinary(lhs, ordering: op.isOrdering)
             text += " \(op.rawValue) "
