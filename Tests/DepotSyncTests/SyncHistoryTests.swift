@@ -19,11 +19,12 @@ import TestSupport
         return plan
     }
 
+    /// Runs the plan's histories, as many at once as the machine has cores
+    /// (each has its own server and devices): one after another they left a
+    /// core idle, and the longest of them set the suite's time.
     static func runHistories(_ plan: SyncHistory.Plan, engine: String) async throws {
         let seeds = plan.seeds
-        var totals = SyncHistory.Findings()
-        var failed: [String] = []
-        for seed in seeds {
+        func run(_ seed: UInt64) async throws -> SyncHistory.Findings {
             let folder = try SyncReplicaTests.folder()
             defer { try? FileManager.default.removeItem(at: folder) }
             let serverStore = engine == "SQLite"
@@ -34,9 +35,27 @@ import TestSupport
             }
             let findings = try await SyncHistory.run(seed: seed, operations: plan.operations, serverStore: serverStore, folder: folder)
             await serverStore.close()
+            return findings
+        }
+        var results: [(index: Int, findings: SyncHistory.Findings)] = []
+        try await withThrowingTaskGroup(of: (index: Int, findings: SyncHistory.Findings).self) { group in
+            let width = max(2, ProcessInfo.processInfo.activeProcessorCount)
+            var next = 0
+            while next < seeds.count || !group.isEmpty {
+                while next < seeds.count, next - results.count < width {
+                    let (index, seed) = (next, seeds[next])
+                    group.addTask { (index, try await run(seed)) }
+                    next += 1
+                }
+                if let result = try await group.next() { results.append(result) }
+            }
+        }
+        var totals = SyncHistory.Findings()
+        var failed: [String] = []
+        for (index, findings) in results.sorted(by: { $0.index < $1.index }) {
             totals.add(findings)
             if !findings.problems.isEmpty {
-                failed.append("history \(seed) (replay with \(plan.replay(seed))):\n\(findings)")
+                failed.append("history \(seeds[index]) (replay with \(plan.replay(seeds[index]))):\n\(findings)")
             }
         }
         print("SyncHistoryTests (\(engine) server): \(seeds.count) histories from seed \(seeds.first ?? 0), \(totals.summary); "
