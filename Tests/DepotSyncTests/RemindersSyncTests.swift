@@ -166,7 +166,7 @@ struct RemindersSyncTests {
         let base = try #require(PostgresTestServer.url)
         let probeURL = base + (base.contains("?") ? "&" : "?") + "search_path=\(schema)"
         var kills = 0
-        func startProbe(_ round: Int) throws -> Process {
+        func startProbe(_ round: Int) async throws -> Process {
             let process = Process()
             process.executableURL = try SyncConvergenceTests.probe()
             process.arguments = ["reminders", probePath, probeURL, String(seed &+ UInt64(round))]
@@ -174,7 +174,9 @@ struct RemindersSyncTests {
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
             try process.run()
-            _ = output.fileHandleForReading.availableData   // "ready": migrated, a replica
+            // "ready": migrated, a replica (read on a thread of its own: the probe may take a while).
+            let reading = output.fileHandleForReading
+            _ = try await ChildProcess.onThreadOfItsOwn { reading.availableData }
             return process
         }
         func probeState() async throws {
@@ -188,7 +190,7 @@ struct RemindersSyncTests {
             // What it had written is in its database: the oracle takes it in.
             try await probeState()
         }
-        var probe = try startProbe(0)
+        var probe = try await startProbe(0)
 
         let titles = ["Groceries", "Work", "Home", "Trip"], tagTitles = ["errand", "Errand", "urgent", "home", "later"]
         var (syncs, lost, refused) = (0, 0, 0)
@@ -231,7 +233,7 @@ struct RemindersSyncTests {
             }
             if g.chance(60) {
                 try await killProbe(probe)
-                probe = try startProbe(step)
+                probe = try await startProbe(step)
             }
             // A local write stamps what it changes later than every stamp the device held before.
             try await absorbWrites(index)

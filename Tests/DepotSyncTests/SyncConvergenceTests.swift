@@ -165,7 +165,8 @@ extension SyncConvergenceTests {
             }
             // Each probe says "ready" once its replica exists; then it writes and syncs until killed.
             for (process, _, output) in processes {
-                let ready = output.fileHandleForReading.availableData
+                let reading = output.fileHandleForReading
+                let ready = try await ChildProcess.onThreadOfItsOwn { reading.availableData }
                 #expect(String(decoding: ready, as: UTF8.self).contains("ready") || !process.isRunning, "seed \(seed): the probe started")
             }
             try await Task.sleep(for: .milliseconds(Int.random(in: 100...700, using: &g)))
