@@ -133,7 +133,11 @@ enum TransactionChecks {
             for id in 2...4 { try await patiently { try await store.write { db in try add(db, id, "after") } } }
             try expectEqual(try await patiently { try await names(store, from: .primary) }, ["after", "after", "after"], "the store works after timeouts")
         },
-        ConformanceCheck("transactions: an access's timeout fires while every thread of Swift's task pool is busy") { context in
+        // It needs the process alone: it holds every thread of the task pool until its deadline
+        // interrupts it, and a test beside it that held one of those threads while it waited for
+        // another (a read on the calling thread waiting for its cancellation, say) would wait, with
+        // the whole process, for the check's ten-minute bound (a thread-sanitizer run here).
+        ConformanceCheck("transactions: an access's timeout fires while every thread of Swift's task pool is busy", needsTheProcessAlone: true) { context in
             var configuration = Store.Configuration()
             configuration.accessTimeout = .seconds(1)
             let store = try await context.makeStore(configuration)

@@ -129,7 +129,8 @@ struct SQLiteConformance {
 /// timeout check each held part of the pool and waited for the rest, for ten
 /// minutes, with every other task of the process behind them.
 @Suite struct ConformanceChecksSideBySide {
-    @Test func thePoolBusyTimeoutCheckRunsBesideCopiesOfItself() async throws {
+    /// With the process alone (scripts/test runs `…ProcessAlone` after the rest), as the check needs.
+    @Test func thePoolBusyTimeoutCheckRunsBesideCopiesOfItselfProcessAlone() async throws {
         let name = "transactions: an access's timeout fires while every thread of Swift's task pool is busy"
         let check = try #require(ConformanceSuite.check(named: name))
         try await withThrowingTaskGroup(of: Void.self) { group in
