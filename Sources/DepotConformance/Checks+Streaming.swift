@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Depot
 import Foundation
+import Synchronization
 
 /// Cursors stream; batch inserts have no size limit and are all-or-none.
 enum StreamingChecks {
@@ -104,21 +105,25 @@ enum StreamingChecks {
                 try db.insert(contentsOf: (1...200).map { Payload(id: Int64($0), text: "row \($0)") })
             }
             let streams = 2 * ProcessInfo.processInfo.activeProcessorCount + 2
+            let consumed = RowCount()
             let tasks = (0..<streams).map { _ in
                 Task {
                     var ids: [Int64] = []
                     for try await payload in store.rows(Payload.self, "SELECT * FROM \(ident: "payloads") ORDER BY \(ident: "id")", bufferSize: 1) {
                         ids.append(payload.id)
+                        consumed.value.add(1, ordering: .relaxed)
                         await Task.yield()
                     }
                     return ids
                 }
             }
-            let watchdog = Watchdog(after: 120) { for task in tasks { task.cancel() } }
+            // A hang is no row consumed for two minutes; slow progress (the thread sanitizer beside
+            // a whole suite: 1,200 hand-offs queued behind every other test's) is not.
+            let watchdog = Watchdog(stalledFor: 120, progress: { consumed.value.load(ordering: .relaxed) }) { for task in tasks { task.cancel() } }
             defer { watchdog.disarm() }
             for task in tasks {
                 let ids = try? await task.value
-                try expect(!watchdog.fired, "\(streams) streams were still running after 120 s: their reads held the threads their consumers need")
+                try expect(!watchdog.fired, "\(streams) streams consumed no row for 120 s (\(consumed.value.load(ordering: .relaxed)) in all): their reads held the threads their consumers need")
                 try expectEqual(ids, (1...200).map(Int64.init), "each stream's rows")
             }
         },
@@ -360,4 +365,9 @@ final class AsyncLock: @unchecked Sendable {
             next.resume()
         }
     }
+}
+
+/// A count of rows consumed, read by a watchdog on a stall.
+final class RowCount: Sendable {
+    let value = Atomic<Int>(0)
 }

@@ -59,6 +59,25 @@ final class Watchdog {
         })
     }
 
+    /// A bound on a stall, not on the whole work: it fires when `progress`
+    /// (a count the work raises as it goes) has not moved for `seconds`.
+    /// Work that is slow (the thread sanitizer, a busy machine) but moves
+    /// never trips it; work that hangs does, `seconds` after it stopped.
+    init(stalledFor seconds: Int, progress: @escaping @Sendable () -> Int, _ action: @escaping @Sendable () -> Void) {
+        let state = self.state
+        @Sendable func look(after last: Int) {
+            OffPool.run("depot.conformance.watchdog", after: .seconds(seconds), DispatchWorkItem {
+                let now = progress()
+                if now != last {
+                    if !state.isDisarmed { look(after: now) }
+                } else if state.fire() {
+                    action()
+                }
+            })
+        }
+        look(after: progress())
+    }
+
     /// Whether the bound passed and `action` ran.
     var fired: Bool { state.hasFired }
 
@@ -77,6 +96,7 @@ final class Watchdog {
             }
         }
         func disarm() { lock.withLock { armed = false } }
+        var isDisarmed: Bool { lock.withLock { !armed } }
         var hasFired: Bool { lock.withLock { fired } }
     }
 }
