@@ -69,7 +69,9 @@ struct SQLiteConformance {
     @Test("the suite has a check for every area the contract names")
     func suiteCoversTheContract() {
         #expect(Self.checks.count + Self.aloneChecks.count == ConformanceSuite.checks.count, "every check runs, beside the others or alone")
-        #expect(Self.aloneChecks == ["streaming: a cursor over 100,000 rows keeps memory flat"], "only the memory check needs the process alone")
+        #expect(Set(Self.aloneChecks) == ["streaming: a cursor over 100,000 rows keeps memory flat",
+                                          "transactions: an access's timeout fires while every thread of Swift's task pool is busy"],
+                "only the memory check and the one that fills the task pool need the process alone")
         #expect(Self.checks.count + Self.aloneChecks.count - Self.inMemoryChecks.count - Self.inMemoryAloneChecks.count == 1,
                 "the in-memory store leaves out only the check it cannot meet")
         let areas = Set(ConformanceSuite.checks.map { $0.name.split(separator: ":").first.map(String.init) ?? "" })
