@@ -26,16 +26,7 @@ extension Store {
         if configuration.waitsForServer {
             return Store(driver: driver, configuration: configuration)
         }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            OffPool.run("depot.open") {
-                do {
-                    try driver.openConnection(.writer).close()
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
+        try await OffPool.value("depot.open") { try driver.openConnection(.writer).close() }
         return Store(driver: driver, configuration: configuration)
     }
 }
