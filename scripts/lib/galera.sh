@@ -61,6 +61,9 @@ export PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\${PATH
 node='$node'
 data="\$node/data"
 socket="\$node/mariadb.sock"
+# Its own temporary folder: a starting server deletes every #sql file in its
+# tmpdir, which in a shared /tmp are other servers' temporary tables.
+tmp="\$node/tmp"
 
 # alive PID: the process runs (a zombie, killed and not reaped yet, does not).
 alive() {
@@ -106,6 +109,7 @@ if ! pid=\$(node_pid); then
         rm -f "\$node/recover.log"
         /usr/sbin/mariadbd --no-defaults "\${user_flag[@]}" --datadir="\$data" \\
             --socket="\$node/recover.sock" --pid-file="\$node/recover.pid" --skip-networking \\
+            --tmpdir="\$tmp" \\
             --innodb-buffer-pool-size=64M --binlog-format=ROW --innodb-autoinc-lock-mode=2 \\
             --wsrep-on=ON --wsrep-provider=/usr/lib/galera/libgalera_smm.so \\
             --wsrep-cluster-address='gcomm://$(galera_peers)' --wsrep-sst-method=rsync \\
@@ -123,6 +127,7 @@ if ! pid=\$(node_pid); then
     # test process, its process group) does not take the node with it.
     setsid /usr/sbin/mariadbd --no-defaults "\${user_flag[@]}" --datadir="\$data" \\
         --socket="\$socket" --pid-file="\$data/mariadb.pid" --log-bin-trust-function-creators=1 \\
+        --tmpdir="\$tmp" \\
         --port=$port --bind-address=127.0.0.1 --skip-name-resolve \\
         --character-set-server=utf8mb4 --collation-server=utf8mb4_nopad_bin \\
         --max-allowed-packet=1G --max-connections=500 \\
@@ -180,7 +185,7 @@ start_throwaway_galera() {
     chain_exit_trap stop_throwaway_galera
     local n port gmcast ist sst ports=()
     for n in 1 2 3; do
-        mkdir -p "$DEPOT_GALERA_DIR/node$n/data"
+        mkdir -p "$DEPOT_GALERA_DIR/node$n/data" "$DEPOT_GALERA_DIR/node$n/tmp"
         port=$(free_loopback_port 25306 25999) || return 1
         ports+=("$port")
         gmcast=$(free_loopback_port 26306 26999) || return 1
@@ -200,7 +205,7 @@ start_throwaway_galera() {
     local started=$SECONDS
     # Only node 1 needs a data folder made: the joiners get a copy of it.
     "$installdb" --no-defaults "${user_flag[@]}" --datadir="$DEPOT_GALERA_DIR/node1/data" \
-        --auth-root-authentication-method=normal --skip-test-db --skip-name-resolve \
+        --tmpdir="$DEPOT_GALERA_DIR/node1/tmp" --auth-root-authentication-method=normal --skip-test-db --skip-name-resolve \
         > "$DEPOT_GALERA_DIR/install.log" 2>&1 \
         || { cat "$DEPOT_GALERA_DIR/install.log" >&2; return 1; }
     "$DEPOT_GALERA_DIR/node1/start" --wsrep-new-cluster || return 1

@@ -31,8 +31,11 @@ start_throwaway_mariadb() {
     installdb=$(command -v mariadb-install-db || echo /usr/bin/mariadb-install-db)
     DEPOT_MARIADB_DIR=$(mktemp -d /tmp/depot-mariadb.XXXXXX)
     chmod 755 "$DEPOT_MARIADB_DIR"
-    mkdir "$DEPOT_MARIADB_DIR/data"
-    [ "$(id -u)" -eq 0 ] && chown mysql:mysql "$DEPOT_MARIADB_DIR/data"
+    # A temporary folder of its own: a MariaDB server deletes every #sql file
+    # in its tmpdir when it starts, so in a shared /tmp a Galera node restarted
+    # by a test would delete this server's temporary tables under a query.
+    mkdir "$DEPOT_MARIADB_DIR/data" "$DEPOT_MARIADB_DIR/tmp"
+    [ "$(id -u)" -eq 0 ] && chown mysql:mysql "$DEPOT_MARIADB_DIR/data" "$DEPOT_MARIADB_DIR/tmp"
     local port password root_password user_flag=()
     port=$(free_loopback_port 23306 23999) || return 1
     password="depot-$(od -An -N8 -tx8 /dev/urandom | tr -d ' \n')"
@@ -44,13 +47,14 @@ start_throwaway_mariadb() {
     echo "==> starting a throwaway MariaDB ($("$mariadbd" --version | awk '{print $3}')) on 127.0.0.1:$port"
     local started=$SECONDS
     "$installdb" --no-defaults "${user_flag[@]}" --datadir="$DEPOT_MARIADB_DIR/data" \
-        --auth-root-authentication-method=normal --skip-test-db --skip-name-resolve \
+        --tmpdir="$DEPOT_MARIADB_DIR/tmp" --auth-root-authentication-method=normal --skip-test-db --skip-name-resolve \
         > "$DEPOT_MARIADB_DIR/install.log" 2>&1 \
         || { cat "$DEPOT_MARIADB_DIR/install.log" >&2; return 1; }
     DEPOT_MARIADB_SOCKET="$DEPOT_MARIADB_DIR/data/mariadb.sock"
     # --no-defaults first: Debian's /etc/mysql stays out. No fsync: a test server.
     "$mariadbd" --no-defaults "${user_flag[@]}" --datadir="$DEPOT_MARIADB_DIR/data" \
         --socket="$DEPOT_MARIADB_SOCKET" --pid-file="$DEPOT_MARIADB_DIR/data/mariadb.pid" \
+        --tmpdir="$DEPOT_MARIADB_DIR/tmp" \
         --port="$port" --bind-address=127.0.0.1 --skip-name-resolve \
         --character-set-server=utf8mb4 --collation-server=utf8mb4_nopad_bin \
         --max-allowed-packet=1G --max-connections=500 \

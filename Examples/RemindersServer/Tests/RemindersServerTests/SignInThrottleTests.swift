@@ -27,46 +27,55 @@ import Testing
         }
     }
 
-    /// A store with the server's account tables on a fresh SQLite file.
-    private func accountsStore() async throws -> Store {
-        let store = try Store.sqlite(at: temporaryPath())
-        try await SyncAccounts.migrator.migrate(store)
-        return store
+    /// Runs `body` with a store of the server's account tables on a fresh
+    /// SQLite file, then closes the store and removes the file.
+    private func withAccountsStore(_ body: (Store) async throws -> Void) async throws {
+        let path = temporaryPath()
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store = try Store.sqlite(at: path)
+        do {
+            try await SyncAccounts.migrator.migrate(store)
+            try await body(store)
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
     }
 
     @Test func theWindowPassingOrARightPasswordStartsAfresh() async throws {
         final class Clock: @unchecked Sendable { var now = Date(timeIntervalSince1970: 1_800_000_000) }
         let clock = Clock()
-        let store = try await accountsStore()
-        let throttle = SignInThrottle(store: store, limit: 3, window: 60, now: { clock.now })
-        let log = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        for _ in 0..<3 { try await throttle.fail("alice", logger: log) }
-        let held = await #expect(throws: ServerError.self) { try await throttle.check("alice", logger: log) }
-        #expect(held?.headers[.retryAfter] == "60", "the oldest failure leaves the window in 60 s")
-        clock.now += 61
-        #expect(try await throttle.check("alice", logger: log) == 0)
-        for _ in 0..<2 { try await throttle.fail("alice", logger: log) }
-        try await throttle.succeed("alice", logger: log)
-        try await throttle.fail("alice", logger: log)
-        #expect(try await throttle.check("alice", logger: log) == 1)
-        await store.close()
+        try await withAccountsStore { store in
+            let throttle = SignInThrottle(store: store, limit: 3, window: 60, now: { clock.now })
+            let log = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+            for _ in 0..<3 { try await throttle.fail("alice", logger: log) }
+            let held = await #expect(throws: ServerError.self) { try await throttle.check("alice", logger: log) }
+            #expect(held?.headers[.retryAfter] == "60", "the oldest failure leaves the window in 60 s")
+            clock.now += 61
+            #expect(try await throttle.check("alice", logger: log) == 0)
+            for _ in 0..<2 { try await throttle.fail("alice", logger: log) }
+            try await throttle.succeed("alice", logger: log)
+            try await throttle.fail("alice", logger: log)
+            #expect(try await throttle.check("alice", logger: log) == 1)
+        }
     }
 
     @Test func theTableHoldsOneWindowOfFailures() async throws {
         final class Clock: @unchecked Sendable { var now = Date(timeIntervalSince1970: 1_800_000_000) }
         let clock = Clock()
-        let store = try await accountsStore()
-        let throttle = SignInThrottle(store: store, limit: 1, window: 10, now: { clock.now })
-        let log = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        for n in 0..<30 {
-            clock.now += 1
-            try await throttle.fail("name\(n)", logger: log)
+        try await withAccountsStore { store in
+            let throttle = SignInThrottle(store: store, limit: 1, window: 10, now: { clock.now })
+            let log = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+            for n in 0..<30 {
+                clock.now += 1
+                try await throttle.fail("name\(n)", logger: log)
+            }
+            // The failures of the last 10 seconds: those before went with each new one.
+            #expect(try await throttle.storedFailures() == 10)
+            #expect(try await throttle.check("name0", logger: log) == 0)
+            await #expect(throws: ServerError.self) { try await throttle.check("name29", logger: log) }
         }
-        // The failures of the last 10 seconds: those before went with each new one.
-        #expect(try await throttle.storedFailures() == 10)
-        #expect(try await throttle.check("name0", logger: log) == 0)
-        await #expect(throws: ServerError.self) { try await throttle.check("name29", logger: log) }
-        await store.close()
     }
 
     /// Two server instances on one database (two processes behind a balancer)
