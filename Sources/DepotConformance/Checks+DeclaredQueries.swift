@@ -11,12 +11,26 @@ extension Note {
 
     /// The note with this id.
     static let byID = DeclaredQuery { (id: QueryExpression<Int64>) in Note.where { $0.id.eq(id) } }
+
+    /// Notes whose rank times `Int.max` is above `threshold`: an overflow for
+    /// any rank but 0 and 1, unless the threshold is NULL.
+    static let rankTimesMaxAbove = DeclaredQuery { (threshold: QueryExpression<Int?>) in
+        Note.where { ($0.rank * Int.max) > threshold }
+    }
+
+    /// Notes whose rank minus `Int.min`, plus `offset`, is not NULL: an
+    /// overflow for a positive rank, unless the offset is NULL.
+    static let rankMinusMinPlus = DeclaredQuery { (offset: QueryExpression<Int?>) in
+        Note.where { (($0.rank - Int.min) + offset).isNotNull() }
+    }
 }
 
 /// Queries declared once with parameters.
 extension QueryChecks {
     static let declared: [ConformanceCheck] = [
         ConformanceCheck("query: a declared query binds new parameter values on every run and keeps its constants", declaredQueries),
+        ConformanceCheck("query: a NULL parameter beside arithmetic makes its operator NULL without computing the other side, on every run, "
+                         + "as a NULL the query decides does; a value computes it, and its overflow fails", declaredNullParameter),
     ]
 
     static func declaredQueries(_ context: ConformanceContext) async throws {
@@ -44,6 +58,28 @@ extension QueryChecks {
                 _ = DeclaredQuery { (rank: QueryExpression<Int>) in leaked = rank; return Note.all }
                 guard let leaked else { return [Int64]() }
                 return try db.fetchAll(Note.where { $0.rank.eq(leaked) }).map(\.id)
+            }
+        }
+    }
+
+    static func declaredNullParameter(_ context: ConformanceContext) async throws {
+        let store = try await notes(context)
+        // PostgreSQL plans the first runs of a prepared statement with the values bound (and folds a
+        // strict operator beside a NULL value), and may plan later runs once for any value (and then
+        // computes the other side first): twelve runs meet both.
+        for run in 1...12 {
+            let (above, offset) = try await store.read { db in
+                (try db.fetchAll(Note.rankTimesMaxAbove, nil).map(\.id), try db.fetchAll(Note.rankMinusMinPlus, nil).map(\.id))
+            }
+            try expectEqual(above, [], "run \(run): rank * Int.max > a NULL parameter")
+            try expectEqual(offset, [], "run \(run): (rank - Int.min) + a NULL parameter")
+            if run % 4 == 0 {
+                try await expectError(.encoding, "run \(run): rank * Int.max > 0") {
+                    try await store.read { db in try db.fetchAll(Note.rankTimesMaxAbove, 0).map(\.id) }
+                }
+                try await expectError(.encoding, "run \(run): (rank - Int.min) + 0") {
+                    try await store.read { db in try db.fetchAll(Note.rankMinusMinPlus, 0).map(\.id) }
+                }
             }
         }
     }

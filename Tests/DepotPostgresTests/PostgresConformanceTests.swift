@@ -36,6 +36,33 @@ struct PostgresConformance {
     }
 }
 
+/// The checks of queries again with every statement planned once for any
+/// parameter values (PostgreSQL's generic plan, which it may choose for a
+/// statement run often): a planner that folds a NULL parameter and one that
+/// computes beside it must give the same answers.
+@Suite(.serialized, .enabled(if: PostgresTestServer.shouldRun, "no PostgreSQL server named (set DEPOT_POSTGRES_URL, or run scripts/test)"))
+struct PostgresGenericPlanConformance {
+    static let names = ConformanceSuite.names(alone: false).filter { $0.hasPrefix("query:") || $0.hasPrefix("search:") }
+
+    @Test("PostgreSQL, every statement on a generic plan", arguments: names)
+    func genericPlans(_ name: String) async throws {
+        let check = try #require(ConformanceSuite.check(named: name))
+        try await check.run { configuration in
+            try await PostgresTestServer.freshStore(configuration) { server in
+                server.parameters["options"] = "-c plan_cache_mode=force_generic_plan"
+            }
+        }
+    }
+
+    @Test func theStoresPlanGenerically() async throws {
+        let store = try await PostgresTestServer.freshStore { $0.parameters["options"] = "-c plan_cache_mode=force_generic_plan" }
+        let mode = try await store.read { db in try db.fetchOne(String.self, "SELECT current_setting('plan_cache_mode')") }
+        await store.close()
+        #expect(mode == "force_generic_plan")
+        #expect(Self.names.count > 50)
+    }
+}
+
 /// The whole suite again through PgBouncer in transaction mode, and with every
 /// read on a hot standby (each store reading its own writes there): the answers
 /// must be the primary's.

@@ -13,6 +13,12 @@
 /// A built query costs a shape hash and comparison on each run; a declared one
 /// costs a dictionary lookup by identity, as little as the same SQL written by hand.
 ///
+/// A parameter means what the same value written into the query means. A nil
+/// one beside arithmetic makes the operator NULL without computing the
+/// arithmetic (`rank * factor > threshold` with a nil threshold matches no
+/// row, and never overflows), on every engine and however PostgreSQL plans
+/// the run.
+///
 /// Caveat: declare it once (a `static let`), not per call: each declaration is
 /// a new identity that every connection renders and caches again. A parameter
 /// used in another query is a `misuse` error when that query runs.

@@ -6,9 +6,11 @@
 /// never raised; SQLite computes both. The renderer folds those operators
 /// (arithmetic and comparisons) itself, so every engine gives NULL.
 ///
-/// Caveat: a declared query's parameter is not known when the query is
-/// rendered. PostgreSQL may still fold a NULL one (a custom plan binds it as
-/// a constant), where SQLite computes the other side.
+/// A declared query's parameter is not known when the query is rendered, but
+/// PostgreSQL folds a NULL one just the same when it plans a run with the
+/// values bound (a custom plan), and computes the other side when it plans
+/// once for any value (a generic plan). Where that other side can fail, the
+/// renderer asks for the parameter first (``QueryNode/isDecidedByParameters``).
 enum KnownValue: Equatable {
     case null
     case truth(Bool)
@@ -65,6 +67,54 @@ extension QueryNode {
             return hasElse ? parts.last?.known : .null
         default:
             return nil
+        }
+    }
+}
+
+extension QueryNode {
+    /// True when no row can change the node's value but a declared query's
+    /// parameters do: it reads a parameter and no column, aggregate or
+    /// subquery. A planner that binds the parameters' values folds it.
+    var isDecidedByParameters: Bool {
+        var readsParameter = false
+        let rowIndependent = allNodes { node in
+            switch node.kind {
+            case .parameter: readsParameter = true; return true
+            case .column, .aggregate, .exists, .inSubquery, .search: return false
+            default: return true
+            }
+        }
+        return rowIndependent && readsParameter
+    }
+
+    /// True when computing the node can raise an error on some values: it holds
+    /// integer arithmetic (an overflow, a division by zero).
+    var canFail: Bool {
+        !allNodes { node in
+            if case .arithmetic = node.kind { return false }
+            return true
+        }
+    }
+
+    /// Whether `test` holds for this node and every node below it (stopping at the first that fails).
+    func allNodes(_ test: (QueryNode) -> Bool) -> Bool {
+        guard test(self) else { return false }
+        switch kind {
+        case .column, .value, .constant, .parameter, .exists:
+            return true
+        case .compare(let lhs, _, let rhs), .isNotDistinct(let lhs, let rhs, _), .arithmetic(let lhs, _, let rhs),
+             .concatenate(let lhs, let rhs), .nullIf(let lhs, let rhs):
+            return lhs.allNodes(test) && rhs.allNodes(test)
+        case .isNull(let operand, _), .not(let operand), .textMatch(let operand, _, _, _), .length(let operand),
+             .folded(let operand), .substring(let operand, _, _), .json(let operand, _, _), .search(let operand, _),
+             .inSubquery(let operand, _, _):
+            return operand.allNodes(test)
+        case .inList(let operand, let list, _):
+            return operand.allNodes(test) && list.allSatisfy { $0.allNodes(test) }
+        case .and(let parts), .or(let parts), .coalesce(let parts), .caseWhen(let parts, _):
+            return parts.allSatisfy { $0.allNodes(test) }
+        case .aggregate(_, let operand, let filter):
+            return (operand?.allNodes(test) ?? true) && (filter?.allNodes(test) ?? true)
         }
     }
 }

@@ -214,11 +214,13 @@ final class QueryRenderer {
                 text += "CAST(NULL AS \(dialect.castTypeName(.bool)))"
                 return
             }
-            text += "("
-            try renderBinary(lhs, ordering: op.isOrdering)
-            text += " \(op.rawValue) "
-            try renderBinary(rhs, ordering: op.isOrdering)
-            text += ")"
+            try guardingParameters(lhs, rhs) {
+                text += "("
+                try renderBinary(lhs, ordering: op.isOrdering)
+                text += " \(op.rawValue) "
+                try renderBinary(rhs, ordering: op.isOrdering)
+                text += ")"
+            }
         case .isNull(let operand, let negated):
             text += "("
             try render(operand)
@@ -293,6 +295,40 @@ final class QueryRenderer {
         }
     }
 
+    /// Renders a strict operator (`body`) on `lhs` and `rhs`, NULL without
+    /// computing it when an operand decided by a declared query's parameters
+    /// is NULL and the other can fail.
+    ///
+    /// PostgreSQL folds such an operator to NULL when it plans a run with the
+    /// values bound, and computes the failing side when it plans once for any
+    /// value; SQLite and MariaDB compute it. Asking for the parameter first
+    /// (`CASE WHEN p IS NULL THEN NULL ELSE ... END`) gives every engine and
+    /// every plan the meaning of a NULL the query decides (``KnownValue``).
+    /// Only then: an operand that cannot fail keeps its plain form, and an
+    /// index on `column = parameter` stays usable.
+    ///
+    /// The test casts the operand to its own type, so PostgreSQL knows the
+    /// parameter's type there; an operand of another type than a number, a
+    /// text or a Boolean (which a failing integer operand is not compared
+    /// with) keeps the plain form.
+    private func guardingParameters(_ lhs: QueryNode, _ rhs: QueryNode, _ body: () throws -> Void) throws {
+        let decided = lhs.isDecidedByParameters && rhs.canFail ? lhs : rhs.isDecidedByParameters && lhs.canFail ? rhs : nil
+        let type: ColumnType?
+        switch decided?.type {
+        case .integer: type = .integer
+        case .double: type = .double
+        case .text: type = .text
+        case .bool: type = .bool
+        default: type = nil
+        }
+        guard let decided, let type else { return try body() }
+        text += "CASE WHEN CAST("
+        try render(decided)
+        text += " AS \(dialect.castTypeName(type))) IS NULL THEN NULL ELSE "
+        try body()
+        text += " END"
+    }
+
     /// The expressions that compute a value from others.
     private func renderComputed(_ node: QueryNode) throws {
         switch node.kind {
@@ -303,9 +339,11 @@ final class QueryRenderer {
                 text += "CAST(NULL AS \(dialect.castTypeName(.integer)))"
                 return
             }
-            // Both rendered first: with the text cached, `+=` does not evaluate its operand.
-            let left = try rendered(lhs), right = try rendered(rhs)
-            text.append(dialect.integerArithmetic(op, left, right))
+            try guardingParameters(lhs, rhs) {
+                // Both rendered first: with the text cached, `+=` does not evaluate its operand.
+                let left = try rendered(lhs), right = try rendered(rhs)
+                text.append(dialect.integerArithmetic(op, left, right))
+            }
         case .concatenate(let lhs, let rhs):
             let left = try rendered(lhs), right = try rendered(rhs)
             text.append(dialect.concatenate(left, right))
