@@ -18,6 +18,18 @@ extension Note {
         Note.where { ($0.rank * Int.max) > threshold }
     }
 
+    /// Notes whose rank times `Int.max` is positive, and `flag`: an overflow
+    /// for any rank but 0 and 1, unless the flag is false.
+    static let rankTimesMaxPositiveAnd = DeclaredQuery { (flag: QueryExpression<Bool>) in
+        Note.where { ($0.rank * Int.max) > QueryExpression<Int?>(0) && flag }
+    }
+
+    /// Notes whose rank times `Int.max` is positive, or `flag`: an overflow
+    /// for any rank but 0 and 1, unless the flag is true.
+    static let rankTimesMaxPositiveOr = DeclaredQuery { (flag: QueryExpression<Bool>) in
+        Note.where { ($0.rank * Int.max) > QueryExpression<Int?>(0) || flag }
+    }
+
     /// Notes whose rank minus `Int.min`, plus `offset`, is not NULL: an
     /// overflow for a positive rank, unless the offset is NULL.
     static let rankMinusMinPlus = DeclaredQuery { (offset: QueryExpression<Int?>) in
@@ -29,6 +41,8 @@ extension Note {
 extension QueryChecks {
     static let declared: [ConformanceCheck] = [
         ConformanceCheck("query: a declared query binds new parameter values on every run and keeps its constants", declaredQueries),
+        ConformanceCheck("query: false AND, or true OR, a side that would overflow is decided without computing it, written in the query or as a parameter",
+                         decidedConnective),
         ConformanceCheck("query: a NULL parameter beside arithmetic makes its operator NULL without computing the other side, on every run, "
                          + "as a NULL the query decides does; a value computes it, and its overflow fails", declaredNullParameter),
     ]
@@ -79,6 +93,44 @@ extension QueryChecks {
                 }
                 try await expectError(.encoding, "run \(run): (rank - Int.min) + 0") {
                     try await store.read { db in try db.fetchAll(Note.rankMinusMinPlus, 0).map(\.id) }
+                }
+            }
+        }
+    }
+
+    static func decidedConnective(_ context: ConformanceContext) async throws {
+        let store = try await notes(context)
+        let all = Note.samples.map(\.id)
+        let written = try await store.read { db in
+            (try db.fetchAll(Note.where { ($0.rank * Int.max) > QueryExpression<Int?>(0) && QueryPredicate.never }).map(\.id),
+             try db.fetchAll(Note.where { ($0.rank * Int.max) > QueryExpression<Int?>(0) || QueryPredicate.always }).map(\.id))
+        }
+        try expectEqual(written.0, [], "rank * Int.max > 0 AND never")
+        try expectEqual(written.1, all, "rank * Int.max > 0 OR always")
+        // A Boolean value in the query is decided as the constants are; the other way, the side is computed.
+        for (flag, isAnd) in [(false, true), (true, false), (true, true), (false, false)] {
+            let query = Note.where { isAnd ? ($0.rank * Int.max) > QueryExpression<Int?>(0) && QueryExpression<Bool>(flag)
+                : ($0.rank * Int.max) > QueryExpression<Int?>(0) || QueryExpression<Bool>(flag) }
+            let what = "rank * Int.max > 0 \(isAnd ? "AND" : "OR") the value \(flag)"
+            if flag != isAnd {
+                let ids = try await store.read { db in try db.fetchAll(query).map(\.id) }
+                try expectEqual(ids, flag ? all : [], what)
+            } else {
+                try await expectError(.encoding, what) { try await store.read { db in try db.fetchAll(query).map(\.id) } }
+            }
+        }
+        for run in 1...12 {
+            let (and, or) = try await store.read { db in
+                (try db.fetchAll(Note.rankTimesMaxPositiveAnd, false).map(\.id), try db.fetchAll(Note.rankTimesMaxPositiveOr, true).map(\.id))
+            }
+            try expectEqual(and, [], "run \(run): rank * Int.max > 0 AND a false parameter")
+            try expectEqual(or, all, "run \(run): rank * Int.max > 0 OR a true parameter")
+            if run % 4 == 0 {
+                try await expectError(.encoding, "run \(run): rank * Int.max > 0 AND a true parameter") {
+                    try await store.read { db in try db.fetchAll(Note.rankTimesMaxPositiveAnd, true).map(\.id) }
+                }
+                try await expectError(.encoding, "run \(run): rank * Int.max > 0 OR a false parameter") {
+                    try await store.read { db in try db.fetchAll(Note.rankTimesMaxPositiveOr, false).map(\.id) }
                 }
             }
         }

@@ -80,6 +80,19 @@ extension QueryChecks {
             let ids = try await store.read { db in try db.fetchAll(Note.where(predicate).select { $0.id }) }
             try expectEqual(ids, [], what)
         }
+        // The same query with a value where the NULL was, and the NULL again: a connection renders a
+        // query's shape once, but a NULL the query decides is part of the shape, not a value bound into it.
+        for threshold in [0, nil, 0, nil] as [Int?] {
+            let query = Note.where { ($0.rank * Int.max) > QueryExpression<Int?>(threshold) }
+            if threshold == nil {
+                let ids = try await store.read { db in try db.fetchAll(query).map(\.id) }
+                try expectEqual(ids, [], "rank * Int.max > nil, after the same query with 0")
+            } else {
+                try await expectError(.encoding, "rank * Int.max > 0, after the same query with nil") {
+                    try await store.read { db in try db.fetchAll(query).map(\.id) }
+                }
+            }
+        }
         // A NULL that comes from a row is no constant: the other side is computed, and its overflow fails.
         try await expectError(.encoding, "NULL rank + (CASE WHEN rank IS NULL THEN Int.max ELSE 0 END + 1)") {
             try await store.read { db in

@@ -35,7 +35,7 @@ import Testing
     @Test func theBuilderSpellsEveryEngineSpecificPartThroughTheDialect() async throws {
         let (store, log) = store()
         _ = try await store.read { db in
-            try db.fetchAll(Task.where { $0.title.contains("50%", caseInsensitive: true) && $0.rank.isDistinct(from: 3) && $0.id.in([]) }
+            try db.fetchAll(Task.where { $0.title.contains("50%", caseInsensitive: true) || $0.rank.isDistinct(from: 3) || $0.id.in([]) }
                 .order { [$0.rank.ascending(nulls: .first), $0.title.descending()] })
         }
         _ = try await store.read { db in

@@ -16,8 +16,9 @@
 /// A parameter means what the same value written into the query means. A nil
 /// one beside arithmetic makes the operator NULL without computing the
 /// arithmetic (`rank * factor > threshold` with a nil threshold matches no
-/// row, and never overflows), on every engine and however PostgreSQL plans
-/// the run.
+/// row, and never overflows); a false one decides an AND, and a true one an
+/// OR, without computing the other side. So on every engine, however
+/// PostgreSQL plans the run.
 ///
 /// Caveat: declare it once (a `static let`), not per call: each declaration is
 /// a new identity that every connection renders and caches again. A parameter

@@ -188,27 +188,35 @@ extension QueryFuzz {
             // Now and then a NULL threshold: a comparison beside a NULL the query decides is NULL
             // without computing the number, so no row passes and none fails.
             let threshold: Int? = g.chance(8) ? nil : g.pick([-2, 0, 1, 3])
+            // Now and then AND or OR with a Boolean the query decides: false AND, or true OR,
+            // decides without computing the number; the other way, the comparison decides.
+            let connective = filtersOnNumber ? g.pick([Connective.none, .none, .and, .or]) : .none
+            let flag = g.chance(2)
             let descending = g.chance(2), nullsFirst = g.chance(2)
-            var query = filtersOnNumber ? FuzzRow.where { number.build($0) > QueryExpression<Int?>(threshold) } : FuzzRow.where(filter.build)
+            var query = filtersOnNumber ? FuzzRow.where { connective.apply(number.build($0) > QueryExpression<Int?>(threshold), QueryExpression<Bool>(flag)) }
+                : FuzzRow.where(filter.build)
             query = query.order { descending ? number.build($0).descending(nulls: nullsFirst ? .first : .last)
                 : number.build($0).ascending(nulls: nullsFirst ? .first : .last) }
             let selection = query.select { ($0.id, number.build($0), text.build($0)) }
-            // Now and then the threshold is a declared query's parameter instead: unknown when the
-            // query is rendered, and the same meaning however the engine plans the run.
-            let declared = filtersOnNumber && g.chance(2) ? DeclaredQuery { (bound: QueryExpression<Int?>) in
-                FuzzRow.where { number.build($0) > bound }.order { descending ? number.build($0).descending(nulls: nullsFirst ? .first : .last)
-                    : number.build($0).ascending(nulls: nullsFirst ? .first : .last) }
+            // Now and then the filter is a declared query's instead, the threshold and the Boolean its
+            // parameters (unknown when the query is rendered: the same meaning however the engine plans
+            // the run), in the order of the rows' ids: only the filter computes the number there.
+            let declared = filtersOnNumber && g.chance(2) ? DeclaredQuery { (bound: QueryExpression<Int?>, flagged: QueryExpression<Bool>) in
+                FuzzRow.where { connective.apply(number.build($0) > bound, flagged) }
             } : nil
 
             // The model.
             let expected: [String]
             let computed = rows.map { (row: $0, number: number.evaluate($0)) }
-            if filtersOnNumber, threshold == nil {
+            let keepsAll = connective == .or && flag, keepsNone = connective == .and && !flag
+            if keepsNone || filtersOnNumber && threshold == nil && !keepsAll {
                 expected = []
             } else if filtersOnNumber, computed.contains(where: { $0.number == .failure }) {
+                // Every row's number is computed: by the filter, or by the order of the rows it keeps.
                 expected = ["error: encoding"]
             } else {
                 let kept = computed.filter { row, value in
+                    if keepsAll { return true }
                     if filtersOnNumber { if case .value(let v?) = value, let threshold { return v > threshold } else { return false } }
                     return filter.evaluate(row) == true
                 }
@@ -228,7 +236,7 @@ extension QueryFuzz {
                 }
             }
             let described = "query \(index): SELECT id, \(number.text), \(text.text) WHERE "
-                + (filtersOnNumber ? "\(number.text) > \(threshold.map(String.init) ?? "NULL")" : filter.text) + " ORDER BY \(number.text) \(descending ? "DESC" : "ASC") NULLS \(nullsFirst ? "FIRST" : "LAST"), id"
+                + (filtersOnNumber ? "\(number.text) > \(threshold.map(String.init) ?? "NULL")\(connective.text(flag))" : filter.text) + " ORDER BY \(number.text) \(descending ? "DESC" : "ASC") NULLS \(nullsFirst ? "FIRST" : "LAST"), id"
             for (name, store) in engines.both {
                 let got: [String]
                 do {
@@ -245,22 +253,55 @@ extension QueryFuzz {
                 guard let declared else { continue }
                 // The rows' ids, in order (or the error), through the declared query, run three
                 // times: PostgreSQL may plan a later run for any value.
-                let ids = expected.map { $0.hasPrefix("error") ? $0 : String($0.prefix { $0 != " " }) }
+                let ids: [String]
+                if keepsAll {
+                    ids = rows.map(\.id).sorted().map { "\($0)" }
+                } else if keepsNone || threshold == nil {
+                    ids = []
+                } else if computed.contains(where: { $0.number == .failure }) {
+                    ids = ["error: encoding"]
+                } else {
+                    ids = computed.filter { if case .value(let v?) = $0.number, let threshold { v > threshold } else { false } }
+                        .map(\.row.id).sorted().map { "\($0)" }
+                }
                 for attempt in 1...3 {
                     let gotIDs: [String]
                     do {
-                        gotIDs = try await store.read { db in try db.fetchAll(declared, threshold).map { "\($0.id)" } }
+                        gotIDs = try await store.read { db in try db.fetchAll(declared, threshold, flag).map { "\($0.id)" } }
                     } catch let error as DatabaseError {
                         gotIDs = ["error: \(error.kind)"]
                     }
                     if gotIDs != ids {
                         disagreements += 1
-                        run.record("seed \(seed), \(described), the threshold a declared query's parameter, run \(attempt): \(name) gave \(gotIDs), the model \(ids)")
+                        run.record("seed \(seed), \(described), through a declared query (the threshold and the Boolean its parameters, the rows in id order), run \(attempt): \(name) gave \(gotIDs), the model \(ids)")
                     }
                 }
             }
             if disagreements > 5 { break }
         }
         run.expect(disagreements == 0, "\(disagreements) disagreements")
+    }
+}
+
+extension QueryFuzz {
+    /// How a fuzzed comparison is joined to a Boolean the query decides.
+    enum Connective: Sendable {
+        case none, and, or
+
+        func apply(_ comparison: QueryExpression<Bool>, _ flag: QueryExpression<Bool>) -> QueryExpression<Bool> {
+            switch self {
+            case .none: comparison
+            case .and: comparison && flag
+            case .or: comparison || flag
+            }
+        }
+
+        func text(_ flag: Bool) -> String {
+            switch self {
+            case .none: ""
+            case .and: " AND \(flag)"
+            case .or: " OR \(flag)"
+            }
+        }
     }
 }

@@ -4,7 +4,11 @@
 /// PostgreSQL replaces a strict operator beside a NULL it knows at planning
 /// time by NULL without computing the other operand, so an overflow there is
 /// never raised; SQLite computes both. The renderer folds those operators
-/// (arithmetic and comparisons) itself, so every engine gives NULL.
+/// (arithmetic and comparisons) itself, so every engine gives NULL; and so
+/// an AND with a false part, or an OR with a true one (a constant, or a
+/// Boolean value bound into the query). What the renderer folds depends on
+/// these values, so their kind (NULL, true, false) is part of a query's
+/// shape, which a connection renders once.
 ///
 /// A declared query's parameter is not known when the query is rendered, but
 /// PostgreSQL folds a NULL one just the same when it plans a run with the
@@ -32,7 +36,8 @@ extension QueryNode {
         case .constant(let truth):
             return .truth(truth)
         case .value(let value):
-            return (value as? any OptionalNoneTest)?.isNone == true ? .null : nil
+            if (value as? any OptionalNoneTest)?.isNone == true { return .null }
+            return (value as? Bool).map { .truth($0) }
         case .inList(_, let list, let negated):
             return list.isEmpty ? .truth(negated) : nil
         case .and(let parts):

@@ -243,18 +243,26 @@ final class QueryRenderer {
             }
             text += "))"
         case .and(let parts), .or(let parts):
+            let isAnd: Bool
+            if case .and = node.kind { isAnd = true } else { isAnd = false }
             guard !parts.isEmpty else {
-                if case .and = node.kind { text += dialect.booleanLiteral(true) } else { text += dialect.booleanLiteral(false) }
+                text += dialect.booleanLiteral(isAnd)
                 return
             }
-            let separator: String
-            if case .and = node.kind { separator = " AND " } else { separator = " OR " }
-            text += "("
-            for (index, part) in parts.enumerated() {
-                if index > 0 { text += separator }
-                try render(part)
+            // A false part of AND, or a true part of OR, that the query alone decides decides it
+            // without computing the others (and their overflow), as PostgreSQL folds it.
+            if case .truth(let truth)? = node.known {
+                text += dialect.booleanLiteral(truth)
+                return
             }
-            text += ")"
+            try guardingConnective(parts, isAnd: isAnd) {
+                text += "("
+                for (index, part) in parts.enumerated() {
+                    if index > 0 { text += isAnd ? " AND " : " OR " }
+                    try render(part)
+                }
+                text += ")"
+            }
         case .not(let operand):
             text += "(NOT "
             try render(operand)
@@ -325,6 +333,26 @@ final class QueryRenderer {
         text += "CASE WHEN CAST("
         try render(decided)
         text += " AS \(dialect.castTypeName(type))) IS NULL THEN NULL ELSE "
+        try body()
+        text += " END"
+    }
+
+    /// Renders AND or OR (`body`), decided without computing its parts when a
+    /// part decided by a declared query's parameters is false (AND) or true
+    /// (OR) and another part can fail: the same meaning as the value written
+    /// into the query, which the renderer folds, on every engine and plan
+    /// (see ``guardingParameters(_:_:_:)``).
+    private func guardingConnective(_ parts: [QueryNode], isAnd: Bool, _ body: () throws -> Void) throws {
+        let decided = parts.filter { $0.isDecidedByParameters && $0.type == .bool }
+        guard !decided.isEmpty, parts.contains(where: { !$0.isDecidedByParameters && $0.canFail }) else { return try body() }
+        text += "CASE WHEN "
+        for (index, part) in decided.enumerated() {
+            if index > 0 { text += " OR " }
+            text += "CAST("
+            try render(part)
+            text += " AS \(dialect.castTypeName(.bool))) IS \(isAnd ? "FALSE" : "TRUE")"
+        }
+        text += " THEN \(dialect.booleanLiteral(!isAnd)) ELSE "
         try body()
         text += " END"
     }

@@ -171,6 +171,13 @@ extension QueryNode {
             hasher.mix(column.key)
         case .value:
             hasher.node(2, type)
+            // A NULL or a Boolean value is no value bound into the SQL: the renderer
+            // folds the operators it decides (KnownValue), so it is part of the shape.
+            switch known {
+            case .null: hasher.mix(1)
+            case .truth(let truth): hasher.mix(truth ? 2 : 3)
+            case nil: hasher.mix(0)
+            }
         case .constant(let truth):
             hasher.node(3, type)
             hasher.mix(truth, false)
