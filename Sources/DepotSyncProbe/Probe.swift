@@ -25,6 +25,7 @@ struct SyncNote: Record, Equatable {
 @main
 enum Probe {
     static func main() async {
+        endsWithItsParent()
         let arguments = CommandLine.arguments
         let reminders = arguments.count == 5 && arguments[1] == "reminders"
         let rest = Array(arguments.dropFirst(reminders ? 2 : 1))
@@ -42,6 +43,23 @@ enum Probe {
             FileHandle.standardError.write(Data("depot-sync-probe: \(error)\n".utf8))
             exit(1)
         }
+    }
+
+    /// Exits when the process that started the probe is gone (a test process
+    /// killed or crashed, which had no chance to stop it), so that no probe
+    /// goes on writing and syncing after its test. The parent is asked for on
+    /// a thread of its own; a signal on the parent's death (`PR_SET_PDEATHSIG`)
+    /// would come when the thread that spawned the probe ends, which in a test
+    /// process is any thread of a pool.
+    static func endsWithItsParent() {
+        let parent = getppid()
+        let watcher = Thread {
+            while true {
+                Thread.sleep(forTimeInterval: 0.2)
+                if getppid() != parent { exit(0) }
+            }
+        }
+        watcher.start()
     }
 
     static func run(path: String, url: String, seed: UInt64) async throws {

@@ -203,3 +203,53 @@ extension SyncConvergenceTests {
         await server.store.close()
     }
 }
+
+extension SyncConvergenceTests {
+    /// A probe whose test process is gone (killed: no chance to stop its
+    /// children) ends by itself, instead of writing and syncing on.
+    @Test func aProbeEndsWhenTheProcessThatStartedItIsGone() async throws {
+        let folder = try SyncReplicaTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await Self.server()
+        let schema = try await server.store.read { db in try db.fetchOne(String.self, "SELECT current_schema()") } ?? ""
+        let base = try #require(PostgresTestServer.url)
+        let url = base + (base.contains("?") ? "&" : "?") + "search_path=\(schema)"
+        // A shell starts the probe and waits for it: the shell stands for a test process.
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "\"$0\" \"$1\" \"$2\" 1 & echo \"pid $!\"; wait", try Self.probe().path,
+                           folder.appendingPathComponent("orphan.sqlite").path, url]
+        let output = Pipe()
+        shell.standardOutput = output
+        try shell.run()
+        let reading = output.fileHandleForReading
+        var said = ""
+        while !(said.contains("pid ") && said.contains("ready")) {
+            let data = try await ChildProcess.onThreadOfItsOwn { reading.availableData }
+            guard !data.isEmpty else { break }
+            said += String(decoding: data, as: UTF8.self)
+        }
+        let pid = try #require(said.split(separator: "\n").first { $0.hasPrefix("pid ") }.flatMap { Int32($0.dropFirst(4)) }, "the shell said \(said)")
+        #expect(said.contains("ready"), "the probe started: \(said)")
+        #expect(Self.runs(pid), "the probe runs while the shell does")
+        kill(shell.processIdentifier, SIGKILL)
+        // The ends are what this waits for; the bound only stops a hang. (Not waitUntilExit: Foundation
+        // learns of the shell's end through a descriptor the probe inherited, so it waits for the probe too.)
+        let start = ContinuousClock.now
+        while Self.runs(shell.processIdentifier) || Self.runs(pid), ContinuousClock.now - start < .seconds(60) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let ran = Self.runs(pid)
+        if ran { kill(pid, SIGKILL) }
+        #expect(!ran, "the probe went on after the process that started it was killed")
+        try await ChildProcess.onThreadOfItsOwn { shell.waitUntilExit() }
+        await server.store.close()
+    }
+
+    /// Whether the process runs (a zombie, ended and not reaped yet, does not).
+    static func runs(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return !stat[close...].dropFirst(2).hasPrefix("Z")
+    }
+}
