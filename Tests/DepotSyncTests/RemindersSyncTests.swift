@@ -186,7 +186,7 @@ struct RemindersSyncTests {
         }
         func killProbe(_ process: Process) async throws {
             if process.isRunning { kill(process.processIdentifier, SIGKILL); kills += 1 }
-            process.waitUntilExit()
+            try await ChildProcess.onThreadOfItsOwn { process.waitUntilExit() }
             // What it had written is in its database: the oracle takes it in.
             try await probeState()
         }

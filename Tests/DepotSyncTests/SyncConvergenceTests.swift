@@ -175,7 +175,7 @@ extension SyncConvergenceTests {
                     kill(process.processIdentifier, SIGKILL)
                     kills += 1
                 }
-                process.waitUntilExit()
+                try await ChildProcess.onThreadOfItsOwn { process.waitUntilExit() }
                 let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
                 #expect(process.terminationReason == .uncaughtSignal, "seed \(seed): the probe stopped by itself: \(message)")
             }

@@ -65,7 +65,7 @@ struct PostgresVanishedClientTests {
         let pid = try #require(backend, "the child's write never waited on the lock")
 
         kill(child.processIdentifier, SIGKILL)
-        child.waitUntilExit()
+        try await ChildProcess.onThreadOfItsOwn { child.waitUntilExit() }
         // Measured from the child's end (its socket closed with it; on a busy
         // machine a killed process can take a while to be gone): the server
         // checks every interval while the statement waits. `lastSeen` is when

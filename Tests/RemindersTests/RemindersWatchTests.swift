@@ -63,10 +63,11 @@ final class WatchingProcess: @unchecked Sendable {
         }
     }
 
-    /// Sends SIGTERM and waits: `watch` stops cleanly, status 0.
-    func stop() -> Int32 {
+    /// Sends SIGTERM and waits (on a thread of its own): `watch` stops cleanly, status 0.
+    func stop() async throws -> Int32 {
         process.terminate()
-        process.waitUntilExit()
+        let process = self.process
+        try await ChildProcess.onThreadOfItsOwn { process.waitUntilExit() }
         return process.terminationStatus
     }
 }
@@ -93,7 +94,7 @@ extension RemindersCommandTests {
         try await watcher.waitFor("---", times: 3)
         let drawings = watcher.text.components(separatedBy: "---\n").filter { !$0.isEmpty }
         #expect(drawings.last?.contains("(none)") == true, "the last drawing has no open reminder: \(watcher.text)")
-        #expect(watcher.stop() == 0, "watch stops cleanly on SIGTERM: \(watcher.text)")
+        #expect(try await watcher.stop() == 0, "watch stops cleanly on SIGTERM: \(watcher.text)")
         return latency
     }
 
@@ -143,6 +144,6 @@ extension RemindersCommandTests {
         #expect(try await run(["add", "Milk", "--list", "Groceries", "--database", url]).status == 0)
         try await watcher.waitFor("Milk", limit: .seconds(10))
         #expect(!watcher.text.contains(direct.password ?? "no password"), "no password in what watch prints")
-        #expect(watcher.stop() == 0, "watch stops cleanly on SIGTERM: \(watcher.text)")
+        #expect(try await watcher.stop() == 0, "watch stops cleanly on SIGTERM: \(watcher.text)")
     }
 }
