@@ -129,6 +129,13 @@ extension SyncConvergenceTests {
 }
 
 extension SyncConvergenceTests {
+    /// The URL a probe reaches `server`'s schema by.
+    static func probeURL(of server: SyncServer) async throws -> String {
+        let schema = try await server.store.read { db in try db.fetchOne(String.self, "SELECT current_schema()") } ?? ""
+        let base = try #require(PostgresTestServer.url)
+        return base + (base.contains("?") ? "&" : "?") + "search_path=\(schema)"
+    }
+
     /// The probe built beside the tests.
     static func probe() throws -> URL {
         let folder = try #require(Bundle.main.executableURL?.deletingLastPathComponent())
@@ -147,9 +154,7 @@ extension SyncConvergenceTests {
         let folder = try SyncReplicaTests.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = try await Self.server()
-        let schema = try await server.store.read { db in try db.fetchOne(String.self, "SELECT current_schema()") } ?? ""
-        let base = try #require(PostgresTestServer.url)
-        let url = base + (base.contains("?") ? "&" : "?") + "search_path=\(schema)"
+        let url = try await Self.probeURL(of: server)
         let paths = ["a", "b"].map { folder.appendingPathComponent("probe-\($0).sqlite").path }
         var kills = 0
         for round in 0..<8 {
@@ -211,9 +216,7 @@ extension SyncConvergenceTests {
         let folder = try SyncReplicaTests.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = try await Self.server()
-        let schema = try await server.store.read { db in try db.fetchOne(String.self, "SELECT current_schema()") } ?? ""
-        let base = try #require(PostgresTestServer.url)
-        let url = base + (base.contains("?") ? "&" : "?") + "search_path=\(schema)"
+        let url = try await Self.probeURL(of: server)
         // A shell starts the probe and waits for it: the shell stands for a test process.
         let shell = Process()
         shell.executableURL = URL(fileURLWithPath: "/bin/sh")
