@@ -80,6 +80,14 @@ extension QueryChecks {
             let ids = try await store.read { db in try db.fetchAll(Note.where(predicate).select { $0.id }) }
             try expectEqual(ids, [], what)
         }
+        // A NULL no row changes, though only the engine sees it (NULLIF of two equal values), and a
+        // comparison of two values that decides an OR: the same, however the engine plans.
+        let decidedWhenRun = try await store.read { db in
+            (try db.fetchAll(Note.where { ($0.rank * Int.max) > QueryExpression<Int>(1).nullIf(1) }).map(\.id),
+             try db.fetchAll(Note.where { ($0.rank * Int.max) > QueryExpression<Int?>(0) || QueryExpression<Int>(1) < QueryExpression<Int>(2) }).map(\.id))
+        }
+        try expectEqual(decidedWhenRun.0, [], "rank * Int.max > NULLIF(1, 1)")
+        try expectEqual(decidedWhenRun.1, Note.samples.map(\.id), "rank * Int.max > 0 OR 1 < 2")
         // The same query with a value where the NULL was, and the NULL again: a connection renders a
         // query's shape once, but a NULL the query decides is part of the shape, not a value bound into it.
         for threshold in [0, nil, 0, nil] as [Int?] {

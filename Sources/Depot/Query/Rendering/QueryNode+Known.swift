@@ -14,7 +14,7 @@
 /// PostgreSQL folds a NULL one just the same when it plans a run with the
 /// values bound (a custom plan), and computes the other side when it plans
 /// once for any value (a generic plan). Where that other side can fail, the
-/// renderer asks for the parameter first (``QueryNode/isDecidedByParameters``).
+/// renderer asks for the parameter first (``QueryNode/isNullDecidedWhenRun``).
 enum KnownValue: Equatable {
     case null
     case truth(Bool)
@@ -77,19 +77,49 @@ extension QueryNode {
 }
 
 extension QueryNode {
-    /// True when no row can change the node's value but a declared query's
-    /// parameters do: it reads a parameter and no column, aggregate or
-    /// subquery. A planner that binds the parameters' values folds it.
-    var isDecidedByParameters: Bool {
-        var readsParameter = false
-        let rowIndependent = allNodes { node in
+    /// True when no row changes the node's value (no column, aggregate or
+    /// subquery reads one), so an engine that plans a run with its values
+    /// bound folds it, though the renderer does not know it (a declared query's
+    /// parameter; `NULLIF` of two values).
+    var isRowIndependent: Bool {
+        allNodes { node in
             switch node.kind {
-            case .parameter: readsParameter = true; return true
             case .column, .aggregate, .exists, .inSubquery, .search: return false
             default: return true
             }
         }
-        return rowIndependent && readsParameter
+    }
+
+    /// A row-independent operand whose NULL, unknown here, an engine may fold
+    /// an operator beside: the renderer asks for it first where the other
+    /// operand can fail.
+    var isNullDecidedWhenRun: Bool { known == nil && isRowIndependent && mayBeNull }
+
+    /// A row-independent Boolean, unknown here, that an engine may fold an AND
+    /// or OR by: the renderer asks for it first where another part can fail.
+    var isTruthDecidedWhenRun: Bool { known == nil && type == .bool && isRowIndependent }
+
+    /// Whether the node may be NULL: false only when no value of its operands
+    /// makes it NULL (a value that is not nil, a constant, a NULL test, or
+    /// operators on those).
+    var mayBeNull: Bool {
+        switch kind {
+        case .value: return known == .null
+        case .constant, .isNull, .isNotDistinct, .exists: return false
+        case .compare(let lhs, _, let rhs), .arithmetic(let lhs, _, let rhs), .concatenate(let lhs, let rhs):
+            return lhs.mayBeNull || rhs.mayBeNull
+        case .not(let operand), .length(let operand), .folded(let operand), .substring(let operand, _, _),
+             .textMatch(let operand, _, _, _):
+            return operand.mayBeNull
+        case .and(let parts), .or(let parts):
+            return parts.contains { $0.mayBeNull }
+        case .inList(let operand, let list, _):
+            return operand.mayBeNull || list.contains { $0.mayBeNull }
+        case .coalesce(let parts):
+            return parts.allSatisfy { $0.mayBeNull }
+        default:
+            return true
+        }
     }
 
     /// True when computing the node can raise an error on some values: it holds

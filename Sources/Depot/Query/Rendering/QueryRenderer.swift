@@ -304,8 +304,8 @@ final class QueryRenderer {
     }
 
     /// Renders a strict operator (`body`) on `lhs` and `rhs`, NULL without
-    /// computing it when an operand decided by a declared query's parameters
-    /// is NULL and the other can fail.
+    /// computing it when an operand no row changes (a declared query's
+    /// parameter, `NULLIF` of two values) is NULL and the other can fail.
     ///
     /// PostgreSQL folds such an operator to NULL when it plans a run with the
     /// values bound, and computes the failing side when it plans once for any
@@ -320,7 +320,7 @@ final class QueryRenderer {
     /// text or a Boolean (which a failing integer operand is not compared
     /// with) keeps the plain form.
     private func guardingParameters(_ lhs: QueryNode, _ rhs: QueryNode, _ body: () throws -> Void) throws {
-        let decided = lhs.isDecidedByParameters && rhs.canFail ? lhs : rhs.isDecidedByParameters && lhs.canFail ? rhs : nil
+        let decided = lhs.isNullDecidedWhenRun && rhs.canFail ? lhs : rhs.isNullDecidedWhenRun && lhs.canFail ? rhs : nil
         let type: ColumnType?
         switch decided?.type {
         case .integer: type = .integer
@@ -338,13 +338,13 @@ final class QueryRenderer {
     }
 
     /// Renders AND or OR (`body`), decided without computing its parts when a
-    /// part decided by a declared query's parameters is false (AND) or true
-    /// (OR) and another part can fail: the same meaning as the value written
+    /// part no row changes (a declared query's parameter, a comparison of two
+    /// values) is false (AND) or true (OR) and another part can fail: the same meaning as the value written
     /// into the query, which the renderer folds, on every engine and plan
     /// (see ``guardingParameters(_:_:_:)``).
     private func guardingConnective(_ parts: [QueryNode], isAnd: Bool, _ body: () throws -> Void) throws {
-        let decided = parts.filter { $0.isDecidedByParameters && $0.type == .bool }
-        guard !decided.isEmpty, parts.contains(where: { !$0.isDecidedByParameters && $0.canFail }) else { return try body() }
+        let decided = parts.filter(\.isTruthDecidedWhenRun)
+        guard !decided.isEmpty, parts.contains(where: { !$0.isRowIndependent && $0.canFail }) else { return try body() }
         text += "CASE WHEN "
         for (index, part) in decided.enumerated() {
             if index > 0 { text += " OR " }
