@@ -36,8 +36,7 @@ extension QueryNode {
         case .constant(let truth):
             return .truth(truth)
         case .value(let value):
-            if (value as? any OptionalNoneTest)?.isNone == true { return .null }
-            return (value as? Bool).map { .truth($0) }
+            return Self.known(value, type: type)
         case .inList(_, let list, let negated):
             return list.isEmpty ? .truth(negated) : nil
         case .and(let parts):
@@ -77,6 +76,19 @@ extension QueryNode {
 }
 
 extension QueryNode {
+    /// What a bound value decides: NULL for nil, the truth of a Boolean. The
+    /// shape of every query run asks it of each value, so it costs no dynamic
+    /// cast for a value that is neither optional nor a Boolean (an optional's
+    /// `Nullable` is itself).
+    static func known(_ value: any QueryValue, type: QueryType?) -> KnownValue? {
+        func opened<V: QueryValue>(_ value: V) -> KnownValue? {
+            if V.Nullable.self == V.self, (value as? any OptionalNoneTest)?.isNone == true { return .null }
+            if type == .bool, let truth = value as? Bool { return .truth(truth) }
+            return nil
+        }
+        return opened(value)
+    }
+
     /// True when no row changes the node's value (no column, aggregate or
     /// subquery reads one), so an engine that plans a run with its values
     /// bound folds it, though the renderer does not know it (a declared query's
