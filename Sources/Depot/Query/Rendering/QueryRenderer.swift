@@ -350,7 +350,8 @@ final class QueryRenderer {
             if index > 0 { text += " OR " }
             text += "CAST("
             try render(part)
-            text += " AS \(dialect.castTypeName(.bool))) IS \(isAnd ? "FALSE" : "TRUE")"
+            // `=`, not IS FALSE: a NULL part decides nothing, and the dialect spells the Boolean.
+            text += " AS \(dialect.castTypeName(.bool))) = \(dialect.booleanLiteral(!isAnd))"
         }
         text += " THEN \(dialect.booleanLiteral(!isAnd)) ELSE "
         try body()
