@@ -16,6 +16,8 @@ extension QueryChecks {
         ConformanceCheck("query: integer arithmetic is exact, and its overflow is an error, never a float or a wrap", integerArithmetic),
         ConformanceCheck("query: arithmetic or a comparison beside a NULL the query alone decides is NULL, without computing (or overflowing) its other side", knownNull),
         ConformanceCheck("query: division truncates toward zero, a remainder takes the dividend's sign, and a zero divisor is an error", division),
+        ConformanceCheck("query: an AND or OR computes a part that can fail only when its other parts leave it open (in a condition, a NULL "
+                         + "closes an AND), those that cannot fail first, the others left to right, whichever order the engine prefers", connectiveOrder),
         ConformanceCheck("query: coalesce, NULLIF and CASE with NULLs", conditionals),
         ConformanceCheck("query: a computed text compares by code point, whatever the column's collation", computedTextCollation),
         ConformanceCheck("query: text joins and substrings count code points", textPieces),
@@ -106,6 +108,57 @@ extension QueryChecks {
             try await store.read { db in
                 try db.fetchAll(Note.where { $0.rank.isNull() }.select { $0.rank + (Case.when($0.rank.isNull(), then: Int.max).else(0) + 1) })
             }
+        }
+    }
+
+    static func connectiveOrder(_ context: ConformanceContext) async throws {
+        let store = try await notes(context)
+        func sortedIDs(_ query: Query<Note>) async throws -> [Int64] { try await ids(store, query).sorted() }
+        // Ranks: 1: 2, 3: 1, 4: 3, 6: 2, 7: 0, 8: 5; NULL for 2 and 5. 10 / 0 fails.
+        try expectEqual(try await sortedIDs(Note.where { (10 / $0.rank) > QueryExpression<Int?>(3) && $0.rank.neq(0) }), [1, 3, 6],
+                        "10 / rank > 3 AND rank <> 0: the row whose rank is 0 is false without dividing")
+        try expectEqual(try await sortedIDs(Note.where { $0.rank.neq(0) && (10 / $0.rank) > QueryExpression<Int?>(3) }), [1, 3, 6],
+                        "rank <> 0 AND 10 / rank > 3")
+        try expectEqual(try await sortedIDs(Note.where { (10 / $0.rank) > QueryExpression<Int?>(3) || $0.rank.eq(0) }), [1, 3, 6, 7],
+                        "10 / rank > 3 OR rank = 0: the row whose rank is 0 is true without dividing")
+        try expectEqual(try await sortedIDs(Note.where { $0.rank.eq(0) || (10 / $0.rank) > QueryExpression<Int?>(3) }), [1, 3, 6, 7],
+                        "rank = 0 OR 10 / rank > 3")
+        // Parts that can fail, left to right: the first (written to cost PostgreSQL's planner more
+        // than the second, which it would then compute first) is false for ranks 3 and 5, and the
+        // second overflows for both.
+        let slowFalse: @Sendable (Note.Columns) -> QueryPredicate = { ((((10 / $0.rank) + 0) - 0) + 0) > QueryExpression<Int?>(3) }
+        let overflow: @Sendable (Note.Columns) -> QueryPredicate = { ($0.rank * Int.max) > QueryExpression<Int?>(0) }
+        try expectEqual(try await sortedIDs(Note.where { $0.rank >= 3 && slowFalse($0) && overflow($0) }), [],
+                        "rank >= 3 AND 10 / rank > 3 AND rank * Int.max > 0: the overflow is never computed")
+        try await expectError(.encoding, "rank >= 3 AND rank * Int.max > 0 AND 10 / rank > 3: the overflow comes first") {
+            try await store.read { db in try db.fetchAll(Note.where { $0.rank >= 3 && overflow($0) && slowFalse($0) }) }
+        }
+        try expectEqual(try await sortedIDs(Note.where { $0.rank < 3 || !slowFalse($0) || overflow($0) }), [1, 3, 4, 6, 7, 8],
+                        "rank < 3 OR NOT 10 / rank > 3 OR rank * Int.max > 0: the overflow is never computed for a row it could change")
+        try await expectError(.encoding, "a safe part that leaves the result open computes the part that fails") {
+            try await store.read { db in try db.fetchAll(Note.where { overflow($0) && $0.rank >= 3 }) }
+        }
+        // Nested: the inner OR can fail, so the outer AND asks its safe part first.
+        try expectEqual(try await sortedIDs(Note.where { ($0.rank.eq(0) || (10 / $0.rank) > QueryExpression<Int?>(3)) && $0.isPinned }), [1, 6],
+                        "(rank = 0 OR 10 / rank > 3) AND isPinned")
+        try expectEqual(try await sortedIDs(Note.where { (10 / $0.rank) > QueryExpression<Int?>(3) && $0.rank.neq(0) && $0.isPinned }), [1, 6],
+                        "10 / rank > 3 AND rank <> 0 AND isPinned")
+        // In a condition only truth counts: a NULL part of an AND decides it as false does. Elsewhere
+        // (a selected Boolean, under NOT) NULL AND x is NULL or false by x, so x is computed.
+        // isArchived: NULL for 2, 5 and 8 (rank 5, which overflows); true for 3 (rank 1) and 6 (rank 2).
+        try expectEqual(try await sortedIDs(Note.where { $0.isArchived && $0.id.neq(6) && overflow($0) }), [3],
+                        "WHERE isArchived AND id <> 6 AND rank * Int.max > 0: a NULL isArchived leaves the row out without multiplying")
+        let cased = try await store.read { db in
+            try db.fetchAll(Note.where { $0.id.eq(8) || $0.id.eq(7) }.select { Case.when($0.isArchived && overflow($0), then: QueryExpression<Int>(1)).else(0) })
+        }
+        try expectEqual(cased, [0, 0], "CASE WHEN isArchived AND rank * Int.max > 0 THEN 1 ELSE 0 for a NULL and a false isArchived")
+        let selectedFalse = try await store.read { db in try db.fetchAll(Note.where { $0.id.eq(7) }.select { $0.isArchived && overflow($0) }) }
+        try expectEqual(selectedFalse, [false], "a false isArchived AND rank * Int.max > 0, selected")
+        try await expectError(.encoding, "a NULL isArchived AND rank * Int.max > 0, selected: the product decides between NULL and false") {
+            try await store.read { db in try db.fetchAll(Note.where { $0.id.eq(8) }.select { $0.isArchived && overflow($0) }) }
+        }
+        try await expectError(.encoding, "NOT (isArchived AND rank * Int.max > 0): NOT tells NULL from false") {
+            try await store.read { db in try db.fetchAll(Note.where { !($0.isArchived && overflow($0)) }) }
         }
     }
 

@@ -192,8 +192,13 @@ extension QueryFuzz {
             // decides without computing the number; the other way, the comparison decides.
             let connective = filtersOnNumber ? g.pick([Connective.none, .none, .and, .or]) : .none
             let flag = g.chance(2)
+            // Now and then the other side is the row's predicate instead (it cannot fail): a row it
+            // decides (false or NULL AND, true OR) never computes the number, whichever order the engine prefers.
+            let joinsRow = connective != .none && g.chance(2)
             let descending = g.chance(2), nullsFirst = g.chance(2)
-            var query = filtersOnNumber ? FuzzRow.where { connective.apply(number.build($0) > QueryExpression<Int?>(threshold), QueryExpression<Bool>(flag)) }
+            var query = filtersOnNumber ? FuzzRow.where {
+                connective.apply(number.build($0) > QueryExpression<Int?>(threshold), joinsRow ? filter.build($0) : QueryExpression<Bool>(flag))
+            }
                 : FuzzRow.where(filter.build)
             query = query.order { descending ? number.build($0).descending(nulls: nullsFirst ? .first : .last)
                 : number.build($0).ascending(nulls: nullsFirst ? .first : .last) }
@@ -201,15 +206,39 @@ extension QueryFuzz {
             // Now and then the filter is a declared query's instead, the threshold and the Boolean its
             // parameters (unknown when the query is rendered: the same meaning however the engine plans
             // the run), in the order of the rows' ids: only the filter computes the number there.
-            let declared = filtersOnNumber && g.chance(2) ? DeclaredQuery { (bound: QueryExpression<Int?>, flagged: QueryExpression<Bool>) in
+            let declared = filtersOnNumber && !joinsRow && g.chance(2) ? DeclaredQuery { (bound: QueryExpression<Int?>, flagged: QueryExpression<Bool>) in
                 FuzzRow.where { connective.apply(number.build($0) > bound, flagged) }
             } : nil
 
             // The model.
             let expected: [String]
             let computed = rows.map { (row: $0, number: number.evaluate($0)) }
-            let keepsAll = connective == .or && flag, keepsNone = connective == .and && !flag
-            if keepsNone || filtersOnNumber && threshold == nil && !keepsAll {
+            let keepsAll = !joinsRow && connective == .or && flag, keepsNone = !joinsRow && connective == .and && !flag
+            if joinsRow {
+                // Row by row: the predicate decides, or the comparison computes the number (and fails).
+                var kept: [(row: FuzzRow, number: Outcome<Int>)] = [], failed = false
+                for (row, value) in computed {
+                    let side = filter.evaluate(row)
+                    let result: Bool?
+                    // A WHERE is a condition: a NULL side leaves the row out as false does, without the number.
+                    if connective == .and ? side != true : side == true {
+                        result = connective == .or
+                    } else {
+                        let comparison: Bool?
+                        if let threshold {
+                            guard case .value(let v) = value else { failed = true; break }
+                            comparison = v.map { $0 > threshold }
+                        } else {
+                            comparison = nil
+                        }
+                        result = connective == .and ? Self.and(side, comparison) : Self.or(side, comparison)
+                    }
+                    if result == true { kept.append((row, value)) }
+                }
+                // The rows kept compute their number for the selection and the order.
+                expected = failed || kept.contains(where: { $0.number == .failure }) ? ["error: encoding"]
+                    : Self.ordered(kept, descending: descending, nullsFirst: nullsFirst, text: text)
+            } else if keepsNone || filtersOnNumber && threshold == nil && !keepsAll {
                 expected = []
             } else if filtersOnNumber, computed.contains(where: { $0.number == .failure }) {
                 // Every row's number is computed: by the filter, or by the order of the rows it keeps.
@@ -220,23 +249,11 @@ extension QueryFuzz {
                     if filtersOnNumber { if case .value(let v?) = value, let threshold { return v > threshold } else { return false } }
                     return filter.evaluate(row) == true
                 }
-                if kept.contains(where: { $0.number == .failure }) {
-                    expected = ["error: encoding"]
-                } else {
-                    func key(_ outcome: Outcome<Int>) -> Int? { if case .value(let v) = outcome { v } else { nil } }
-                    let sorted = kept.sorted { x, y in
-                        switch (key(x.number), key(y.number)) {
-                        case (nil, nil): return x.row.id < y.row.id
-                        case (nil, _): return nullsFirst
-                        case (_, nil): return !nullsFirst
-                        case (let a?, let b?): return a == b ? x.row.id < y.row.id : descending ? a > b : a < b
-                        }
-                    }
-                    expected = sorted.map { "\($0.row.id) \(key($0.number).map(String.init) ?? "NULL") \(Self.show(text.evaluate($0.row)))" }
-                }
+                expected = kept.contains(where: { $0.number == .failure }) ? ["error: encoding"]
+                    : Self.ordered(kept, descending: descending, nullsFirst: nullsFirst, text: text)
             }
             let described = "query \(index): SELECT id, \(number.text), \(text.text) WHERE "
-                + (filtersOnNumber ? "\(number.text) > \(threshold.map(String.init) ?? "NULL")\(connective.text(flag))" : filter.text) + " ORDER BY \(number.text) \(descending ? "DESC" : "ASC") NULLS \(nullsFirst ? "FIRST" : "LAST"), id"
+                + (filtersOnNumber ? "\(number.text) > \(threshold.map(String.init) ?? "NULL")\(joinsRow ? connective.text(filter.text) : connective.text("\(flag)"))" : filter.text) + " ORDER BY \(number.text) \(descending ? "DESC" : "ASC") NULLS \(nullsFirst ? "FIRST" : "LAST"), id"
             for (name, store) in engines.both {
                 let got: [String]
                 do {
@@ -296,12 +313,31 @@ extension QueryFuzz {
             }
         }
 
-        func text(_ flag: Bool) -> String {
+        func text(_ other: String) -> String {
             switch self {
             case .none: ""
-            case .and: " AND \(flag)"
-            case .or: " OR \(flag)"
+            case .and: " AND \(other)"
+            case .or: " OR \(other)"
             }
         }
     }
+
+    /// The model's rows as the query selects them (id, number, text), in its order: the number's, NULLs
+    /// where asked, then the id.
+    static func ordered(_ kept: [(row: FuzzRow, number: Outcome<Int>)], descending: Bool, nullsFirst: Bool, text: TextExpression) -> [String] {
+        func key(_ outcome: Outcome<Int>) -> Int? { if case .value(let v) = outcome { v } else { nil } }
+        let sorted = kept.sorted { x, y in
+            switch (key(x.number), key(y.number)) {
+            case (nil, nil): return x.row.id < y.row.id
+            case (nil, _): return nullsFirst
+            case (_, nil): return !nullsFirst
+            case (let a?, let b?): return a == b ? x.row.id < y.row.id : descending ? a > b : a < b
+            }
+        }
+        return sorted.map { "\($0.row.id) \(key($0.number).map(String.init) ?? "NULL") \(show(text.evaluate($0.row)))" }
+    }
+
+    /// SQL's three-valued AND and OR.
+    static func and(_ a: Bool?, _ b: Bool?) -> Bool? { a == false || b == false ? false : a == true && b == true ? true : nil }
+    static func or(_ a: Bool?, _ b: Bool?) -> Bool? { a == true || b == true ? true : a == false && b == false ? false : nil }
 }

@@ -108,6 +108,10 @@ final class QueryRenderer {
     var parameterSlots: [(value: Int, parameter: Int)]?
     /// Qualifiers other than the aliases `t0`, `t1`..., by source.
     var qualifiers: [Int: String] = [:]
+    /// Whether the node being rendered is a condition (a WHERE, ON, HAVING or
+    /// FILTER, a CASE's WHEN), or an AND or OR part of one: only its truth
+    /// counts there, so NULL means what false means (see ``renderConnective(_:isAnd:)``).
+    var rendersCondition = false
 
     init(dialect: any QueryDialect, keyStrategy: KeyStrategy, encoding: EncodingOptions) {
         self.dialect = dialect
@@ -190,6 +194,15 @@ final class QueryRenderer {
     }
 
     func render(_ node: QueryNode) throws {
+        // Only an AND or OR of a condition is a condition itself (NOT tells NULL from false).
+        let saved = rendersCondition
+        if saved {
+            switch node.kind {
+            case .and, .or: break
+            default: rendersCondition = false
+            }
+        }
+        defer { rendersCondition = saved }
         switch node.kind {
         case .column(let reference):
             column(reference)
@@ -255,14 +268,7 @@ final class QueryRenderer {
                 text += dialect.booleanLiteral(truth)
                 return
             }
-            try guardingConnective(parts, isAnd: isAnd) {
-                text += "("
-                for (index, part) in parts.enumerated() {
-                    if index > 0 { text += isAnd ? " AND " : " OR " }
-                    try render(part)
-                }
-                text += ")"
-            }
+            try renderConnective(parts, isAnd: isAnd)
         case .not(let operand):
             text += "(NOT "
             try render(operand)
@@ -303,61 +309,6 @@ final class QueryRenderer {
         }
     }
 
-    /// Renders a strict operator (`body`) on `lhs` and `rhs`, NULL without
-    /// computing it when an operand no row changes (a declared query's
-    /// parameter, `NULLIF` of two values) is NULL and the other can fail.
-    ///
-    /// PostgreSQL folds such an operator to NULL when it plans a run with the
-    /// values bound, and computes the failing side when it plans once for any
-    /// value; SQLite and MariaDB compute it. Asking for the parameter first
-    /// (`CASE WHEN p IS NULL THEN NULL ELSE ... END`) gives every engine and
-    /// every plan the meaning of a NULL the query decides (``KnownValue``).
-    /// Only then: an operand that cannot fail keeps its plain form, and an
-    /// index on `column = parameter` stays usable.
-    ///
-    /// The test casts the operand to its own type, so PostgreSQL knows the
-    /// parameter's type there; an operand of another type than a number, a
-    /// text or a Boolean (which a failing integer operand is not compared
-    /// with) keeps the plain form.
-    private func guardingParameters(_ lhs: QueryNode, _ rhs: QueryNode, _ body: () throws -> Void) throws {
-        let decided = lhs.isNullDecidedWhenRun && rhs.canFail ? lhs : rhs.isNullDecidedWhenRun && lhs.canFail ? rhs : nil
-        let type: ColumnType?
-        switch decided?.type {
-        case .integer: type = .integer
-        case .double: type = .double
-        case .text: type = .text
-        case .bool: type = .bool
-        default: type = nil
-        }
-        guard let decided, let type else { return try body() }
-        text += "CASE WHEN CAST("
-        try render(decided)
-        text += " AS \(dialect.castTypeName(type))) IS NULL THEN NULL ELSE "
-        try body()
-        text += " END"
-    }
-
-    /// Renders AND or OR (`body`), decided without computing its parts when a
-    /// part no row changes (a declared query's parameter, a comparison of two
-    /// values) is false (AND) or true (OR) and another part can fail: the same meaning as the value written
-    /// into the query, which the renderer folds, on every engine and plan
-    /// (see ``guardingParameters(_:_:_:)``).
-    private func guardingConnective(_ parts: [QueryNode], isAnd: Bool, _ body: () throws -> Void) throws {
-        let decided = parts.filter(\.isTruthDecidedWhenRun)
-        guard !decided.isEmpty, parts.contains(where: { !$0.isRowIndependent && $0.canFail }) else { return try body() }
-        text += "CASE WHEN "
-        for (index, part) in decided.enumerated() {
-            if index > 0 { text += " OR " }
-            text += "CAST("
-            try render(part)
-            // `=`, not IS FALSE: a NULL part decides nothing, and the dialect spells the Boolean.
-            text += " AS \(dialect.castTypeName(.bool))) = \(dialect.booleanLiteral(!isAnd))"
-        }
-        text += " THEN \(dialect.booleanLiteral(!isAnd)) ELSE "
-        try body()
-        text += " END"
-    }
-
     /// The expressions that compute a value from others.
     private func renderComputed(_ node: QueryNode) throws {
         switch node.kind {
@@ -396,7 +347,7 @@ final class QueryRenderer {
             let pairs = hasElse ? parts.count - 1 : parts.count
             for index in stride(from: 0, to: pairs - 1, by: 2) {
                 text += " WHEN "
-                try render(parts[index])
+                try renderCondition(parts[index])
                 text += " THEN "
                 try render(parts[index + 1])
             }
@@ -507,7 +458,9 @@ final class QueryRenderer {
         var filter = filter
         if let condition = filter, !dialect.hasAggregateFilter {
             // The same meaning without FILTER: the rows it leaves out become NULLs, which aggregates skip.
-            let condition = try rendered(condition)
+            let mark = text.mark()
+            try renderCondition(condition)
+            let condition = text.cut(from: mark)
             argument = "CASE WHEN " + condition + " THEN " + (operand == nil ? "1" : argument) + " END"
             filter = nil
         }
@@ -521,7 +474,7 @@ final class QueryRenderer {
         }
         if let filter {
             text += " FILTER (WHERE "
-            try render(filter)
+            try renderCondition(filter)
             text += ")"
         }
     }
@@ -534,7 +487,7 @@ final class QueryRenderer {
     func renderWhere(_ filters: [QueryNode]) throws {
         guard !filters.isEmpty else { return }
         text += " WHERE "
-        try render(filters.count == 1 ? filters[0] : QueryNode(.and(filters), type: .bool))
+        try renderCondition(filters.count == 1 ? filters[0] : QueryNode(.and(filters), type: .bool))
     }
 
     func renderPage(limit: Int?, offset: Int?) throws {
@@ -625,7 +578,7 @@ final class QueryRenderer {
         }
         if !having.isEmpty {
             text += " HAVING "
-            try render(having.count == 1 ? having[0] : QueryNode(.and(having), type: .bool))
+            try renderCondition(having.count == 1 ? having[0] : QueryNode(.and(having), type: .bool))
         }
     }
 

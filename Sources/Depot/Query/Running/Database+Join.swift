@@ -90,14 +90,14 @@ extension Database {
         renderer.text += " AS "
         renderer.identifier(QueryRenderer.alias(1))
         renderer.text += " ON "
-        try renderer.render(parts.on)
+        try renderer.renderCondition(parts.on)
         if let third = parts.third {
             renderer.text += " JOIN "
             renderer.identifier(third.table)
             renderer.text += " AS "
             renderer.identifier(QueryRenderer.alias(QuerySource.joinedThird.index))
             renderer.text += " ON "
-            try renderer.render(third.on)
+            try renderer.renderCondition(third.on)
         }
         try renderer.renderWhere(parts.filters)
         if let grouping { try renderer.renderGrouping(grouping.groups, having: grouping.having) }
