@@ -16,6 +16,7 @@ extension QueryChecks {
         ConformanceCheck("query: integer arithmetic is exact, and its overflow is an error, never a float or a wrap", integerArithmetic),
         ConformanceCheck("query: arithmetic or a comparison beside a NULL the query alone decides is NULL, without computing (or overflowing) its other side", knownNull),
         ConformanceCheck("query: division truncates toward zero, a remainder takes the dividend's sign, and a zero divisor is an error", division),
+        ConformanceCheck("query: a selected value that can fail is computed only for the rows a page returns, however the engine finds them", pagedOutputs),
         ConformanceCheck("query: an AND or OR computes a part that can fail only when its other parts leave it open (in a condition, a NULL "
                          + "closes an AND), those that cannot fail first, the others left to right, whichever order the engine prefers", connectiveOrder),
         ConformanceCheck("query: coalesce, NULLIF and CASE with NULLs", conditionals),
@@ -159,6 +160,26 @@ extension QueryChecks {
         }
         try await expectError(.encoding, "NOT (isArchived AND rank * Int.max > 0): NOT tells NULL from false") {
             try await store.read { db in try db.fetchAll(Note.where { !($0.isArchived && overflow($0)) }) }
+        }
+    }
+
+    static func pagedOutputs(_ context: ConformanceContext) async throws {
+        let store = try await notes(context)
+        // Ranks by id: 2, NULL, 1, 3, NULL, 2, 0, 5. 10 / 0 fails.
+        func tenOver(_ query: Query<Note>) async throws -> [Int?] {
+            try await store.read { db in try db.fetchAll(query.select { 10 / $0.rank }) }
+        }
+        // In id order an engine may read by the key and skip what the offset leaves out, or compute first.
+        try expectEqual(try await tenOver(Note.order { $0.id }.limit(1, offset: 7)), [2], "10 / rank of the eighth note: the seventh's 0 is skipped")
+        try expectEqual(try await tenOver(Note.order { $0.id }.limit(2, offset: 7)), [2], "a page past the end")
+        try expectEqual(try await tenOver(Note.order { $0.id }.limit(3)), [5, nil, 10], "the first three notes")
+        // Sorted by what no index holds: every row is sorted, and only the page's are divided.
+        try expectEqual(try await tenOver(Note.order { $0.title.descending() }.limit(2)), [nil, 3], "the two last titles (éclair, Éclair)")
+        try await expectError(.encoding, "ordered by 10 / rank: every row's is computed to sort it") {
+            _ = try await tenOver(Note.order { 10 / $0.rank }.limit(1))
+        }
+        try await expectError(.encoding, "the seventh note's 10 / rank") {
+            _ = try await tenOver(Note.order { $0.id }.limit(1, offset: 6))
         }
     }
 

@@ -200,8 +200,16 @@ extension QueryFuzz {
                 connective.apply(number.build($0) > QueryExpression<Int?>(threshold), joinsRow ? filter.build($0) : QueryExpression<Bool>(flag))
             }
                 : FuzzRow.where(filter.build)
-            query = query.order { descending ? number.build($0).descending(nulls: nullsFirst ? .first : .last)
-                : number.build($0).ascending(nulls: nullsFirst ? .first : .last) }
+            // Now and then a page in id order instead: the number is computed for the page's rows alone,
+            // however the engine finds them (by the key, skipping the offset, or sorting all).
+            let page: (limit: Int, offset: Int)? = !filtersOnNumber && g.chance(3)
+                ? (Int.random(in: 0...4, using: &g), Int.random(in: 0...rows.count, using: &g)) : nil
+            if let page {
+                query = query.order { $0.id }.limit(page.limit, offset: page.offset)
+            } else {
+                query = query.order { descending ? number.build($0).descending(nulls: nullsFirst ? .first : .last)
+                    : number.build($0).ascending(nulls: nullsFirst ? .first : .last) }
+            }
             let selection = query.select { ($0.id, number.build($0), text.build($0)) }
             // Now and then the filter is a declared query's instead, the threshold and the Boolean its
             // parameters (unknown when the query is rendered: the same meaning however the engine plans
@@ -214,7 +222,12 @@ extension QueryFuzz {
             let expected: [String]
             let computed = rows.map { (row: $0, number: number.evaluate($0)) }
             let keepsAll = !joinsRow && connective == .or && flag, keepsNone = !joinsRow && connective == .and && !flag
-            if joinsRow {
+            if let page {
+                let kept = computed.filter { filter.evaluate($0.row) == true }.sorted { $0.row.id < $1.row.id }
+                let shown = kept.dropFirst(page.offset).prefix(page.limit)
+                expected = shown.contains(where: { $0.number == .failure }) ? ["error: encoding"]
+                    : shown.map { "\($0.row.id) \(Self.key($0.number).map(String.init) ?? "NULL") \(Self.show(text.evaluate($0.row)))" }
+            } else if joinsRow {
                 // Row by row: the predicate decides, or the comparison computes the number (and fails).
                 var kept: [(row: FuzzRow, number: Outcome<Int>)] = [], failed = false
                 for (row, value) in computed {
@@ -253,7 +266,8 @@ extension QueryFuzz {
                     : Self.ordered(kept, descending: descending, nullsFirst: nullsFirst, text: text)
             }
             let described = "query \(index): SELECT id, \(number.text), \(text.text) WHERE "
-                + (filtersOnNumber ? "\(number.text) > \(threshold.map(String.init) ?? "NULL")\(joinsRow ? connective.text(filter.text) : connective.text("\(flag)"))" : filter.text) + " ORDER BY \(number.text) \(descending ? "DESC" : "ASC") NULLS \(nullsFirst ? "FIRST" : "LAST"), id"
+                + (filtersOnNumber ? "\(number.text) > \(threshold.map(String.init) ?? "NULL")\(joinsRow ? connective.text(filter.text) : connective.text("\(flag)"))" : filter.text) + (page.map { " ORDER BY id LIMIT \($0.limit) OFFSET \($0.offset)" }
+                    ?? " ORDER BY \(number.text) \(descending ? "DESC" : "ASC") NULLS \(nullsFirst ? "FIRST" : "LAST"), id")
             for (name, store) in engines.both {
                 let got: [String]
                 do {
@@ -325,7 +339,6 @@ extension QueryFuzz {
     /// The model's rows as the query selects them (id, number, text), in its order: the number's, NULLs
     /// where asked, then the id.
     static func ordered(_ kept: [(row: FuzzRow, number: Outcome<Int>)], descending: Bool, nullsFirst: Bool, text: TextExpression) -> [String] {
-        func key(_ outcome: Outcome<Int>) -> Int? { if case .value(let v) = outcome { v } else { nil } }
         let sorted = kept.sorted { x, y in
             switch (key(x.number), key(y.number)) {
             case (nil, nil): return x.row.id < y.row.id
@@ -336,6 +349,9 @@ extension QueryFuzz {
         }
         return sorted.map { "\($0.row.id) \(key($0.number).map(String.init) ?? "NULL") \(show(text.evaluate($0.row)))" }
     }
+
+    /// A computed number's value, nil for NULL or a failure.
+    static func key(_ outcome: Outcome<Int>) -> Int? { if case .value(let v) = outcome { v } else { nil } }
 
     /// SQL's three-valued AND and OR.
     static func and(_ a: Bool?, _ b: Bool?) -> Bool? { a == false || b == false ? false : a == true && b == true ? true : nil }

@@ -541,7 +541,21 @@ final class QueryRenderer {
     }
 
     /// A selection's SELECT; with `ordered` false (a subquery of IN), no ORDER BY unless it has a page.
+    ///
+    /// A selected value that can fail (integer arithmetic) is computed only
+    /// for the rows the query returns: with a page, the rows are found first,
+    /// in a subquery, and the values computed over them. An engine otherwise
+    /// computes them for rows the page leaves out, or not, by its plan:
+    /// PostgreSQL computes a row's outputs before a sort and before an OFFSET
+    /// skips it, SQLite after an OFFSET when it reads in order, so `10 / rank`
+    /// over a page failed on one and not on the other, and on PostgreSQL by its
+    /// table's statistics.
     func renderSelection<T, V>(_ selection: Selection<T, V>, ordered: Bool) throws {
+        let paged = selection.query.limitCount != nil || selection.query.offsetCount != nil
+        // A total order: the group keys, or the primary key when rows are not aggregated.
+        let aggregated = !selection.groups.isEmpty || selection.outputs.contains { $0.hasAggregate }
+        let tieBreak: [QueryNode] = !selection.groups.isEmpty ? selection.groups
+            : aggregated ? [] : T.primaryKey.map { QueryNode.columnNamed($0) }
         text += "SELECT "
         for (index, output) in selection.outputs.enumerated() {
             if index > 0 { text += ", " }
@@ -552,18 +566,26 @@ final class QueryRenderer {
             }
         }
         text += " FROM "
-        identifier(T.tableName)
+        let computesAfterPage = paged && !aggregated && selection.outputs.contains { $0.canFail }
+        if computesAfterPage {
+            // The page's rows under their table's name, so every column reference holds.
+            text += "(SELECT * FROM "
+            identifier(T.tableName)
+        } else {
+            identifier(T.tableName)
+        }
         try renderWhere(selection.query.filters)
         try renderGrouping(selection.groups, having: selection.having)
-        let paged = selection.query.limitCount != nil || selection.query.offsetCount != nil
         if ordered || paged {
-            // A total order: the group keys, or the primary key when rows are not aggregated.
-            let aggregated = !selection.groups.isEmpty || selection.outputs.contains { $0.hasAggregate }
-            let tieBreak: [QueryNode] = !selection.groups.isEmpty ? selection.groups
-                : aggregated ? [] : T.primaryKey.map { QueryNode.columnNamed($0) }
             try renderOrder(selection.query.orderings, tieBreak: tieBreak)
         }
         try renderPage(limit: selection.query.limitCount, offset: selection.query.offsetCount)
+        if computesAfterPage {
+            text += ") AS "
+            identifier(T.tableName)
+            // The page's order again: a subquery's order is not the query's.
+            try renderOrder(selection.query.orderings, tieBreak: tieBreak)
+        }
     }
 
     /// GROUP BY and HAVING, when there are groups or conditions.
