@@ -178,6 +178,21 @@ extension QueryChecks {
         try await expectError(.encoding, "ordered by 10 / rank: every row's is computed to sort it") {
             _ = try await tenOver(Note.order { 10 / $0.rank }.limit(1))
         }
+        let groups = try await store.read { db in
+            (try db.fetchAll(Note.where { $0.rank.isNotNull() && $0.rank.neq(0) }.order { $0.rank.descending() }.limit(2, offset: 1)
+                .select { ($0.rank, 10 / $0.rank.min()) }.group { $0.rank }),
+             try db.fetchAll(Note.where { $0.rank.isNotNull() && $0.rank.neq(0) }.limit(2).select { ($0.title, 100 / $0.rank.max()) }.group { $0.title }))
+        }
+        try expectEqual(groups.0.map { "\($0.0.map(String.init) ?? "NULL") \($0.1.map(String.init) ?? "NULL")" }, ["3 3", "2 5"],
+                        "a page of groups by rank, descending, with 10 / min(rank)")
+        try expectEqual(groups.1.map { "\($0.0) \($0.1.map(String.init) ?? "NULL")" }, ["a%b_c\\d 20", "apple 50"],
+                        "a page of groups by title, in code-point order, with 100 / max(rank)")
+        // Groups are another matter: every group's values are computed, as on every engine.
+        try await expectError(.encoding, "10 / min(rank) of the second group by rank: the first's (0) is computed too") {
+            _ = try await store.read { db in
+                try db.fetchAll(Note.order { $0.rank }.limit(1, offset: 1).select { ($0.rank, 10 / $0.rank.min()) }.group { $0.rank })
+            }
+        }
         try await expectError(.encoding, "the seventh note's 10 / rank") {
             _ = try await tenOver(Note.order { $0.id }.limit(1, offset: 6))
         }

@@ -550,12 +550,20 @@ final class QueryRenderer {
     /// skips it, SQLite after an OFFSET when it reads in order, so `10 / rank`
     /// over a page failed on one and not on the other, and on PostgreSQL by its
     /// table's statistics.
+    ///
+    /// Groups are another matter: every group's values are computed (the
+    /// groups are found in a subquery, and the page taken from it), as
+    /// PostgreSQL and SQLite compute them where MariaDB skips the groups an
+    /// OFFSET leaves out.
     func renderSelection<T, V>(_ selection: Selection<T, V>, ordered: Bool) throws {
         let paged = selection.query.limitCount != nil || selection.query.offsetCount != nil
         // A total order: the group keys, or the primary key when rows are not aggregated.
         let aggregated = !selection.groups.isEmpty || selection.outputs.contains { $0.hasAggregate }
         let tieBreak: [QueryNode] = !selection.groups.isEmpty ? selection.groups
             : aggregated ? [] : T.primaryKey.map { QueryNode.columnNamed($0) }
+        if paged, aggregated, selection.outputs.contains(where: { $0.canFail }) {
+            return try renderEveryGroup(selection, tieBreak: tieBreak)
+        }
         text += "SELECT "
         for (index, output) in selection.outputs.enumerated() {
             if index > 0 { text += ", " }
@@ -586,6 +594,60 @@ final class QueryRenderer {
             // The page's order again: a subquery's order is not the query's.
             try renderOrder(selection.query.orderings, tieBreak: tieBreak)
         }
+    }
+
+    /// An aggregated selection with a page whose outputs can fail: the groups,
+    /// with their outputs and the terms they are ordered by, in a subquery
+    /// (`depot_page`, whose columns are `depot_c0`... and `depot_o0`...), and
+    /// the page taken from it, so every group's outputs are computed.
+    private func renderEveryGroup<T, V>(_ selection: Selection<T, V>, tieBreak: [QueryNode]) throws {
+        let page = "depot_page"
+        let terms = totalOrder(selection.query.orderings, tieBreak: tieBreak)
+        text += "SELECT "
+        for index in selection.outputs.indices {
+            if index > 0 { text += ", " }
+            identifier(page)
+            text += "."
+            identifier("depot_c\(index)")
+            if case .mapped(let type) = selection.reading, let names = mappedNames?(type), index < names.count {
+                text += " AS "
+                identifier(names[index])
+            }
+        }
+        text += " FROM (SELECT "
+        for (index, output) in selection.outputs.enumerated() {
+            if index > 0 { text += ", " }
+            try render(output)
+            text += " AS "
+            identifier("depot_c\(index)")
+        }
+        for (index, term) in terms.enumerated() {
+            text += ", "
+            // As the plain query orders by it (PostgreSQL finds it among the groups then).
+            try renderBinary(term.node, ordering: true)
+            text += " AS "
+            identifier("depot_o\(index)")
+        }
+        text += " FROM "
+        identifier(T.tableName)
+        try renderWhere(selection.query.filters)
+        try renderGrouping(selection.groups, having: selection.having)
+        text += ") AS "
+        identifier(page)
+        if !terms.isEmpty {
+            text += " ORDER BY "
+            for (index, term) in terms.enumerated() {
+                if index > 0 { text += ", " }
+                let mark = text.mark()
+                identifier(page)
+                text += "."
+                identifier("depot_o\(index)")
+                let piece = text.cut(from: mark)
+                text.append(dialect.ordering(term.node.type == .text ? dialect.binaryCollated(piece, ordering: true) : piece,
+                                             descending: term.descending, nullsFirst: term.nulls == .first))
+            }
+        }
+        try renderPage(limit: selection.query.limitCount, offset: selection.query.offsetCount)
     }
 
     /// GROUP BY and HAVING, when there are groups or conditions.
