@@ -187,6 +187,22 @@ extension QueryChecks {
                         "a page of groups by rank, descending, with 10 / min(rank)")
         try expectEqual(groups.1.map { "\($0.0) \($0.1.map(String.init) ?? "NULL")" }, ["a%b_c\\d 20", "apple 50"],
                         "a page of groups by title, in code-point order, with 100 / max(rank)")
+        // A join's page likewise, its outputs over columns of both tables, in an order of each.
+        let joined = try await store.read { db in
+            (try db.fetchAll(Note.all.join(Note.self) { a, b in a.id.eq(b.id) }.select { a, b in (a.id, 10 / b.rank) }.order { a, _ in [a.id] }
+                .limit(1, offset: 7)),
+             try db.fetchAll(Note.all.join(Note.self) { a, b in a.rank.eq(b.rank) && a.id.neq(b.id) }
+                .select { a, b in (a.title, b.id, 100 / (a.rank - b.rank + 1)) }.order { a, b in [a.title.descending(), b.id.descending()] }.limit(2)))
+        }
+        try expectEqual(joined.0.map { "\($0.0) \($0.1.map(String.init) ?? "NULL")" }, ["8 2"], "the eighth pair of a join by id: the seventh's 0 is skipped")
+        try expectEqual(joined.1.map { "\($0.0) \($0.1) \($0.2.map(String.init) ?? "NULL")" }, ["zebra 1 100", "apple 6 100"],
+                        "pairs of notes of one rank, by title descending")
+        try await expectError(.encoding, "the seventh pair's 10 / rank") {
+            _ = try await store.read { db in
+                try db.fetchAll(Note.all.join(Note.self) { a, b in a.id.eq(b.id) }.select { a, b in (a.id, 10 / b.rank) }.order { a, _ in [a.id] }
+                    .limit(1, offset: 6))
+            }
+        }
         // Groups are another matter: every group's values are computed, as on every engine.
         try await expectError(.encoding, "10 / min(rank) of the second group by rank: the first's (0) is computed too") {
             _ = try await store.read { db in

@@ -78,20 +78,77 @@ extension Database {
         }
         let renderer = try queryRenderer()
         renderer.qualifiesColumns = true
-        renderer.text += "SELECT "
-        for (index, output) in selection.outputs.enumerated() {
-            if index > 0 { renderer.text += ", " }
-            try renderer.render(output)
-        }
         let aggregated = selection.outputs.contains { $0.hasAggregate }
-        try renderJoinBody(renderer, T.self, U.self, selection.parts, ordered: true,
-                           grouping: (selection.groups, selection.having, aggregated))
+        if let columns = pageColumns(selection, aggregated: aggregated, renderer: renderer) {
+            try renderPageFirst(renderer, selection, columns: columns.read, terms: columns.terms)
+        } else {
+            renderer.text += "SELECT "
+            for (index, output) in selection.outputs.enumerated() {
+                if index > 0 { renderer.text += ", " }
+                try renderer.render(output)
+            }
+            try renderJoinBody(renderer, T.self, U.self, selection.parts, ordered: true,
+                               grouping: (selection.groups, selection.having, aggregated))
+        }
         let statement = try renderer.statement()
         return try withStatement(text: statement.text, values: statement.values) { statement, _ in
             var results: [Output] = []
             while try statement.step() { results.append(try read(self, statement)) }
             return results
         }
+    }
+}
+
+extension Database {
+    /// For a page of a join's selection whose outputs can fail, the columns
+    /// they and the order read, and the order's terms; nil otherwise, or when
+    /// an output reads a subquery.
+    ///
+    /// The outputs are then computed over the page's rows alone (found first,
+    /// their columns read in a subquery), as a single table's selection is
+    /// (``QueryRenderer/renderSelection(_:ordered:)``): PostgreSQL computed
+    /// them for the rows an OFFSET skipped, SQLite did not.
+    fileprivate func pageColumns<T, U, Output>(_ selection: JoinSelection<T, U, Output>, aggregated: Bool, renderer: QueryRenderer)
+        -> (read: [QueryNode.QueryColumn], terms: [QueryOrdering])? {
+        let parts = selection.parts
+        guard parts.limitCount != nil || parts.offsetCount != nil, !aggregated, selection.groups.isEmpty,
+              selection.outputs.contains(where: { $0.canFail }) else { return nil }
+        // The order renderJoinBody gives the rows, ended by both keys.
+        let tieBreak = T.primaryKey.map { QueryNode.columnNamed($0, source: 0) } + U.primaryKey.map { QueryNode.columnNamed($0, source: 1) }
+        let terms = renderer.totalOrder(parts.orderings, tieBreak: tieBreak)
+        var read: [QueryNode.QueryColumn] = []
+        for node in selection.outputs + terms.map(\.node) {
+            guard let columns = node.columnsRead else { return nil }
+            for column in columns where !read.contains(column) { read.append(column) }
+        }
+        return (read, terms)
+    }
+
+    /// `SELECT outputs FROM (SELECT columns ... ORDER BY ... LIMIT ...) AS depot_page ORDER BY ...`.
+    fileprivate func renderPageFirst<T, U, Output>(_ renderer: QueryRenderer, _ selection: JoinSelection<T, U, Output>,
+                                                    columns: [QueryNode.QueryColumn], terms: [QueryOrdering]) throws {
+        let names = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1, "depot_k\($0)") })
+        renderer.text += "SELECT "
+        renderer.pageColumns = names
+        for (index, output) in selection.outputs.enumerated() {
+            if index > 0 { renderer.text += ", " }
+            try renderer.render(output)
+        }
+        renderer.pageColumns = nil
+        renderer.text += " FROM (SELECT "
+        for (index, column) in columns.enumerated() {
+            if index > 0 { renderer.text += ", " }
+            renderer.column(column)
+            renderer.text += " AS "
+            renderer.identifier("depot_k\(index)")
+        }
+        try renderJoinBody(renderer, T.self, U.self, selection.parts, ordered: true, grouping: (selection.groups, selection.having, false))
+        renderer.text += ") AS "
+        renderer.identifier(QueryRenderer.pageAlias)
+        renderer.pageColumns = names
+        defer { renderer.pageColumns = nil }
+        // The page's order again: a subquery's order is not the query's.
+        try renderer.renderOrder(terms, tieBreak: [])
     }
 }
 

@@ -143,6 +143,22 @@ extension QueryNode {
         }
     }
 
+    /// The columns the node reads, each once, in the order met; nil when it
+    /// holds a subquery or a search (which read columns their own way).
+    var columnsRead: [QueryColumn]? {
+        var columns: [QueryColumn] = []
+        let plain = allNodes { node in
+            switch node.kind {
+            case .column(let column):
+                if !columns.contains(column) { columns.append(column) }
+                return true
+            case .exists, .inSubquery, .search: return false
+            default: return true
+            }
+        }
+        return plain ? columns : nil
+    }
+
     /// Whether `test` holds for this node and every node below it (stopping at the first that fails).
     func allNodes(_ test: (QueryNode) -> Bool) -> Bool {
         guard test(self) else { return false }

@@ -108,6 +108,10 @@ final class QueryRenderer {
     var parameterSlots: [(value: Int, parameter: Int)]?
     /// Qualifiers other than the aliases `t0`, `t1`..., by source.
     var qualifiers: [Int: String] = [:]
+    /// Columns read from a page found first (``pageAlias``), by the names it gives them.
+    var pageColumns: [QueryNode.QueryColumn: String]?
+    /// The name of a subquery that finds a page's rows first.
+    static let pageAlias = "depot_page"
     /// Whether the node being rendered is a condition (a WHERE, ON, HAVING or
     /// FILTER, a CASE's WHEN), or an AND or OR part of one: only its truth
     /// counts there, so NULL means what false means (see ``renderConnective(_:isAnd:)``).
@@ -165,6 +169,12 @@ final class QueryRenderer {
 
     func column(_ column: QueryNode.QueryColumn) {
         guard text.isEnabled else { return }
+        if let alias = pageColumns?[column] {
+            identifier(Self.pageAlias)
+            text += "."
+            identifier(alias)
+            return
+        }
         if qualifiesColumns { text += dialect.quote(identifier: qualifiers[column.source] ?? Self.alias(column.source)) + "." }
         identifier(name(of: column))
     }
