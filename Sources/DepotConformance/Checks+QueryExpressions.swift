@@ -209,6 +209,17 @@ extension QueryChecks {
                 try db.fetchAll(Note.order { $0.rank }.limit(1, offset: 1).select { ($0.rank, 10 / $0.rank.min()) }.group { $0.rank })
             }
         }
+        let joinedGroups = try await store.read { db in
+            try db.fetchAll(Note.all.join(Note.self) { a, b in a.id.eq(b.id) }.select { a, _ in (a.isPinned, 100 / a.rank.max()) }
+                .group { a, _ in a.isPinned }.order { a, _ in [a.isPinned.descending()] }.limit(1))
+        }
+        try expectEqual(joinedGroups.map { "\($0.0) \($0.1.map(String.init) ?? "NULL")" }, ["true 33"], "the first group of a join by isPinned, descending")
+        try await expectError(.encoding, "10 / min(rank) of the second group of a join by rank: the first's (0) is computed too") {
+            _ = try await store.read { db in
+                try db.fetchAll(Note.all.join(Note.self) { a, b in a.id.eq(b.id) }.select { a, _ in (a.rank, 10 / a.rank.min()) }
+                    .group { a, _ in a.rank }.order { a, _ in [a.rank] }.limit(1, offset: 1))
+            }
+        }
         try await expectError(.encoding, "the seventh note's 10 / rank") {
             _ = try await tenOver(Note.order { $0.id }.limit(1, offset: 6))
         }

@@ -79,8 +79,18 @@ extension Database {
         let renderer = try queryRenderer()
         renderer.qualifiesColumns = true
         let aggregated = selection.outputs.contains { $0.hasAggregate }
+        let paged = selection.parts.limitCount != nil || selection.parts.offsetCount != nil
         if let columns = pageColumns(selection, aggregated: aggregated, renderer: renderer) {
             try renderPageFirst(renderer, selection, columns: columns.read, terms: columns.terms)
+        } else if paged, aggregated || !selection.groups.isEmpty, selection.outputs.contains(where: { $0.canFail }) {
+            // Every group's outputs, then the page (as a single table's groups: QueryRenderer.renderSelection).
+            var whole = selection.parts
+            (whole.limitCount, whole.offsetCount) = (nil, nil)
+            let terms = renderer.totalOrder(selection.parts.orderings, tieBreak: selection.groups)
+            try renderer.renderEveryGroup(outputs: selection.outputs, names: nil, terms: terms,
+                                          limit: selection.parts.limitCount, offset: selection.parts.offsetCount) {
+                try renderJoinBody(renderer, T.self, U.self, whole, ordered: false, grouping: (selection.groups, selection.having, aggregated))
+            }
         } else {
             renderer.text += "SELECT "
             for (index, output) in selection.outputs.enumerated() {

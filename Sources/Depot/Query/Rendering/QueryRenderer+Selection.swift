@@ -123,21 +123,35 @@ extension QueryRenderer {
     /// (`depot_page`, whose columns are `depot_c0`... and `depot_o0`...), and
     /// the page taken from it, so every group's outputs are computed.
     private func renderEveryGroup<T, V>(_ selection: Selection<T, V>, tieBreak: [QueryNode]) throws {
-        let page = "depot_page"
-        let terms = totalOrder(selection.query.orderings, tieBreak: tieBreak)
+        var names: [String]?
+        if case .mapped(let type) = selection.reading { names = mappedNames?(type) }
+        try renderEveryGroup(outputs: selection.outputs, names: names, terms: totalOrder(selection.query.orderings, tieBreak: tieBreak),
+                             limit: selection.query.limitCount, offset: selection.query.offsetCount) {
+            text += " FROM "
+            identifier(T.tableName)
+            try renderWhere(selection.query.filters)
+            try renderGrouping(selection.groups, having: selection.having)
+        }
+    }
+
+    /// Every group's `outputs` (named `names` where given), found by `body`
+    /// (its FROM, WHERE, GROUP BY and HAVING), then the page of them in the
+    /// order of `terms`: see ``renderSelection(_:ordered:)``.
+    func renderEveryGroup(outputs: [QueryNode], names: [String]?, terms: [QueryOrdering], limit: Int?, offset: Int?,
+                          body: () throws -> Void) throws {
         text += "SELECT "
-        for index in selection.outputs.indices {
+        for index in outputs.indices {
             if index > 0 { text += ", " }
-            identifier(page)
+            identifier(Self.pageAlias)
             text += "."
             identifier("depot_c\(index)")
-            if case .mapped(let type) = selection.reading, let names = mappedNames?(type), index < names.count {
+            if let names, index < names.count {
                 text += " AS "
                 identifier(names[index])
             }
         }
         text += " FROM (SELECT "
-        for (index, output) in selection.outputs.enumerated() {
+        for (index, output) in outputs.enumerated() {
             if index > 0 { text += ", " }
             try render(output)
             text += " AS "
@@ -150,18 +164,15 @@ extension QueryRenderer {
             text += " AS "
             identifier("depot_o\(index)")
         }
-        text += " FROM "
-        identifier(T.tableName)
-        try renderWhere(selection.query.filters)
-        try renderGrouping(selection.groups, having: selection.having)
+        try body()
         text += ") AS "
-        identifier(page)
+        identifier(Self.pageAlias)
         if !terms.isEmpty {
             text += " ORDER BY "
             for (index, term) in terms.enumerated() {
                 if index > 0 { text += ", " }
                 let mark = text.mark()
-                identifier(page)
+                identifier(Self.pageAlias)
                 text += "."
                 identifier("depot_o\(index)")
                 let piece = text.cut(from: mark)
@@ -169,7 +180,7 @@ extension QueryRenderer {
                                              descending: term.descending, nullsFirst: term.nulls == .first))
             }
         }
-        try renderPage(limit: selection.query.limitCount, offset: selection.query.offsetCount)
+        try renderPage(limit: limit, offset: offset)
     }
 
     /// GROUP BY and HAVING, when there are groups or conditions.
