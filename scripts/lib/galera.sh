@@ -20,7 +20,16 @@
 # and user are made on it, then nodes 2 and 3 join by a full copy (SST, rsync;
 # node 1 gives one copy at a time). Startup takes 12-16 s here (node 1 about
 # 2 s, the two joins 10-12 s). After a SIGKILL the survivors' writes stall
-# about 4 s, until they drop the node (evs.suspect_timeout=PT3S); nodeN/start
+# about 4 s, until they drop the node (evs.suspect_timeout=PT3S: both agree it
+# is gone). A node that is alive but slow (a busy machine: CPU hogs, the tests'
+# own writers) is dropped without the others' agreement only after
+# evs.inactive_timeout, 60 s here. It was 6 s when one CI rehearsal beside two
+# CPU hogs lost the primary component as the fault test killed node 3 (node 1
+# out of it, the writers stalled 300 s, every Galera test after it refused);
+# a survivor that a busy machine kept silent for 6 s, dropped by the other
+# alone, is the suspected cause (not reproduced: three runs of the plug-in's
+# suite beside two and three hogs passed with either value). MariaDB's own mtr
+# test of suspect_timeout sets the hard limit to 100 minutes. nodeN/start
 # then takes 4-5 s (the missed writes alone, IST), or about 9 s run at once
 # after the kill (the dead instance is dropped first).
 #
@@ -138,7 +147,7 @@ if ! pid=\$(node_pid); then
         --wsrep-cluster-name=depot --wsrep-node-name=node$n \\
         --wsrep-cluster-address='gcomm://$(galera_peers)' \\
         --wsrep-node-address=127.0.0.1:$gmcast --wsrep-node-incoming-address=127.0.0.1:$port \\
-        --wsrep-provider-options='gmcast.listen_addr=tcp://127.0.0.1:$gmcast;ist.recv_addr=127.0.0.1:$ist;gcache.size=64M;evs.suspect_timeout=PT3S;evs.inactive_timeout=PT6S' \\
+        --wsrep-provider-options='gmcast.listen_addr=tcp://127.0.0.1:$gmcast;ist.recv_addr=127.0.0.1:$ist;gcache.size=64M;evs.suspect_timeout=PT3S;evs.inactive_timeout=PT60S' \\
         --wsrep-sst-method=rsync --wsrep-sst-receive-address=127.0.0.1:$sst \\
         "\${start_position[@]}" --log-error="\$data/error.log" "\$@" < /dev/null > /dev/null 2>&1 &
     pid=\$!
@@ -253,7 +262,9 @@ galera_node_pid() {
 
 # stop_throwaway_galera [STATUS]: stops the three nodes at once (SIGTERM, then
 # SIGKILL after 30 s) and deletes the folder. When the run failed it first
-# prints each node's [ERROR] lines, the only trace of a server-side cause.
+# prints each node's [ERROR] lines and the lines that trace its view of the
+# cluster (who it suspected, when it left the primary component), the only
+# trace of a server-side cause.
 stop_throwaway_galera() {
     local status=${1:-$?}
     [ -n "${DEPOT_GALERA_DIR:-}" ] && [ -d "$DEPOT_GALERA_DIR" ] || return 0
@@ -261,8 +272,9 @@ stop_throwaway_galera() {
     if [ "$status" -ne 0 ]; then
         for n in 1 2 3; do
             [ -f "$DEPOT_GALERA_DIR/node$n/data/error.log" ] || continue
-            echo "==> the run failed; Galera node $n's [ERROR] lines:" >&2
-            grep -F "[ERROR]" "$DEPOT_GALERA_DIR/node$n/data/error.log" | tail -n 40 >&2 || true
+            echo "==> the run failed; Galera node $n's [ERROR] lines and its view of the cluster (last 60):" >&2
+            grep -E "\[ERROR\]|non-Primary|Primary|suspect|inactive|declaring|partition|view\(|New cluster view|Quorum" \
+                "$DEPOT_GALERA_DIR/node$n/data/error.log" | tail -n 60 >&2 || true
         done
     fi
     local stoppers=()
